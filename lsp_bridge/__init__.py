@@ -1,0 +1,36 @@
+"""lsp_bridge: lspilot's client of real language servers.
+
+Use ``Bridge`` (one per workspace) to ask definition, references, implementation, call
+hierarchy, symbols, hover and diagnostics-after-change; everything else is machinery.
+This package imports nothing from ``tools`` or ``daemon``.
+"""
+
+from __future__ import annotations
+
+from .bridge import Answer, Bridge
+from .errors import (
+    BridgeError,
+    NoServerForFile,
+    RequestFailed,
+    RequestTimeout,
+    ServerBroken,
+    ServerNotInstalled,
+    ServerStartError,
+    ServerTerminated,
+)
+from .registry import BridgeConfig, ServerRegistry
+
+__all__ = [
+    "Answer",
+    "Bridge",
+    "BridgeConfig",
+    "BridgeError",
+    "NoServerForFile",
+    "RequestFailed",
+    "RequestTimeout",
+    "ServerBroken",
+    "ServerNotInstalled",
+    "ServerRegistry",
+    "ServerStartError",
+    "ServerTerminated",
+]

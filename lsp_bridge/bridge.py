@@ -1,0 +1,393 @@
+"""The Bridge: the one object the rest of lspilot uses to ask language servers questions.
+
+It owns the server pool (one process per (server, root), started lazily, stopped when idle,
+restarted with backoff after a crash), the document store and the file watchers. Before every
+request it re-syncs what changed on disk, opens the document where the server needs it, and
+waits until the server is ready so answers are complete. Positions are LSP positions (0-based,
+UTF-16 columns); the lsp tool converts for the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types as lsp
+
+from . import install
+from .connection import ServerConnection
+from .documents import Document, DocumentStore
+from .errors import BridgeError, NoServerForFile, ServerBroken
+from .registry import BridgeConfig, ServerRegistry, find_root
+from .spec import ServerSpec
+from .sync import Synchronizer
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Key = tuple[str, Path]
+
+CRASH_WINDOW = 180.0
+CRASHES_BEFORE_BROKEN = 5
+
+
+@dataclass
+class Answer(Generic[T]):
+    """A result, and whether it may be incomplete (a server was still busy), with why."""
+
+    value: T
+    complete: bool = True
+    notes: list[str] = field(default_factory=list[str])
+
+
+class Bridge:
+    def __init__(self, workspace: Path, config: BridgeConfig) -> None:
+        self.workspace = workspace.resolve()
+        self.config = config
+        self.registry = ServerRegistry.from_config(config.servers)
+        self.documents = DocumentStore(config.max_open_documents)
+        self._connections: dict[Key, ServerConnection] = {}
+        self._locks: dict[Key, asyncio.Lock] = {}
+        self._crashes: dict[Key, list[float]] = {}
+        self._idle: dict[Key, asyncio.TimerHandle] = {}
+        self._last_stderr: dict[Key, str] = {}
+        self._sync = Synchronizer(self.documents)
+        self._closed = False
+
+    async def __aenter__(self) -> Bridge:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.shutdown()
+
+    # -- the pool --------------------------------------------------------------------------
+
+    @property
+    def connections(self) -> list[ServerConnection]:
+        return [c for c in self._connections.values() if c.alive]
+
+    async def connections_for(self, path: Path) -> list[ServerConnection]:
+        """Running, synced connections of every enabled server for ``path``."""
+        specs = self.registry.for_file(path)
+        if not specs:
+            raise NoServerForFile(f"no language server is configured for {path.name}")
+        results = await asyncio.gather(
+            *(self._connection(s, find_root(path, s.root_markers, self.workspace)) for s in specs),
+            return_exceptions=True,
+        )
+        connections = [r for r in results if isinstance(r, ServerConnection)]
+        errors = [r for r in results if isinstance(r, BaseException)]
+        for error in errors:
+            if not isinstance(error, BridgeError) or not connections:
+                raise error
+            log.warning("%s", error)
+        return connections
+
+    async def _connection(self, spec: ServerSpec, root: Path) -> ServerConnection:
+        if self._closed:
+            raise BridgeError("the bridge is shut down")
+        key = (spec.name, root)
+        async with self._locks.setdefault(key, asyncio.Lock()):
+            conn = self._connections.get(key)
+            if conn is None or not conn.alive:
+                if conn is not None:
+                    await conn.stop(graceful=False)
+                conn = await self._start(spec, root, key)
+                self._connections[key] = conn
+        self._touch(key)
+        return conn
+
+    async def _start(self, spec: ServerSpec, root: Path, key: Key) -> ServerConnection:
+        crashes = [t for t in self._crashes.get(key, []) if time.monotonic() - t < CRASH_WINDOW]
+        self._crashes[key] = crashes
+        if len(crashes) >= CRASHES_BEFORE_BROKEN:
+            raise ServerBroken(
+                f"{spec.name} crashed {len(crashes)} times in {CRASH_WINDOW:g}s; not restarting"
+                f"{self._last_stderr.get(key, '')}"
+            )
+        if crashes:  # back off: 0.5 s, 1 s, 2 s ... after consecutive crashes
+            await asyncio.sleep(min(0.5 * 2 ** (len(crashes) - 1), 8.0))
+        argv = await self._command(spec)
+        conn = ServerConnection(spec, root, argv)
+        conn.on_exit = self._on_exit
+        log.info("starting %s for %s", spec.name, root)
+        await conn.start(self.config.start_timeout)
+        self._sync.watch(root)
+        return conn
+
+    def _on_exit(self, conn: ServerConnection) -> None:
+        key = (conn.spec.name, conn.root)
+        self._crashes.setdefault(key, []).append(time.monotonic())
+        if conn.process is not None:
+            self._last_stderr[key] = f"\n--- stderr (tail) ---\n{conn.process.stderr_text()}"
+
+    async def _command(self, spec: ServerSpec) -> list[str]:
+        status = install.status(spec, self.config.data_dir)
+        if status.state in ("missing", "outdated") and spec.install.kind != "system":
+            if not self.config.auto_install:
+                if status.command is not None:
+                    return status.command
+                raise install.missing_error(spec)
+            log.warning("installing %s into %s", spec.name, self.config.data_dir)
+            status = await install.install(spec, self.config.data_dir)
+        if status.command is None:
+            raise install.missing_error(spec)
+        return status.command
+
+    def _touch(self, key: Key) -> None:
+        timer = self._idle.pop(key, None)
+        if timer is not None:
+            timer.cancel()
+        loop = asyncio.get_running_loop()
+        self._idle[key] = loop.call_later(
+            self.config.idle_timeout, lambda: asyncio.ensure_future(self._stop_idle(key))
+        )
+
+    async def _stop_idle(self, key: Key) -> None:
+        conn = self._connections.pop(key, None)
+        if conn is not None:
+            log.info("stopping idle %s for %s", *key)
+            await conn.stop()
+            self._sync.forget(conn)
+
+    async def shutdown(self) -> None:
+        """Stop every server (shutdown, exit, then signals) and every watcher."""
+        self._closed = True
+        for timer in self._idle.values():
+            timer.cancel()
+        await asyncio.gather(*(c.stop() for c in self._connections.values()))
+        self._connections.clear()
+        self._sync.close()
+
+    # -- documents ---------------------------------------------------------------------------
+
+    def open_document(self, path: Path, text: str | None = None) -> Document:
+        """Pin a document (an editor buffer); ``text`` overrides the disk until closed."""
+        doc = self.documents.pin(path)
+        if text is not None:
+            self.documents.set_overlay(path, text)
+        return doc
+
+    def update_document(self, path: Path, text: str) -> None:
+        self.documents.set_overlay(path, text)
+
+    def close_document(self, path: Path) -> None:
+        self.documents.unpin(path)
+
+    async def _prepare(self, path: Path) -> tuple[list[ServerConnection], Document]:
+        path = path.resolve()
+        connections = await self.connections_for(path)
+        doc = self._sync.refresh(self.connections, path)
+        for conn in connections:
+            self._sync.ensure_open(conn, doc)
+        self._sync.evict(self.connections)
+        return connections, doc
+
+    async def _ready(self, conn: ServerConnection, notes: list[str]) -> bool:
+        if await conn.wait_ready(self.config.ready_timeout):
+            return True
+        busy = ", ".join(conn.busy) or "its project load"
+        notes.append(
+            f"{conn.spec.name} was still busy ({busy}) after {self.config.ready_timeout:g}s; "
+            "the answer may be incomplete"
+        )
+        return False
+
+    # -- questions -------------------------------------------------------------------------------
+
+    async def ask(
+        self,
+        path: Path,
+        method: str,
+        provider: str,
+        params: Callable[[Document], Any],
+    ) -> Answer[list[tuple[ServerConnection, Any]]]:
+        """Send ``method`` to every ready server for ``path`` that supports it."""
+        connections, doc = await self._prepare(path)
+        able = [c for c in connections if c.supports(provider, method)]
+        if not able:
+            names = ", ".join(c.spec.name for c in connections)
+            raise BridgeError(f"{method} is not supported by the server(s) for {path.name}: {names}")
+        notes: list[str] = []
+        ready = [await self._ready(c, notes) for c in able]
+        results = await asyncio.gather(
+            *(
+                c.request(method, params(doc), self.config.request_timeout, read_only=True)
+                for c in able
+            )
+        )
+        return Answer(list(zip(able, results, strict=True)), all(ready), notes)
+
+    async def _locations(
+        self, path: Path, method: str, provider: str, params: Callable[[Document], Any]
+    ) -> Answer[list[lsp.Location]]:
+        answer = await self.ask(path, method, provider, params)
+        locations: list[lsp.Location] = []
+        for _conn, result in answer.value:
+            for loc in _as_locations(result):
+                if loc not in locations:
+                    locations.append(loc)
+        return Answer(locations, answer.complete, answer.notes)
+
+    async def definition(self, path: Path, pos: lsp.Position) -> Answer[list[lsp.Location]]:
+        return await self._locations(
+            path, "textDocument/definition", "definition_provider",
+            lambda d: lsp.DefinitionParams(lsp.TextDocumentIdentifier(d.uri), pos),
+        )
+
+    async def references(
+        self, path: Path, pos: lsp.Position, include_declaration: bool = True
+    ) -> Answer[list[lsp.Location]]:
+        return await self._locations(
+            path, "textDocument/references", "references_provider",
+            lambda d: lsp.ReferenceParams(
+                lsp.TextDocumentIdentifier(d.uri), pos, lsp.ReferenceContext(include_declaration)
+            ),
+        )
+
+    async def implementation(self, path: Path, pos: lsp.Position) -> Answer[list[lsp.Location]]:
+        return await self._locations(
+            path, "textDocument/implementation", "implementation_provider",
+            lambda d: lsp.ImplementationParams(lsp.TextDocumentIdentifier(d.uri), pos),
+        )
+
+    async def hover(self, path: Path, pos: lsp.Position) -> Answer[list[lsp.Hover]]:
+        answer = await self.ask(
+            path, "textDocument/hover", "hover_provider",
+            lambda d: lsp.HoverParams(lsp.TextDocumentIdentifier(d.uri), pos),
+        )
+        hovers = [r for _c, r in answer.value if isinstance(r, lsp.Hover)]
+        return Answer(hovers, answer.complete, answer.notes)
+
+    async def document_symbols(
+        self, path: Path
+    ) -> Answer[list[lsp.DocumentSymbol | lsp.SymbolInformation]]:
+        answer = await self.ask(
+            path, "textDocument/documentSymbol", "document_symbol_provider",
+            lambda d: lsp.DocumentSymbolParams(lsp.TextDocumentIdentifier(d.uri)),
+        )
+        symbols = [s for _c, result in answer.value for s in result or []]
+        return Answer(symbols, answer.complete, answer.notes)
+
+    async def workspace_symbols(
+        self, query: str, near: Path
+    ) -> Answer[list[lsp.SymbolInformation | lsp.WorkspaceSymbol]]:
+        """Symbols matching ``query`` in the projects of the servers for file ``near``."""
+        answer = await self.ask(
+            near, "workspace/symbol", "workspace_symbol_provider",
+            lambda _d: lsp.WorkspaceSymbolParams(query=query),
+        )
+        symbols = [s for _c, result in answer.value for s in result or []]
+        return Answer(symbols, answer.complete, answer.notes)
+
+    async def prepare_call_hierarchy(
+        self, path: Path, pos: lsp.Position
+    ) -> Answer[list[lsp.CallHierarchyItem]]:
+        answer = await self.ask(
+            path, "textDocument/prepareCallHierarchy", "call_hierarchy_provider",
+            lambda d: lsp.CallHierarchyPrepareParams(lsp.TextDocumentIdentifier(d.uri), pos),
+        )
+        items = [i for _c, result in answer.value for i in result or []]
+        return Answer(items, answer.complete, answer.notes)
+
+    async def incoming_calls(
+        self, item: lsp.CallHierarchyItem
+    ) -> Answer[list[lsp.CallHierarchyIncomingCall]]:
+        answer = await self._item_request(item, "callHierarchy/incomingCalls")
+        return Answer([c for _s, r in answer.value for c in r or []], answer.complete, answer.notes)
+
+    async def outgoing_calls(
+        self, item: lsp.CallHierarchyItem
+    ) -> Answer[list[lsp.CallHierarchyOutgoingCall]]:
+        answer = await self._item_request(item, "callHierarchy/outgoingCalls")
+        return Answer([c for _s, r in answer.value for c in r or []], answer.complete, answer.notes)
+
+    async def _item_request(
+        self, item: lsp.CallHierarchyItem, method: str
+    ) -> Answer[list[tuple[ServerConnection, Any]]]:
+        path = Path(_uri_path(item.uri))
+        params = (
+            lsp.CallHierarchyIncomingCallsParams(item)
+            if method.endswith("incomingCalls")
+            else lsp.CallHierarchyOutgoingCallsParams(item)
+        )
+        return await self.ask(path, method, "call_hierarchy_provider", lambda _d: params)
+
+    async def diagnostics_after_change(
+        self, path: Path, text: str | None = None
+    ) -> Answer[list[lsp.Diagnostic]]:
+        """Diagnostics of exactly the current version of ``path`` (disk, or ``text``)."""
+        if text is not None:
+            self.documents.set_overlay(path.resolve(), text)
+        connections, doc = await self._prepare(path)
+        notes: list[str] = []
+        results = await asyncio.gather(
+            *(self._diagnostics(c, doc, notes) for c in connections)
+        )
+        merged = [d for result in results for d in result]
+        return Answer(merged, not notes, notes)
+
+    async def _diagnostics(
+        self, conn: ServerConnection, doc: Document, notes: list[str]
+    ) -> list[lsp.Diagnostic]:
+        await self._ready(conn, notes)
+        if conn.pull_diagnostics:
+            report = await conn.request(
+                "textDocument/diagnostic",
+                lsp.DocumentDiagnosticParams(
+                    lsp.TextDocumentIdentifier(doc.uri), identifier=_pull_identifier(conn)
+                ),
+                self.config.request_timeout,
+                read_only=True,
+            )
+            return list(getattr(report, "items", None) or [])
+        version, _text, sent_seq = conn.open_documents[doc.uri]
+        pushed = await conn.wait_published(
+            doc.uri,
+            lambda p: p.version == version if p.version is not None else p.seq > sent_seq,
+            self.config.diagnostics_timeout,
+        )
+        if pushed is None:
+            notes.append(
+                f"{conn.spec.name} published no diagnostics for version {version} within "
+                f"{self.config.diagnostics_timeout:g}s"
+            )
+            current = conn.diagnostics.get(doc.uri)
+            return current.diagnostics if current else []
+        return pushed.diagnostics
+
+
+def _pull_identifier(conn: ServerConnection) -> str | None:
+    provider = conn.capabilities.diagnostic_provider
+    identifier = getattr(provider, "identifier", None)
+    if identifier is None:
+        for reg in conn.registrations.values():
+            if reg.method == "textDocument/diagnostic" and isinstance(reg.register_options, dict):
+                identifier = reg.register_options.get("identifier")  # pyright: ignore[reportUnknownMemberType]
+    return identifier if isinstance(identifier, str) else None
+
+
+def _uri_path(uri: str) -> str:
+    return unquote(urlparse(uri).path)
+
+
+def _as_locations(result: Any) -> list[lsp.Location]:
+    """Definition-like results (Location, Location[], LocationLink[]) as Locations."""
+    if result is None:
+        return []
+    items: list[Any] = result if isinstance(result, list) else [result]  # pyright: ignore[reportUnknownVariableType]
+    locations: list[lsp.Location] = []
+    for item in items:
+        if isinstance(item, lsp.LocationLink):
+            locations.append(lsp.Location(item.target_uri, item.target_selection_range))
+        elif isinstance(item, lsp.Location):
+            locations.append(item)
+    return locations
+
+

@@ -1,0 +1,166 @@
+"""The document store: the text every server sees, its version, and what overrides the disk.
+
+One store serves all servers. Versions only grow. A document's text comes from disk unless an
+overlay (an editor's unsaved buffer) is set. Documents that nobody pinned are closed in LRU
+order beyond a cap.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from lsprotocol import types as lsp
+
+from .errors import BridgeError
+
+log = logging.getLogger(__name__)
+
+BINARY_SNIFF = 8192
+
+
+@dataclass
+class Document:
+    path: Path
+    uri: str
+    text: str
+    version: int
+    overlay: bool = False
+    pins: int = 0
+
+
+def read_text(path: Path) -> str:
+    """A source file's text; a clear error for missing, directory or binary files."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise BridgeError(f"file not found: {path}") from None
+    except IsADirectoryError:
+        raise BridgeError(f"{path} is a directory, not a file") from None
+    if b"\0" in data[:BINARY_SNIFF]:
+        raise BridgeError(f"{path} is a binary file; language servers only read text")
+    return data.decode("utf-8", errors="replace")
+
+
+class DocumentStore:
+    def __init__(self, max_open: int) -> None:
+        self.max_open = max_open
+        self._docs: OrderedDict[Path, Document] = OrderedDict()
+        self._version = 0
+
+    def _next_version(self) -> int:
+        self._version += 1
+        return self._version
+
+    def get(self, path: Path) -> Document | None:
+        return self._docs.get(path)
+
+    def __iter__(self) -> Iterator[Document]:
+        return iter(list(self._docs.values()))
+
+    def load(self, path: Path) -> Document:
+        """The document for ``path``, read from disk the first time; marks it recently used."""
+        doc = self._docs.get(path)
+        if doc is None:
+            doc = Document(path, path.as_uri(), read_text(path), self._next_version())
+            self._docs[path] = doc
+        self._docs.move_to_end(path)
+        return doc
+
+    def set_overlay(self, path: Path, text: str) -> Document:
+        doc = self._docs.get(path)
+        if doc is None:
+            doc = Document(path, path.as_uri(), text, self._next_version(), overlay=True)
+            self._docs[path] = doc
+        elif doc.text != text or not doc.overlay:
+            doc.text, doc.overlay, doc.version = text, True, self._next_version()
+        self._docs.move_to_end(path)
+        return doc
+
+    def clear_overlay(self, path: Path) -> None:
+        doc = self._docs.get(path)
+        if doc is not None and doc.overlay:
+            doc.overlay = False
+            self.refresh_from_disk(path)
+
+    def refresh_from_disk(self, path: Path) -> Document | None:
+        """Re-read a known, non-overlaid document; returns it if its text changed.
+
+        A deleted file is dropped from the store (callers close it in the servers).
+        """
+        doc = self._docs.get(path)
+        if doc is None or doc.overlay:
+            return None
+        try:
+            text = read_text(path)
+        except BridgeError:
+            del self._docs[path]
+            doc.version = -1
+            return doc
+        if text == doc.text:
+            return None
+        doc.text, doc.version = text, self._next_version()
+        return doc
+
+    def pin(self, path: Path) -> Document:
+        doc = self.load(path)
+        doc.pins += 1
+        return doc
+
+    def unpin(self, path: Path) -> None:
+        doc = self._docs.get(path)
+        if doc is not None and doc.pins > 0:
+            doc.pins -= 1
+            if doc.pins == 0:
+                self.clear_overlay(path)
+
+    def evict(self) -> list[Document]:
+        """Drop least recently used unpinned documents beyond the cap; return them."""
+        evicted: list[Document] = []
+        excess = len(self._docs) - self.max_open
+        for doc in list(self._docs.values()):
+            if excess <= 0:
+                break
+            if doc.pins == 0:
+                del self._docs[doc.path]
+                evicted.append(doc)
+                excess -= 1
+        return evicted
+
+
+def utf16_position(text: str, offset: int) -> lsp.Position:
+    """The LSP position (UTF-16 columns) of a string offset."""
+    line = text.count("\n", 0, offset)
+    line_start = text.rfind("\n", 0, offset) + 1
+    segment = text[line_start:offset]
+    return lsp.Position(line=line, character=len(segment.encode("utf-16-le")) // 2)
+
+
+def incremental_change(old: str, new: str) -> lsp.TextDocumentContentChangePartial:
+    """One ranged change turning ``old`` into ``new`` (common prefix and suffix kept)."""
+    start = _common_length(old, new, lambda a, n: a[:n])
+    room = min(len(old), len(new)) - start
+    tail = _common_length(old[start:], new[start:], lambda a, n: a[len(a) - n :], room)
+    end_old, end_new = len(old) - tail, len(new) - tail
+    # Never split a CRLF pair: a range ending between \r and \n is ambiguous to servers.
+    if 0 < start < len(old) and old[start - 1] == "\r":
+        start -= 1
+    return lsp.TextDocumentContentChangePartial(
+        range=lsp.Range(start=utf16_position(old, start), end=utf16_position(old, end_old)),
+        text=new[start:end_new],
+    )
+
+
+def _common_length(a: str, b: str, part: Callable[[str, int], str], limit: int | None = None) -> int:
+    """Length of the common prefix (or suffix) by binary search over C-speed slice compares."""
+    lo, hi = 0, min(len(a), len(b)) if limit is None else limit
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if part(a, mid) == part(b, mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo

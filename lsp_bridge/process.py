@@ -1,0 +1,104 @@
+"""Spawning a language server in its own process group, reading its stderr, and stopping it."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+import os
+import signal
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+_REAPER = Path(__file__).with_name("_reaper.py")
+STDERR_TAIL_LINES = 40
+
+
+@dataclass
+class ServerProcess:
+    """A running server: its process (the reaper shim), lifeline and recent stderr."""
+
+    proc: asyncio.subprocess.Process
+    name: str
+    lifeline: int
+    stderr_tail: collections.deque[str] = field(
+        default_factory=lambda: collections.deque(maxlen=STDERR_TAIL_LINES)
+    )
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    @property
+    def exited(self) -> bool:
+        return self.proc.returncode is not None
+
+    def stderr_text(self) -> str:
+        return "\n".join(self.stderr_tail)
+
+    def __post_init__(self) -> None:
+        self._stderr_task = asyncio.create_task(self._drain_stderr())
+
+    async def _drain_stderr(self) -> None:
+        # Servers block once a pipe fills; always read stderr, keep only its tail.
+        stream = self.proc.stderr
+        assert stream is not None
+        while line := await stream.readline():
+            text = line.decode(errors="replace").rstrip()
+            self.stderr_tail.append(text)
+            log.debug("%s stderr: %s", self.name, text)
+
+    async def stop(self, grace: float = 2.0) -> None:
+        """SIGTERM the process group, SIGKILL it after ``grace`` seconds, reap everything."""
+        with contextlib.suppress(OSError):
+            os.close(self.lifeline)
+        if not self.exited:
+            _signal_group(self.proc.pid, signal.SIGTERM)
+            try:
+                await asyncio.wait_for(self.proc.wait(), grace)
+            except TimeoutError:
+                log.warning("%s ignored SIGTERM; killing it", self.name)
+        # Children of the server (e.g. tsserver) may outlive it: kill the whole group.
+        _signal_group(self.proc.pid, signal.SIGKILL)
+        await self.proc.wait()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._stderr_task
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+async def spawn(
+    name: str, argv: list[str], cwd: Path, env: dict[str, str] | None = None
+) -> ServerProcess:
+    """Start ``argv`` under the reaper shim in a new process group."""
+    read_end, write_end = os.pipe()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-I",
+            "-S",
+            str(_REAPER),
+            str(read_end),
+            "--",
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=cwd,
+            env={**os.environ, **(env or {})},
+            pass_fds=(read_end,),
+            start_new_session=True,
+        )
+    except BaseException:
+        os.close(write_end)
+        raise
+    finally:
+        os.close(read_end)
+    return ServerProcess(proc=proc, name=name, lifeline=write_end)

@@ -1,0 +1,30 @@
+"""typescript-language-server on TypeScript 5's tsserver (TS 7 ships no tsserver.js)."""
+
+from __future__ import annotations
+
+from ..spec import Install, Readiness, ServerSpec
+
+TS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mts", ".cts", ".mjs", ".cjs")
+TS_LANGUAGE_IDS = {
+    ".tsx": "typescriptreact",
+    ".jsx": "javascriptreact",
+    ".ts": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+}
+TS_ROOT_MARKERS = ("tsconfig.json", "jsconfig.json", "package.json", ".git")
+
+SPEC = ServerSpec(
+    name="typescript-language-server",
+    command=("typescript-language-server", "--stdio"),
+    extensions=TS_EXTENSIONS,
+    language_ids=TS_LANGUAGE_IDS,
+    root_markers=TS_ROOT_MARKERS,
+    install=Install(kind="npm", packages=("typescript-language-server@5.1.3", "typescript@5.9.3")),
+    # tsserver loads a project around an opened file and blocks requests until it is loaded.
+    readiness=Readiness(needs_open=True),
+    enabled=True,
+)

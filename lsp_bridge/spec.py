@@ -1,0 +1,77 @@
+"""What lsp_bridge needs to know about a language server: how to start, install and trust it."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+InstallKind = Literal["pypi", "npm", "system"]
+
+
+@dataclass(frozen=True)
+class Install:
+    """How `lspilot servers install` provides the server.
+
+    pypi/npm servers are installed from a lock file shipped in ``servers/locks/<name>/`` into
+    lspilot's data dir; system servers are looked up on PATH (``candidates``, first found wins).
+    """
+
+    kind: InstallKind
+    packages: tuple[str, ...] = ()
+    candidates: tuple[str, ...] = ()
+    hint: str = ""
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """How to tell that a server's answers are complete.
+
+    ``log_pattern``: a window/logMessage text the server sends once its project is loaded.
+    ``progress``: wait until every $/progress token that began has ended.
+    ``needs_open``: the server only loads a project around an opened document.
+    """
+
+    log_pattern: re.Pattern[str] | None = None
+    progress: bool = True
+    needs_open: bool = False
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """A language server definition: one per file in ``lsp_bridge/servers/``."""
+
+    name: str
+    command: tuple[str, ...]
+    extensions: tuple[str, ...]
+    language_ids: dict[str, str]
+    root_markers: tuple[str, ...]
+    install: Install
+    init_options: dict[str, Any] = field(default_factory=dict[str, Any])
+    settings: dict[str, Any] = field(default_factory=dict[str, Any])
+    env: dict[str, str] = field(default_factory=dict[str, str])
+    readiness: Readiness = Readiness()
+    shutdown_params_null: bool = True
+    enabled: bool = False  # used without configuration (one default per language)
+
+    def language_id(self, path: str) -> str:
+        for ext, lang in self.language_ids.items():
+            if path.endswith(ext):
+                return lang
+        return "plaintext"
+
+    def handles(self, path: str) -> bool:
+        return any(path.endswith(ext) for ext in self.extensions)
+
+    def setting(self, section: str | None) -> Any:
+        """The value of a dotted settings section, as workspace/configuration asks for it."""
+        if not section:
+            return self.settings
+        node: Any = self.settings
+        if section in node:
+            return node[section]
+        for part in section.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return None
+            node = node[part]  # pyright: ignore[reportUnknownVariableType]
+        return node  # pyright: ignore[reportUnknownVariableType]

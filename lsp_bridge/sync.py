@@ -1,0 +1,189 @@
+"""Keeping servers in sync with disk and overlays: didOpen/didChange/didClose and watched files.
+
+Before every request the bridge calls ``refresh``: queued file-system events are drained,
+changed documents re-read, every server gets didChange for documents it has open at an older
+version, and didChangeWatchedFiles for files matching the globs it registered.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from functools import lru_cache
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types as lsp
+
+from .connection import ServerConnection
+from .documents import Document, DocumentStore, incremental_change
+from .watch import Watcher, watch
+
+log = logging.getLogger(__name__)
+
+OVERFLOW = Path("/")
+
+
+class Synchronizer:
+    def __init__(self, documents: DocumentStore) -> None:
+        self.documents = documents
+        self._watchers: dict[Path, Watcher] = {}
+
+    def watch(self, root: Path) -> None:
+        if any(root.is_relative_to(watched) for watched in self._watchers):
+            return
+        for nested in [w for w in self._watchers if w.is_relative_to(root)]:
+            self._watchers.pop(nested).close()
+        self._watchers[root] = watch(root)
+
+    def close(self) -> None:
+        for watcher in self._watchers.values():
+            watcher.close()
+        self._watchers.clear()
+
+    def refresh(self, connections: list[ServerConnection], path: Path) -> Document:
+        """Apply every change seen on disk, then return the (loaded) document for ``path``."""
+        changes: dict[Path, lsp.FileChangeType] = {}
+        for watcher in self._watchers.values():
+            changes.update(watcher.drain())
+        stale = list(self.documents) if OVERFLOW in changes else [
+            doc for p in changes if (doc := self.documents.get(p)) is not None
+        ]
+        for doc in stale:
+            if self.documents.refresh_from_disk(doc.path) is not None and doc.version < 0:
+                self._close_everywhere(connections, doc)
+        changes.pop(OVERFLOW, None)
+        if changes:
+            self._notify_watched(connections, changes)
+        doc = self.documents.load(path)
+        for conn in connections:
+            for uri, (version, _text, _seq) in list(conn.open_documents.items()):
+                current = self.documents.get(_path(uri))
+                if current is not None and current.version != version:
+                    self.ensure_open(conn, current)
+        return doc
+
+    def ensure_open(self, conn: ServerConnection, doc: Document) -> None:
+        """didOpen, or didChange (incremental when the server takes it) to ``doc.version``."""
+        sent = conn.open_documents.get(doc.uri)
+        if sent is not None and sent[0] == doc.version:
+            return
+        seq = conn.publish_seq
+        if sent is None:
+            conn.notify(
+                "textDocument/didOpen",
+                lsp.DidOpenTextDocumentParams(
+                    lsp.TextDocumentItem(
+                        doc.uri, conn.spec.language_id(doc.path.name), doc.version, doc.text
+                    )
+                ),
+            )
+        else:
+            change: lsp.TextDocumentContentChangeEvent = (
+                incremental_change(sent[1], doc.text)
+                if conn.incremental_sync
+                else lsp.TextDocumentContentChangeWholeDocument(doc.text)
+            )
+            conn.notify(
+                "textDocument/didChange",
+                lsp.DidChangeTextDocumentParams(
+                    lsp.VersionedTextDocumentIdentifier(doc.uri, doc.version), [change]
+                ),
+            )
+        conn.open_documents[doc.uri] = (doc.version, doc.text, seq)
+
+    def evict(self, connections: list[ServerConnection]) -> None:
+        for doc in self.documents.evict():
+            self._close_everywhere(connections, doc)
+
+    def forget(self, conn: ServerConnection) -> None:
+        conn.open_documents.clear()
+
+    def _close_everywhere(self, connections: list[ServerConnection], doc: Document) -> None:
+        for conn in connections:
+            if conn.open_documents.pop(doc.uri, None) is not None and conn.alive:
+                conn.notify(
+                    "textDocument/didClose",
+                    lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(doc.uri)),
+                )
+
+    def _notify_watched(
+        self, connections: list[ServerConnection], changes: dict[Path, lsp.FileChangeType]
+    ) -> None:
+        for conn in connections:
+            globs = conn.watched_file_globs()
+            events = [
+                lsp.FileEvent(path.as_uri(), kind)
+                for path, kind in changes.items()
+                if path.is_relative_to(conn.root) and _matches(globs, path, conn.root)
+            ]
+            if events:
+                log.debug("%s: %d watched files changed", conn.spec.name, len(events))
+                conn.notify(
+                    "workspace/didChangeWatchedFiles", lsp.DidChangeWatchedFilesParams(events)
+                )
+
+
+def _path(uri: str) -> Path:
+    return Path(unquote(urlparse(uri).path))
+
+
+def _matches(globs: list[str | lsp.RelativePattern], path: Path, root: Path) -> bool:
+    for glob in globs:
+        if isinstance(glob, str):
+            if _glob_regex(glob).match(str(path)) or _glob_regex(glob).match(
+                str(path.relative_to(root))
+            ):
+                return True
+            continue
+        base = glob.base_uri if isinstance(glob.base_uri, str) else glob.base_uri.uri
+        base_path = _path(base)
+        if path.is_relative_to(base_path) and _glob_regex(glob.pattern).match(
+            str(path.relative_to(base_path))
+        ):
+            return True
+    return False
+
+
+@lru_cache(maxsize=256)
+def _glob_regex(glob: str) -> re.Pattern[str]:
+    """LSP glob syntax: ``*``, ``**``, ``?``, ``{a,b}``, ``[...]``."""
+    out: list[str] = []
+    i = 0
+    while i < len(glob):
+        char = glob[i]
+        if glob.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "{":
+            end = glob.find("}", i)
+            if end < 0:
+                out.append(re.escape(char))
+            else:
+                alternatives = glob[i + 1 : end].split(",")
+                out.append("(?:" + "|".join(_glob_regex(a).pattern[:-2] for a in alternatives) + ")")
+                i = end + 1
+                continue
+        elif char == "[":
+            end = glob.find("]", i)
+            if end < 0:
+                out.append(re.escape(char))
+            else:
+                out.append("[" + glob[i + 1 : end].replace("!", "^", 1) + "]")
+                i = end + 1
+                continue
+        else:
+            out.append(re.escape(char))
+        i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
