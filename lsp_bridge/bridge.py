@@ -238,7 +238,7 @@ class Bridge:
     async def definition(self, path: Path, pos: lsp.Position) -> Answer[list[lsp.Location]]:
         return await self._locations(
             path, "textDocument/definition", "definition_provider",
-            lambda d: lsp.DefinitionParams(lsp.TextDocumentIdentifier(d.uri), pos),
+            lambda d: lsp.DefinitionParams(text_document=_doc_id(d), position=pos),
         )
 
     async def references(
@@ -247,20 +247,22 @@ class Bridge:
         return await self._locations(
             path, "textDocument/references", "references_provider",
             lambda d: lsp.ReferenceParams(
-                lsp.TextDocumentIdentifier(d.uri), pos, lsp.ReferenceContext(include_declaration)
+                context=lsp.ReferenceContext(include_declaration=include_declaration),
+                text_document=_doc_id(d),
+                position=pos,
             ),
         )
 
     async def implementation(self, path: Path, pos: lsp.Position) -> Answer[list[lsp.Location]]:
         return await self._locations(
             path, "textDocument/implementation", "implementation_provider",
-            lambda d: lsp.ImplementationParams(lsp.TextDocumentIdentifier(d.uri), pos),
+            lambda d: lsp.ImplementationParams(text_document=_doc_id(d), position=pos),
         )
 
     async def hover(self, path: Path, pos: lsp.Position) -> Answer[list[lsp.Hover]]:
         answer = await self.ask(
             path, "textDocument/hover", "hover_provider",
-            lambda d: lsp.HoverParams(lsp.TextDocumentIdentifier(d.uri), pos),
+            lambda d: lsp.HoverParams(text_document=_doc_id(d), position=pos),
         )
         hovers = [r for _c, r in answer.value if isinstance(r, lsp.Hover)]
         return Answer(hovers, answer.complete, answer.notes)
@@ -270,7 +272,7 @@ class Bridge:
     ) -> Answer[list[lsp.DocumentSymbol | lsp.SymbolInformation]]:
         answer = await self.ask(
             path, "textDocument/documentSymbol", "document_symbol_provider",
-            lambda d: lsp.DocumentSymbolParams(lsp.TextDocumentIdentifier(d.uri)),
+            lambda d: lsp.DocumentSymbolParams(text_document=_doc_id(d)),
         )
         symbols = [s for _c, result in answer.value for s in result or []]
         return Answer(symbols, answer.complete, answer.notes)
@@ -291,7 +293,7 @@ class Bridge:
     ) -> Answer[list[lsp.CallHierarchyItem]]:
         answer = await self.ask(
             path, "textDocument/prepareCallHierarchy", "call_hierarchy_provider",
-            lambda d: lsp.CallHierarchyPrepareParams(lsp.TextDocumentIdentifier(d.uri), pos),
+            lambda d: lsp.CallHierarchyPrepareParams(text_document=_doc_id(d), position=pos),
         )
         items = [i for _c, result in answer.value for i in result or []]
         return Answer(items, answer.complete, answer.notes)
@@ -313,9 +315,9 @@ class Bridge:
     ) -> Answer[list[tuple[ServerConnection, Any]]]:
         path = Path(_uri_path(item.uri))
         params = (
-            lsp.CallHierarchyIncomingCallsParams(item)
+            lsp.CallHierarchyIncomingCallsParams(item=item)
             if method.endswith("incomingCalls")
-            else lsp.CallHierarchyOutgoingCallsParams(item)
+            else lsp.CallHierarchyOutgoingCallsParams(item=item)
         )
         return await self.ask(path, method, "call_hierarchy_provider", lambda _d: params)
 
@@ -341,7 +343,7 @@ class Bridge:
             report = await conn.request(
                 "textDocument/diagnostic",
                 lsp.DocumentDiagnosticParams(
-                    lsp.TextDocumentIdentifier(doc.uri), identifier=_pull_identifier(conn)
+                    text_document=_doc_id(doc), identifier=_pull_identifier(conn)
                 ),
                 self.config.request_timeout,
                 read_only=True,
@@ -361,6 +363,10 @@ class Bridge:
             current = conn.diagnostics.get(doc.uri)
             return current.diagnostics if current else []
         return pushed.diagnostics
+
+
+def _doc_id(doc: Document) -> lsp.TextDocumentIdentifier:
+    return lsp.TextDocumentIdentifier(uri=doc.uri)
 
 
 def _pull_identifier(conn: ServerConnection) -> str | None:
@@ -385,7 +391,9 @@ def _as_locations(result: Any) -> list[lsp.Location]:
     locations: list[lsp.Location] = []
     for item in items:
         if isinstance(item, lsp.LocationLink):
-            locations.append(lsp.Location(item.target_uri, item.target_selection_range))
+            locations.append(
+                lsp.Location(uri=item.target_uri, range=item.target_selection_range)
+            )
         elif isinstance(item, lsp.Location):
             locations.append(item)
     return locations

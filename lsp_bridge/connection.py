@@ -294,7 +294,8 @@ class ServerConnection:
             "telemetry/event": lambda _params: None,
         }
         for method, handler in handlers.items():
-            self.client.feature(method)(handler)
+            # pygls tags handlers with attributes, which bound methods cannot carry.
+            self.client.feature(method)(_function(handler))
 
     def _on_configuration(self, params: lsp.ConfigurationParams) -> list[Any]:
         return [self.spec.setting(item.section) for item in params.items]
@@ -333,6 +334,13 @@ class ServerConnection:
         )
         published, self._published = self._published, asyncio.Event()
         published.set()
+
+
+def _function(handler: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def call(params: Any) -> Any:
+        return handler(params)
+
+    return call
 
 
 def _consume(future: asyncio.Future[Any]) -> None:

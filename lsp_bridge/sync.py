@@ -73,8 +73,11 @@ class Synchronizer:
             conn.notify(
                 "textDocument/didOpen",
                 lsp.DidOpenTextDocumentParams(
-                    lsp.TextDocumentItem(
-                        doc.uri, conn.spec.language_id(doc.path.name), doc.version, doc.text
+                    text_document=lsp.TextDocumentItem(
+                        uri=doc.uri,
+                        language_id=conn.spec.language_id(doc.path.name),
+                        version=doc.version,
+                        text=doc.text,
                     )
                 ),
             )
@@ -82,12 +85,15 @@ class Synchronizer:
             change: lsp.TextDocumentContentChangeEvent = (
                 incremental_change(sent[1], doc.text)
                 if conn.incremental_sync
-                else lsp.TextDocumentContentChangeWholeDocument(doc.text)
+                else lsp.TextDocumentContentChangeWholeDocument(text=doc.text)
             )
             conn.notify(
                 "textDocument/didChange",
                 lsp.DidChangeTextDocumentParams(
-                    lsp.VersionedTextDocumentIdentifier(doc.uri, doc.version), [change]
+                    text_document=lsp.VersionedTextDocumentIdentifier(
+                        uri=doc.uri, version=doc.version
+                    ),
+                    content_changes=[change],
                 ),
             )
         conn.open_documents[doc.uri] = (doc.version, doc.text, seq)
@@ -104,7 +110,9 @@ class Synchronizer:
             if conn.open_documents.pop(doc.uri, None) is not None and conn.alive:
                 conn.notify(
                     "textDocument/didClose",
-                    lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(doc.uri)),
+                    lsp.DidCloseTextDocumentParams(
+                        text_document=lsp.TextDocumentIdentifier(uri=doc.uri)
+                    ),
                 )
 
     def _notify_watched(
@@ -113,14 +121,14 @@ class Synchronizer:
         for conn in connections:
             globs = conn.watched_file_globs()
             events = [
-                lsp.FileEvent(path.as_uri(), kind)
+                lsp.FileEvent(uri=path.as_uri(), type=kind)
                 for path, kind in changes.items()
                 if path.is_relative_to(conn.root) and _matches(globs, path, conn.root)
             ]
             if events:
                 log.debug("%s: %d watched files changed", conn.spec.name, len(events))
                 conn.notify(
-                    "workspace/didChangeWatchedFiles", lsp.DidChangeWatchedFilesParams(events)
+                    "workspace/didChangeWatchedFiles", lsp.DidChangeWatchedFilesParams(changes=events)
                 )
 
 

@@ -1,0 +1,1 @@
+"""daemon: lspilot's CLI, configuration and (in later issues) the agent loop and editor server."""

@@ -1,0 +1,127 @@
+"""`lspilot demo`: lsp_bridge on a bundled sample project, printed in the terminal.
+
+It copies the sample into a temporary folder, asks basedpyright for definitions, cross-file
+references, implementations and call hierarchy, then edits a file to introduce a type error,
+shows the diagnostics of exactly that version, fixes it and shows they are gone.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TypeVar
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types as lsp
+
+from lsp_bridge import Answer, Bridge, BridgeConfig
+
+SAMPLE = Path(__file__).with_name("sample")
+T = TypeVar("T")
+
+
+def _position(path: Path, needle: str, nth: int = 0) -> lsp.Position:
+    """Where the ``nth`` occurrence of ``needle`` starts in ``path`` (ASCII sample files)."""
+    text = path.read_text()
+    offset = -1
+    for _ in range(nth + 1):
+        offset = text.index(needle, offset + 1)
+    line = text.count("\n", 0, offset)
+    return lsp.Position(line=line, character=offset - (text.rfind("\n", 0, offset) + 1))
+
+
+class Printer:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def where(self, uri: str, pos: lsp.Position) -> str:
+        path = Path(unquote(urlparse(uri).path))
+        source = path.read_text().splitlines()[pos.line].strip()
+        rel = path.relative_to(self.root)
+        return f"{rel}:{pos.line + 1}:{pos.character + 1}  {source}"
+
+    def locations(self, locations: list[lsp.Location]) -> None:
+        for loc in locations:
+            print("    " + self.where(loc.uri, loc.range.start))
+
+
+def _problems(diagnostics: list[lsp.Diagnostic]) -> list[lsp.Diagnostic]:
+    """Errors and warnings (not hints such as "import not accessed")."""
+    serious = (lsp.DiagnosticSeverity.Error, lsp.DiagnosticSeverity.Warning)
+    return [d for d in diagnostics if d.severity in serious]
+
+
+async def _timed(title: str, question: Callable[[], Awaitable[Answer[T]]]) -> Answer[T]:
+    started = time.perf_counter()
+    answer = await question()
+    took = (time.perf_counter() - started) * 1000
+    print(f"\n== {title}  ({took:.0f} ms)")
+    for note in answer.notes:
+        print(f"    note: {note}")
+    return answer
+
+
+async def run(config: BridgeConfig) -> int:
+    workdir = Path(tempfile.mkdtemp(prefix="lspilot-demo-"))
+    root = workdir / "sample"
+    shutil.copytree(SAMPLE, root)
+    main, shapes, total = root / "main.py", root / "geometry/shapes.py", root / "geometry/total.py"
+    show = Printer(root)
+    print(f"lspilot demo: lsp_bridge driving basedpyright on a copy of the sample in {root}")
+    try:
+        async with Bridge(root, config) as bridge:
+            answer = await _timed(
+                "definition of total_area, from main.py",
+                lambda: bridge.definition(main, _position(main, "total_area", 1)),
+            )
+            show.locations(answer.value)
+
+            answer = await _timed(
+                "references to Shape across files",
+                lambda: bridge.references(shapes, _position(shapes, "Shape")),
+            )
+            show.locations(answer.value)
+
+            answer = await _timed(
+                "implementations of Shape.area",
+                lambda: bridge.implementation(shapes, _position(shapes, "area(self)")),
+            )
+            show.locations(answer.value)
+
+            items = await _timed(
+                "call hierarchy of total_area",
+                lambda: bridge.prepare_call_hierarchy(total, _position(total, "total_area")),
+            )
+            for item in items.value:
+                incoming = await bridge.incoming_calls(item)
+                outgoing = await bridge.outgoing_calls(item)
+                print(f"    {item.name}")
+                for call in incoming.value:
+                    print(f"      called by {call.from_.name}:  "
+                          + show.where(call.from_.uri, call.from_ranges[0].start))
+                for callee in sorted({call.to.name for call in outgoing.value}):
+                    print(f"      calls {callee}")
+
+            original = main.read_text()
+            main.write_text(original.replace("total_area(shapes)", "total_area(shapes[0])"))
+            diagnostics = await _timed(
+                "diagnostics after an edit that passes one Shape where a list is expected",
+                lambda: bridge.diagnostics_after_change(main),
+            )
+            for diag in _problems(diagnostics.value):
+                print(f"    {show.where(main.as_uri(), diag.range.start)}")
+                print(f"      {diag.severity.name if diag.severity else 'note'}: "
+                      f"{diag.message.splitlines()[0]}")
+
+            main.write_text(original)
+            diagnostics = await _timed(
+                "diagnostics after fixing it", lambda: bridge.diagnostics_after_change(main)
+            )
+            print(f"    {len(_problems(diagnostics.value))} errors or warnings")
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    print("\nall language servers stopped; demo done")
+    return 0

@@ -1,0 +1,1 @@
+"""A tiny sample project for `lspilot demo`."""
