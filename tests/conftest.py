@@ -1,0 +1,79 @@
+"""Shared fixtures: copies of the fixture projects, a Bridge on them, and position lookup."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+from lsprotocol import types as lsp
+
+from lsp_bridge import Bridge, BridgeConfig
+
+FIXTURES = Path(__file__).with_name("fixtures")
+REPO = Path(__file__).parent.parent
+
+
+def data_dir() -> Path:
+    return Path(os.environ.get("LSPILOT_DATA_DIR", REPO / ".cache" / "lspilot-data"))
+
+
+def bridge_config(**overrides: object) -> BridgeConfig:
+    values: dict[str, object] = {
+        "data_dir": data_dir(),
+        "request_timeout": 60.0,
+        "ready_timeout": 120.0,
+        **overrides,
+    }
+    return BridgeConfig(**values)  # type: ignore[arg-type]
+
+
+def position(path: Path, needle: str, nth: int = 0, offset: int = 0) -> lsp.Position:
+    """The position ``offset`` characters into the ``nth`` occurrence of ``needle``."""
+    text = path.read_text()
+    index = -1
+    for _ in range(nth + 1):
+        index = text.index(needle, index + 1)
+    index += offset
+    line = text.count("\n", 0, index)
+    return lsp.Position(line=line, character=index - (text.rfind("\n", 0, index) + 1))
+
+
+def where(root: Path, location: lsp.Location) -> tuple[str, int]:
+    """(workspace-relative path, 1-based line) of a location."""
+    path = Path(location.uri.removeprefix("file://"))
+    return (path.relative_to(root).as_posix(), location.range.start.line + 1)
+
+
+def copy_fixture(name: str, into: Path) -> Path:
+    root = into / name
+    shutil.copytree(FIXTURES / name, root)
+    if name == "c_project":
+        entries = [
+            {"directory": str(root), "file": str(root / c), "arguments": ["cc", "-c", c]}
+            for c in sorted(p.name for p in root.glob("*.c"))
+        ]
+        (root / "compile_commands.json").write_text(json.dumps(entries, indent=1))
+    return root
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Callable[[str], Path]:
+    return lambda name: copy_fixture(name, tmp_path)
+
+
+@pytest.fixture
+async def bridge_factory() -> AsyncIterator[Callable[..., Bridge]]:
+    bridges: list[Bridge] = []
+
+    def make(root: Path, **overrides: object) -> Bridge:
+        bridge = Bridge(root, bridge_config(**overrides))
+        bridges.append(bridge)
+        return bridge
+
+    yield make
+    for bridge in bridges:
+        await bridge.shutdown()

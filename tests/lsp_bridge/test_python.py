@@ -1,0 +1,116 @@
+"""lsp_bridge against basedpyright on a multi-file Python project."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from lsprotocol import types as lsp
+
+from lsp_bridge import Bridge
+from tests.conftest import position, where
+
+Factory = Callable[..., Bridge]
+
+
+async def test_definition_and_references_cross_file(
+    project: Callable[[str], Path], bridge_factory: Factory
+) -> None:
+    root = project("py_project")
+    bridge = bridge_factory(root)
+    app = root / "app.py"
+
+    definition = await bridge.definition(app, position(app, "total_area", nth=1))
+    assert [where(root, loc) for loc in definition.value] == [("pkg/calc.py", 4)]
+    assert definition.complete
+
+    calc = root / "pkg/calc.py"
+    refs = await bridge.references(calc, position(calc, "total_area"))
+    assert sorted(where(root, loc) for loc in refs.value) == [
+        ("app.py", 1), ("app.py", 8), ("pkg/calc.py", 4), ("pkg/calc.py", 9),
+    ]
+
+
+async def test_implementation_and_call_hierarchy(
+    project: Callable[[str], Path], bridge_factory: Factory
+) -> None:
+    root = project("py_project")
+    bridge = bridge_factory(root)
+    shapes, calc = root / "pkg/shapes.py", root / "pkg/calc.py"
+
+    impls = await bridge.implementation(shapes, position(shapes, "area"))
+    assert {where(root, loc) for loc in impls.value} >= {("pkg/shapes.py", 10), ("pkg/shapes.py", 18)}
+
+    items = (await bridge.prepare_call_hierarchy(calc, position(calc, "total_area"))).value
+    assert [item.name for item in items] == ["total_area"]
+    incoming = (await bridge.incoming_calls(items[0])).value
+    assert sorted(call.from_.name for call in incoming) == ["describe", "main"]
+    outgoing = (await bridge.outgoing_calls(items[0])).value
+    assert "area" in {call.to.name for call in outgoing}
+
+
+async def test_workspace_symbols(project: Callable[[str], Path], bridge_factory: Factory) -> None:
+    root = project("py_project")
+    bridge = bridge_factory(root)
+    symbols = (await bridge.workspace_symbols("Square", near=root / "app.py")).value
+    found = {(s.name, Path(s.location.uri).name) for s in symbols if hasattr(s.location, "range")}
+    assert ("Square", "shapes.py") in found
+
+
+async def test_diagnostics_follow_each_change(
+    project: Callable[[str], Path], bridge_factory: Factory
+) -> None:
+    root = project("py_project")
+    bridge = bridge_factory(root)
+    app = root / "app.py"
+    original = app.read_text()
+
+    assert _errors((await bridge.diagnostics_after_change(app)).value) == []
+
+    app.write_text(original.replace("total_area(shapes)", "total_area(42)"))
+    broken = _errors((await bridge.diagnostics_after_change(app)).value)
+    assert len(broken) == 1
+    assert broken[0].range.start.line == 7
+    assert "total_area" in broken[0].message
+
+    app.write_text(original)
+    assert _errors((await bridge.diagnostics_after_change(app)).value) == []
+
+
+async def test_overlay_text_wins_over_disk(
+    project: Callable[[str], Path], bridge_factory: Factory
+) -> None:
+    root = project("py_project")
+    bridge = bridge_factory(root)
+    app = root / "app.py"
+    unsaved = app.read_text() + "\nundefined_name_here()\n"
+    bridge.open_document(app, unsaved)
+    errors = _errors((await bridge.diagnostics_after_change(app)).value)
+    assert any("undefined_name_here" in d.message for d in errors)
+    bridge.close_document(app)
+    assert _errors((await bridge.diagnostics_after_change(app)).value) == []
+
+
+async def test_outside_edit_on_disk_is_seen_by_next_request(
+    project: Callable[[str], Path], bridge_factory: Factory
+) -> None:
+    root = project("py_project")
+    bridge = bridge_factory(root)
+    calc = root / "pkg/calc.py"
+    before = await bridge.references(calc, position(calc, "total_area"))
+    assert len(before.value) == 4
+
+    # Another program edits an open file and creates a new one; nobody tells the bridge.
+    app = root / "app.py"
+    app.write_text(app.read_text() + "    print(total_area([]))\n")
+    (root / "extra.py").write_text("from pkg.calc import total_area\n\ntotal_area([])\n")
+
+    after = await bridge.references(calc, position(calc, "total_area"))
+    assert sorted(where(root, loc) for loc in after.value) == [
+        ("app.py", 1), ("app.py", 8), ("app.py", 9), ("extra.py", 1), ("extra.py", 3),
+        ("pkg/calc.py", 4), ("pkg/calc.py", 9),
+    ]
+
+
+def _errors(diagnostics: list[lsp.Diagnostic]) -> list[lsp.Diagnostic]:
+    return [d for d in diagnostics if d.severity == lsp.DiagnosticSeverity.Error]
