@@ -65,6 +65,10 @@ class ServerConnection:
         if spec.readiness.log_pattern is None:
             self._log_ready.set()
         self._terminated = asyncio.Event()
+        self._opened = False
+        self._load_done = asyncio.Event()  # a progress ended after the first didOpen
+        if not any((root / name).exists() for name in spec.readiness.open_starts_progress):
+            self._load_done.set()
         self._ids = itertools.count(1)
         self._stopping = False
         self.client = LanguageClient("lspilot", "0.1.0")
@@ -196,6 +200,8 @@ class ServerConnection:
     def notify(self, method: str, params: Any) -> None:
         if self._terminated.is_set():
             raise ServerTerminated(f"{self.spec.name} is not running{self._stderr_suffix()}")
+        if method == "textDocument/didOpen":
+            self._opened = True
         self.client.protocol.notify(method, params)
 
     # -- readiness -----------------------------------------------------------------------
@@ -205,6 +211,8 @@ class ServerConnection:
 
         async def ready() -> None:
             await self._log_ready.wait()
+            if self._opened:
+                await self._load_done.wait()
             if self.spec.readiness.progress:
                 while not self._progress_idle.is_set():
                     await self._progress_idle.wait()
@@ -292,6 +300,8 @@ class ServerConnection:
             "window/showMessage": self._on_log_message,
             "textDocument/publishDiagnostics": self._on_publish_diagnostics,
             "telemetry/event": lambda _params: None,
+            "$/typescriptVersion": lambda _params: None,
+            "textDocument/clangd.fileStatus": lambda _params: None,
         }
         for method, handler in handlers.items():
             # pygls tags handlers with attributes, which bound methods cannot carry.
@@ -316,6 +326,8 @@ class ServerConnection:
             self._progress.add(token)
         elif kind == "end":
             self._progress.discard(token)
+            if self._opened:
+                self._load_done.set()
         if self._progress:
             self._progress_idle.clear()
         else:

@@ -29,12 +29,14 @@ class Readiness:
 
     ``log_pattern``: a window/logMessage text the server sends once its project is loaded.
     ``progress``: wait until every $/progress token that began has ended.
-    ``needs_open``: the server only loads a project around an opened document.
+    ``open_starts_progress``: the server loads its project only once a document is opened, and
+    reports that load as $/progress; when one of these files is in the root, the first answer
+    waits for that progress to end (clangd's background index, tsserver's project load).
     """
 
     log_pattern: re.Pattern[str] | None = None
     progress: bool = True
-    needs_open: bool = False
+    open_starts_progress: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,8 @@ SPEC = ServerSpec(
         hint="install clangd with your OS package manager (Debian: apt-get install clangd-22)",
     ),
     init_options={"clangdFileStatus": True},
-    # clangd indexes the project in the background after the first file is opened and
-    # reports it as $/progress; cross-file references are complete when it ends.
-    readiness=Readiness(needs_open=True),
+    # clangd indexes the project in the background once the first file is opened and reports
+    # it as $/progress "backgroundIndexProgress"; cross-file references are complete at its end.
+    readiness=Readiness(open_starts_progress=("compile_commands.json",)),
     enabled=True,
 )

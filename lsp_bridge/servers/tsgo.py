@@ -12,7 +12,7 @@ SPEC = ServerSpec(
     language_ids=TS_LANGUAGE_IDS,
     root_markers=TS_ROOT_MARKERS,
     install=Install(kind="npm", packages=("@typescript/native-preview@7.0.0-dev.20260707.2",)),
-    readiness=Readiness(needs_open=True),
+    readiness=Readiness(),
     # tsgo rejects `shutdown` with null params; send none.
     shutdown_params_null=False,
 )

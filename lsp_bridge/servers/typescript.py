@@ -24,7 +24,9 @@ SPEC = ServerSpec(
     language_ids=TS_LANGUAGE_IDS,
     root_markers=TS_ROOT_MARKERS,
     install=Install(kind="npm", packages=("typescript-language-server@5.1.3", "typescript@5.9.3")),
-    # tsserver loads a project around an opened file and blocks requests until it is loaded.
-    readiness=Readiness(needs_open=True),
+    # Without a syntax-only server, early requests wait for the project instead of answering
+    # from the open files alone; the project load is reported as $/progress after didOpen.
+    init_options={"tsserver": {"useSyntaxServer": "never"}},
+    readiness=Readiness(open_starts_progress=("tsconfig.json", "jsconfig.json")),
     enabled=True,
 )
