@@ -25,8 +25,7 @@ def _setup_logging(verbose: bool) -> Path:
     console = logging.StreamHandler(sys.stderr)
     console.setLevel(logging.DEBUG if verbose else logging.WARNING)
     console.setFormatter(logging.Formatter("lspilot: %(message)s"))
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
-                        handlers=[handler, console])
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, handlers=[handler, console])
     logging.getLogger("pygls").setLevel(logging.WARNING)
     return logfile
 
@@ -46,8 +45,10 @@ def _servers(args: argparse.Namespace) -> int:
                 print(f"{'':37}{where}")
         return 0
     if not args.names:
-        print("lspilot servers install: name at least one server (see `lspilot servers list`)",
-              file=sys.stderr)
+        print(
+            "lspilot servers install: name at least one server (see `lspilot servers list`)",
+            file=sys.stderr,
+        )
         return 2
     failed = 0
     for name in args.names:
@@ -63,7 +64,7 @@ def _servers(args: argparse.Namespace) -> int:
 
 
 def _demo(_args: argparse.Namespace) -> int:
-    from . import demo
+    from . import demo  # noqa: PLC0415 - imported only when the demo runs
 
     return asyncio.run(demo.run(configuration.load(Path.cwd()).bridge()))
 

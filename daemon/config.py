@@ -28,8 +28,11 @@ def user_config_dir() -> Path:
 
 
 def log_dir() -> Path:
-    return Path(platformdirs.user_log_dir("lspilot")) if "LSPILOT_DATA_DIR" not in os.environ \
+    return (
+        Path(platformdirs.user_log_dir("lspilot"))
+        if "LSPILOT_DATA_DIR" not in os.environ
         else data_dir() / "logs"
+    )
 
 
 @dataclass(frozen=True)

@@ -100,8 +100,10 @@ async def run(config: BridgeConfig) -> int:
                 outgoing = await bridge.outgoing_calls(item)
                 print(f"    {item.name}")
                 for call in incoming.value:
-                    print(f"      called by {call.from_.name}:  "
-                          + show.where(call.from_.uri, call.from_ranges[0].start))
+                    print(
+                        f"      called by {call.from_.name}:  "
+                        + show.where(call.from_.uri, call.from_ranges[0].start)
+                    )
                 for callee in sorted({call.to.name for call in outgoing.value}):
                     print(f"      calls {callee}")
 
@@ -113,8 +115,9 @@ async def run(config: BridgeConfig) -> int:
             )
             for diag in _problems(diagnostics.value):
                 print(f"    {show.where(main.as_uri(), diag.range.start)}")
-                print(f"      {diag.severity.name if diag.severity else 'note'}: "
-                      f"{diag.message.splitlines()[0]}")
+                print(
+                    f"      {diag.severity.name if diag.severity else 'note'}: {diag.message.splitlines()[0]}"
+                )
 
             main.write_text(original)
             diagnostics = await _timed(

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
@@ -217,10 +217,7 @@ class Bridge:
         notes: list[str] = []
         ready = [await self._ready(c, notes) for c in able]
         results = await asyncio.gather(
-            *(
-                c.request(method, params(doc), self.config.request_timeout, read_only=True)
-                for c in able
-            )
+            *(c.request(method, params(doc), self.config.request_timeout, read_only=True) for c in able)
         )
         return Answer(list(zip(able, results, strict=True)), all(ready), notes)
 
@@ -237,7 +234,9 @@ class Bridge:
 
     async def definition(self, path: Path, pos: lsp.Position) -> Answer[list[lsp.Location]]:
         return await self._locations(
-            path, "textDocument/definition", "definition_provider",
+            path,
+            "textDocument/definition",
+            "definition_provider",
             lambda d: lsp.DefinitionParams(text_document=_doc_id(d), position=pos),
         )
 
@@ -245,7 +244,9 @@ class Bridge:
         self, path: Path, pos: lsp.Position, include_declaration: bool = True
     ) -> Answer[list[lsp.Location]]:
         return await self._locations(
-            path, "textDocument/references", "references_provider",
+            path,
+            "textDocument/references",
+            "references_provider",
             lambda d: lsp.ReferenceParams(
                 context=lsp.ReferenceContext(include_declaration=include_declaration),
                 text_document=_doc_id(d),
@@ -255,26 +256,30 @@ class Bridge:
 
     async def implementation(self, path: Path, pos: lsp.Position) -> Answer[list[lsp.Location]]:
         return await self._locations(
-            path, "textDocument/implementation", "implementation_provider",
+            path,
+            "textDocument/implementation",
+            "implementation_provider",
             lambda d: lsp.ImplementationParams(text_document=_doc_id(d), position=pos),
         )
 
     async def hover(self, path: Path, pos: lsp.Position) -> Answer[list[lsp.Hover]]:
         answer = await self.ask(
-            path, "textDocument/hover", "hover_provider",
+            path,
+            "textDocument/hover",
+            "hover_provider",
             lambda d: lsp.HoverParams(text_document=_doc_id(d), position=pos),
         )
         hovers = [r for _c, r in answer.value if isinstance(r, lsp.Hover)]
         return Answer(hovers, answer.complete, answer.notes)
 
-    async def document_symbols(
-        self, path: Path
-    ) -> Answer[list[lsp.DocumentSymbol | lsp.SymbolInformation]]:
+    async def document_symbols(self, path: Path) -> Answer[list[lsp.DocumentSymbol | lsp.SymbolInformation]]:
         answer = await self.ask(
-            path, "textDocument/documentSymbol", "document_symbol_provider",
+            path,
+            "textDocument/documentSymbol",
+            "document_symbol_provider",
             lambda d: lsp.DocumentSymbolParams(text_document=_doc_id(d)),
         )
-        symbols = [s for _c, result in answer.value for s in result or []]
+        symbols = [s for _c, result in answer.value for s in _items(result)]
         return Answer(symbols, answer.complete, answer.notes)
 
     async def workspace_symbols(
@@ -282,33 +287,37 @@ class Bridge:
     ) -> Answer[list[lsp.SymbolInformation | lsp.WorkspaceSymbol]]:
         """Symbols matching ``query`` in the projects of the servers for file ``near``."""
         answer = await self.ask(
-            near, "workspace/symbol", "workspace_symbol_provider",
+            near,
+            "workspace/symbol",
+            "workspace_symbol_provider",
             lambda _d: lsp.WorkspaceSymbolParams(query=query),
         )
-        symbols = [s for _c, result in answer.value for s in result or []]
+        symbols = [s for _c, result in answer.value for s in _items(result)]
         return Answer(symbols, answer.complete, answer.notes)
 
     async def prepare_call_hierarchy(
         self, path: Path, pos: lsp.Position
     ) -> Answer[list[lsp.CallHierarchyItem]]:
         answer = await self.ask(
-            path, "textDocument/prepareCallHierarchy", "call_hierarchy_provider",
+            path,
+            "textDocument/prepareCallHierarchy",
+            "call_hierarchy_provider",
             lambda d: lsp.CallHierarchyPrepareParams(text_document=_doc_id(d), position=pos),
         )
-        items = [i for _c, result in answer.value for i in result or []]
+        items = [i for _c, result in answer.value for i in _items(result)]
         return Answer(items, answer.complete, answer.notes)
 
     async def incoming_calls(
         self, item: lsp.CallHierarchyItem
     ) -> Answer[list[lsp.CallHierarchyIncomingCall]]:
         answer = await self._item_request(item, "callHierarchy/incomingCalls")
-        return Answer([c for _s, r in answer.value for c in r or []], answer.complete, answer.notes)
+        return Answer([c for _s, r in answer.value for c in _items(r)], answer.complete, answer.notes)
 
     async def outgoing_calls(
         self, item: lsp.CallHierarchyItem
     ) -> Answer[list[lsp.CallHierarchyOutgoingCall]]:
         answer = await self._item_request(item, "callHierarchy/outgoingCalls")
-        return Answer([c for _s, r in answer.value for c in r or []], answer.complete, answer.notes)
+        return Answer([c for _s, r in answer.value for c in _items(r)], answer.complete, answer.notes)
 
     async def _item_request(
         self, item: lsp.CallHierarchyItem, method: str
@@ -329,9 +338,7 @@ class Bridge:
             self.documents.set_overlay(path.resolve(), text)
         connections, doc = await self._prepare(path)
         notes: list[str] = []
-        results = await asyncio.gather(
-            *(self._diagnostics(c, doc, notes) for c in connections)
-        )
+        results = await asyncio.gather(*(self._diagnostics(c, doc, notes) for c in connections))
         merged = [d for result in results for d in result]
         return Answer(merged, not notes, notes)
 
@@ -342,9 +349,7 @@ class Bridge:
         if conn.pull_diagnostics:
             report = await conn.request(
                 "textDocument/diagnostic",
-                lsp.DocumentDiagnosticParams(
-                    text_document=_doc_id(doc), identifier=_pull_identifier(conn)
-                ),
+                lsp.DocumentDiagnosticParams(text_document=_doc_id(doc), identifier=_pull_identifier(conn)),
                 self.config.request_timeout,
                 read_only=True,
             )
@@ -365,6 +370,11 @@ class Bridge:
         return pushed.diagnostics
 
 
+def _items(result: Any) -> list[Any]:
+    """A list result that servers may also send as null."""
+    return cast(list[Any], result or [])
+
+
 def _doc_id(doc: Document) -> lsp.TextDocumentIdentifier:
     return lsp.TextDocumentIdentifier(uri=doc.uri)
 
@@ -374,8 +384,9 @@ def _pull_identifier(conn: ServerConnection) -> str | None:
     identifier = getattr(provider, "identifier", None)
     if identifier is None:
         for reg in conn.registrations.values():
-            if reg.method == "textDocument/diagnostic" and isinstance(reg.register_options, dict):
-                identifier = reg.register_options.get("identifier")  # pyright: ignore[reportUnknownMemberType]
+            options: Any = reg.register_options
+            if reg.method == "textDocument/diagnostic" and isinstance(options, dict):
+                identifier = cast(dict[str, Any], options).get("identifier")
     return identifier if isinstance(identifier, str) else None
 
 
@@ -391,11 +402,7 @@ def _as_locations(result: Any) -> list[lsp.Location]:
     locations: list[lsp.Location] = []
     for item in items:
         if isinstance(item, lsp.LocationLink):
-            locations.append(
-                lsp.Location(uri=item.target_uri, range=item.target_selection_range)
-            )
+            locations.append(lsp.Location(uri=item.target_uri, range=item.target_selection_range))
         elif isinstance(item, lsp.Location):
             locations.append(item)
     return locations
-
-

@@ -12,9 +12,7 @@ def client_capabilities() -> lsp.ClientCapabilities:
             apply_edit=False,
             workspace_folders=True,
             configuration=True,
-            did_change_configuration=lsp.DidChangeConfigurationClientCapabilities(
-                dynamic_registration=False
-            ),
+            did_change_configuration=lsp.DidChangeConfigurationClientCapabilities(dynamic_registration=False),
             did_change_watched_files=lsp.DidChangeWatchedFilesClientCapabilities(
                 dynamic_registration=True, relative_pattern_support=True
             ),
@@ -45,7 +43,5 @@ def client_capabilities() -> lsp.ClientCapabilities:
             diagnostic=lsp.DiagnosticClientCapabilities(dynamic_registration=True),
         ),
         window=lsp.WindowClientCapabilities(work_done_progress=True),
-        general=lsp.GeneralClientCapabilities(
-            position_encodings=[lsp.PositionEncodingKind.Utf16]
-        ),
+        general=lsp.GeneralClientCapabilities(position_encodings=[lsp.PositionEncodingKind.Utf16]),
     )

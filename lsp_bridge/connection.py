@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
@@ -124,7 +124,7 @@ class ServerConnection:
             return
         self._stopping = True
         if graceful and not self.process.exited:
-            params = None if self.spec.shutdown_params_null else {}
+            params: dict[str, Any] | None = None if self.spec.shutdown_params_null else {}
             with contextlib.suppress(Exception):
                 await self.request("shutdown", params, timeout)
                 self.client.protocol.notify("exit", None)
@@ -157,9 +157,7 @@ class ServerConnection:
 
     # -- requests ------------------------------------------------------------------------
 
-    async def request(
-        self, method: str, params: Any, timeout: float, *, read_only: bool = False
-    ) -> Any:
+    async def request(self, method: str, params: Any, timeout: float, *, read_only: bool = False) -> Any:
         """Send a request; on timeout cancel it; retry ContentModified for read-only ones."""
         for attempt in itertools.count():
             try:
@@ -177,8 +175,9 @@ class ServerConnection:
         response = self.client.protocol.send_request_async(method, params, msg_id=msg_id)
         terminated = asyncio.ensure_future(self._terminated.wait())
         try:
-            done, _ = await asyncio.wait({response, terminated}, timeout=timeout,
-                                         return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait(
+                {response, terminated}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
         finally:
             terminated.cancel()
         if response in done:
@@ -191,9 +190,7 @@ class ServerConnection:
         # The late answer (or the server's RequestCancelled error) is dropped when it arrives.
         response.add_done_callback(_consume)
         if terminated in done:
-            raise ServerTerminated(
-                f"{self.spec.name} exited during {method}{self._stderr_suffix()}"
-            )
+            raise ServerTerminated(f"{self.spec.name} exited during {method}{self._stderr_suffix()}")
         self.client.protocol.notify("$/cancelRequest", lsp.CancelParams(id=msg_id))
         raise RequestTimeout(f"{self.spec.name} did not answer {method} within {timeout:g}s")
 
@@ -320,7 +317,11 @@ class ServerConnection:
 
     def _on_progress(self, params: lsp.ProgressParams) -> None:
         value: Any = params.value
-        kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+        kind: Any = (
+            cast(dict[str, Any], value).get("kind")
+            if isinstance(value, dict)
+            else getattr(value, "kind", None)
+        )
         token = str(params.token)
         if kind == "begin":
             self._progress.add(token)
@@ -362,12 +363,19 @@ def _consume(future: asyncio.Future[Any]) -> None:
 
 def _watchers(options: Any) -> list[str | lsp.RelativePattern]:
     """Glob patterns of a didChangeWatchedFiles registration (typed or raw JSON)."""
-    raw = options.get("watchers", []) if isinstance(options, dict) else options.watchers
+    raw: list[Any] = (
+        cast(dict[str, Any], options).get("watchers", []) if isinstance(options, dict) else options.watchers
+    )
     patterns: list[str | lsp.RelativePattern] = []
     for watcher in raw:
-        pattern = watcher.get("globPattern") if isinstance(watcher, dict) else watcher.glob_pattern
+        pattern: Any = (
+            cast(dict[str, Any], watcher).get("globPattern")
+            if isinstance(watcher, dict)
+            else watcher.glob_pattern
+        )
         if isinstance(pattern, dict):
-            pattern = lsp.RelativePattern(base_uri=pattern["baseUri"], pattern=pattern["pattern"])
+            relative = cast(dict[str, str], pattern)
+            pattern = lsp.RelativePattern(base_uri=relative["baseUri"], pattern=relative["pattern"])
         if pattern is not None:
             patterns.append(pattern)
     return patterns

@@ -77,9 +77,7 @@ def status(spec: ServerSpec, data_dir: Path) -> Status:
     executable = _managed_bin(spec, data_dir) / spec.command[0]
     if executable.exists():
         stamp = server_dir(spec, data_dir) / STAMP
-        current = stamp.exists() and json.loads(stamp.read_text()).get("lock") == _lock_digest(
-            spec
-        )
+        current = stamp.exists() and json.loads(stamp.read_text()).get("lock") == _lock_digest(spec)
         return Status(spec, "installed" if current else "outdated", [str(executable), *spec.command[1:]])
     found = shutil.which(spec.command[0])
     if found:
@@ -94,9 +92,7 @@ def install_command(spec: ServerSpec) -> str:
 
 
 def missing_error(spec: ServerSpec) -> ServerNotInstalled:
-    return ServerNotInstalled(
-        f"language server {spec.name} is not installed; run: {install_command(spec)}"
-    )
+    return ServerNotInstalled(f"language server {spec.name} is not installed; run: {install_command(spec)}")
 
 
 async def install(spec: ServerSpec, data_dir: Path) -> Status:
@@ -127,8 +123,14 @@ async def install(spec: ServerSpec, data_dir: Path) -> Status:
 
 async def _install_pypi(spec: ServerSpec, into: Path) -> None:
     await _run([sys.executable, "-m", "venv", str(into / "venv")], into)
-    pip = [str(into / "venv/bin/python"), "-m", "pip", "install", "--quiet",
-           "--disable-pip-version-check"]
+    pip = [
+        str(into / "venv/bin/python"),
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+    ]
     lock = _lock_dir(spec) / "requirements.txt"
     if lock.exists():
         await _run([*pip, "--require-hashes", "--no-deps", "-r", str(lock)], into)

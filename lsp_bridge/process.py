@@ -74,9 +74,7 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
         os.killpg(pgid, sig)
 
 
-async def spawn(
-    name: str, argv: list[str], cwd: Path, env: dict[str, str] | None = None
-) -> ServerProcess:
+async def spawn(name: str, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> ServerProcess:
     """Start ``argv`` under the reaper shim in a new process group."""
     read_end, write_end = os.pipe()
     try:

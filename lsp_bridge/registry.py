@@ -80,7 +80,7 @@ def spec_from_config(name: str, raw: Mapping[str, Any], base: ServerSpec | None)
     unknown = set(raw) - set(_FIELDS)
     if unknown:
         raise BridgeError(f"server {name!r}: unknown settings {sorted(unknown)}")
-    values = {key: _FIELDS[key](value) for key, value in raw.items()}
+    values: dict[str, Any] = {key: _FIELDS[key](value) for key, value in raw.items()}
     if base is not None:
         return replace(base, **values)
     missing = {"command", "extensions"} - set(values)

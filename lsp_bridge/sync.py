@@ -46,9 +46,11 @@ class Synchronizer:
         changes: dict[Path, lsp.FileChangeType] = {}
         for watcher in self._watchers.values():
             changes.update(watcher.drain())
-        stale = list(self.documents) if OVERFLOW in changes else [
-            doc for p in changes if (doc := self.documents.get(p)) is not None
-        ]
+        stale = (
+            list(self.documents)
+            if OVERFLOW in changes
+            else [doc for p in changes if (doc := self.documents.get(p)) is not None]
+        )
         for doc in stale:
             if self.documents.refresh_from_disk(doc.path) is not None and doc.version < 0:
                 self._close_everywhere(connections, doc)
@@ -90,9 +92,7 @@ class Synchronizer:
             conn.notify(
                 "textDocument/didChange",
                 lsp.DidChangeTextDocumentParams(
-                    text_document=lsp.VersionedTextDocumentIdentifier(
-                        uri=doc.uri, version=doc.version
-                    ),
+                    text_document=lsp.VersionedTextDocumentIdentifier(uri=doc.uri, version=doc.version),
                     content_changes=[change],
                 ),
             )
@@ -110,9 +110,7 @@ class Synchronizer:
             if conn.open_documents.pop(doc.uri, None) is not None and conn.alive:
                 conn.notify(
                     "textDocument/didClose",
-                    lsp.DidCloseTextDocumentParams(
-                        text_document=lsp.TextDocumentIdentifier(uri=doc.uri)
-                    ),
+                    lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=doc.uri)),
                 )
 
     def _notify_watched(
@@ -128,7 +126,8 @@ class Synchronizer:
             if events:
                 log.debug("%s: %d watched files changed", conn.spec.name, len(events))
                 conn.notify(
-                    "workspace/didChangeWatchedFiles", lsp.DidChangeWatchedFilesParams(changes=events)
+                    "workspace/didChangeWatchedFiles",
+                    lsp.DidChangeWatchedFilesParams(changes=events),
                 )
 
 
@@ -139,9 +138,7 @@ def _path(uri: str) -> Path:
 def _matches(globs: list[str | lsp.RelativePattern], path: Path, root: Path) -> bool:
     for glob in globs:
         if isinstance(glob, str):
-            if _glob_regex(glob).match(str(path)) or _glob_regex(glob).match(
-                str(path.relative_to(root))
-            ):
+            if _glob_regex(glob).match(str(path)) or _glob_regex(glob).match(str(path.relative_to(root))):
                 return True
             continue
         base = glob.base_uri if isinstance(glob.base_uri, str) else glob.base_uri.uri
@@ -193,5 +190,3 @@ def _glob_regex(glob: str) -> re.Pattern[str]:
             out.append(re.escape(char))
         i += 1
     return re.compile("".join(out) + r"\Z")
-
-

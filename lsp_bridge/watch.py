@@ -21,8 +21,20 @@ from lsprotocol.types import FileChangeType
 log = logging.getLogger(__name__)
 
 IGNORED_DIRS = frozenset(
-    {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".cache",
-     ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox"}
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".cache",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+    }
 )
 
 _IN_MODIFY = 0x002
@@ -38,8 +50,16 @@ _IN_IGNORED = 0x8000
 _IN_ISDIR = 0x40000000
 _IN_NONBLOCK = 0o4000
 _IN_CLOEXEC = 0o2000000
-_MASK = (_IN_MODIFY | _IN_CLOSE_WRITE | _IN_MOVED_FROM | _IN_MOVED_TO | _IN_CREATE
-         | _IN_DELETE | _IN_DELETE_SELF | _IN_ATTRIB)
+_MASK = (
+    _IN_MODIFY
+    | _IN_CLOSE_WRITE
+    | _IN_MOVED_FROM
+    | _IN_MOVED_TO
+    | _IN_CREATE
+    | _IN_DELETE
+    | _IN_DELETE_SELF
+    | _IN_ATTRIB
+)
 _HEADER = struct.Struct("iIII")
 
 Changes = dict[Path, FileChangeType]

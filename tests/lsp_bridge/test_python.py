@@ -27,7 +27,10 @@ async def test_definition_and_references_cross_file(
     calc = root / "pkg/calc.py"
     refs = await bridge.references(calc, position(calc, "total_area"))
     assert sorted(where(root, loc) for loc in refs.value) == [
-        ("app.py", 1), ("app.py", 8), ("pkg/calc.py", 4), ("pkg/calc.py", 9),
+        ("app.py", 1),
+        ("app.py", 8),
+        ("pkg/calc.py", 4),
+        ("pkg/calc.py", 9),
     ]
 
 
@@ -39,7 +42,10 @@ async def test_implementation_and_call_hierarchy(
     shapes, calc = root / "pkg/shapes.py", root / "pkg/calc.py"
 
     impls = await bridge.implementation(shapes, position(shapes, "area"))
-    assert {where(root, loc) for loc in impls.value} >= {("pkg/shapes.py", 10), ("pkg/shapes.py", 18)}
+    assert {where(root, loc) for loc in impls.value} >= {
+        ("pkg/shapes.py", 10),
+        ("pkg/shapes.py", 18),
+    }
 
     items = (await bridge.prepare_call_hierarchy(calc, position(calc, "total_area"))).value
     assert [item.name for item in items] == ["total_area"]
@@ -77,9 +83,7 @@ async def test_diagnostics_follow_each_change(
     assert _errors((await bridge.diagnostics_after_change(app)).value) == []
 
 
-async def test_overlay_text_wins_over_disk(
-    project: Callable[[str], Path], bridge_factory: Factory
-) -> None:
+async def test_overlay_text_wins_over_disk(project: Callable[[str], Path], bridge_factory: Factory) -> None:
     root = project("py_project")
     bridge = bridge_factory(root)
     app = root / "app.py"
@@ -107,8 +111,13 @@ async def test_outside_edit_on_disk_is_seen_by_next_request(
 
     after = await bridge.references(calc, position(calc, "total_area"))
     assert sorted(where(root, loc) for loc in after.value) == [
-        ("app.py", 1), ("app.py", 8), ("app.py", 9), ("extra.py", 1), ("extra.py", 3),
-        ("pkg/calc.py", 4), ("pkg/calc.py", 9),
+        ("app.py", 1),
+        ("app.py", 8),
+        ("app.py", 9),
+        ("extra.py", 1),
+        ("extra.py", 3),
+        ("pkg/calc.py", 4),
+        ("pkg/calc.py", 9),
     ]
 
 

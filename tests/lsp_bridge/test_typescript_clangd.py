@@ -25,11 +25,16 @@ async def test_typescript_navigation_and_diagnostics(
 
     refs = await bridge.references(calc, position(calc, "totalArea"))
     assert sorted(where(root, loc) for loc in refs.value) == [
-        ("src/calc.ts", 3), ("src/main.ts", 1), ("src/main.ts", 6),
+        ("src/calc.ts", 3),
+        ("src/main.ts", 1),
+        ("src/main.ts", 6),
     ]
 
     impls = await bridge.implementation(shapes, position(shapes, "Shape"))
-    assert sorted(where(root, loc) for loc in impls.value) == [("src/shapes.ts", 5), ("src/shapes.ts", 12)]
+    assert sorted(where(root, loc) for loc in impls.value) == [
+        ("src/shapes.ts", 5),
+        ("src/shapes.ts", 12),
+    ]
 
     # typescript-language-server publishes without versions: the first publish after a
     # change is taken as its answer, so settle the one for the opened file first.
