@@ -1,0 +1,1 @@
+"""tools: the agent's tools (framework and tools arrive with their own issues)."""
