@@ -220,6 +220,11 @@ class ServerConnection:
             return False
         return True
 
+    def expect_rescan(self) -> None:
+        """Files were created or deleted: servers with a load log message load again."""
+        if self.spec.readiness.log_pattern is not None:
+            self._log_ready.clear()
+
     @property
     def busy(self) -> list[str]:
         """Progress tokens still running (for messages about incomplete answers)."""

@@ -125,6 +125,8 @@ class Synchronizer:
             ]
             if events:
                 log.debug("%s: %d watched files changed", conn.spec.name, len(events))
+                if any(event.type != lsp.FileChangeType.Changed for event in events):
+                    conn.expect_rescan()
                 conn.notify(
                     "workspace/didChangeWatchedFiles",
                     lsp.DidChangeWatchedFilesParams(changes=events),
