@@ -16,13 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar, cast
-from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
 
 from . import install
 from .connection import ServerConnection
-from .documents import Document, DocumentStore
+from .documents import Document, DocumentStore, uri_to_path
 from .errors import BridgeError, NoServerForFile, ServerBroken
 from .registry import BridgeConfig, ServerRegistry, find_root
 from .spec import ServerSpec
@@ -322,7 +321,7 @@ class Bridge:
     async def _item_request(
         self, item: lsp.CallHierarchyItem, method: str
     ) -> Answer[list[tuple[ServerConnection, Any]]]:
-        path = Path(_uri_path(item.uri))
+        path = uri_to_path(item.uri)
         params = (
             lsp.CallHierarchyIncomingCallsParams(item=item)
             if method.endswith("incomingCalls")
@@ -388,10 +387,6 @@ def _pull_identifier(conn: ServerConnection) -> str | None:
             if reg.method == "textDocument/diagnostic" and isinstance(options, dict):
                 identifier = cast(dict[str, Any], options).get("identifier")
     return identifier if isinstance(identifier, str) else None
-
-
-def _uri_path(uri: str) -> str:
-    return unquote(urlparse(uri).path)
 
 
 def _as_locations(result: Any) -> list[lsp.Location]:

@@ -12,6 +12,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
 
@@ -30,6 +31,10 @@ class Document:
     version: int
     overlay: bool = False
     pins: int = 0
+
+
+def uri_to_path(uri: str) -> Path:
+    return Path(unquote(urlparse(uri).path))
 
 
 def read_text(path: Path) -> str:

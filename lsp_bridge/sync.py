@@ -11,12 +11,11 @@ import logging
 import re
 from functools import lru_cache
 from pathlib import Path
-from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
 
 from .connection import ServerConnection
-from .documents import Document, DocumentStore, incremental_change
+from .documents import Document, DocumentStore, incremental_change, uri_to_path
 from .watch import Watcher, watch
 
 log = logging.getLogger(__name__)
@@ -60,7 +59,7 @@ class Synchronizer:
         doc = self.documents.load(path)
         for conn in connections:
             for uri, (version, _text, _seq) in list(conn.open_documents.items()):
-                current = self.documents.get(_path(uri))
+                current = self.documents.get(uri_to_path(uri))
                 if current is not None and current.version != version:
                     self.ensure_open(conn, current)
         return doc
@@ -133,10 +132,6 @@ class Synchronizer:
                 )
 
 
-def _path(uri: str) -> Path:
-    return Path(unquote(urlparse(uri).path))
-
-
 def _matches(globs: list[str | lsp.RelativePattern], path: Path, root: Path) -> bool:
     for glob in globs:
         if isinstance(glob, str):
@@ -144,7 +139,7 @@ def _matches(globs: list[str | lsp.RelativePattern], path: Path, root: Path) -> 
                 return True
             continue
         base = glob.base_uri if isinstance(glob.base_uri, str) else glob.base_uri.uri
-        base_path = _path(base)
+        base_path = uri_to_path(base)
         if path.is_relative_to(base_path) and _glob_regex(glob.pattern).match(
             str(path.relative_to(base_path))
         ):
