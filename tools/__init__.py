@@ -1,1 +1,59 @@
-"""tools: the agent's tools (framework and tools arrive with their own issues)."""
+"""tools: what the agent can do. Every call goes through ``execute`` (validation, permissions,
+cancellation, bounded output); tools live one per file with their description beside them.
+
+Imports ``lsp_bridge``; never imports ``daemon``.
+"""
+
+from __future__ import annotations
+
+from .base import Attachment, InitContext, Tool, ToolError, ToolResult, define_tool
+from .context import MemorySession, SessionState, Todo, ToolContext, ToolEnv
+from .execute import Outcome, execute
+from .permission import (
+    DEFAULT_RULES,
+    ApprovalStore,
+    Asker,
+    PermissionDenied,
+    PermissionEngine,
+    PermissionRejected,
+    PermissionRequest,
+    Reply,
+    Rule,
+    rules_from_config,
+)
+from .registry import HookCall, ToolRegistry, ToolVetoed, builtin_tools, load_registry
+from .schema import tool_spec
+from .truncate import OutputLimits
+
+__all__ = [
+    "DEFAULT_RULES",
+    "ApprovalStore",
+    "Asker",
+    "Attachment",
+    "HookCall",
+    "InitContext",
+    "MemorySession",
+    "Outcome",
+    "OutputLimits",
+    "PermissionDenied",
+    "PermissionEngine",
+    "PermissionRejected",
+    "PermissionRequest",
+    "Reply",
+    "Rule",
+    "SessionState",
+    "Todo",
+    "Tool",
+    "ToolContext",
+    "ToolEnv",
+    "ToolError",
+    "ToolRegistry",
+    "ToolResult",
+    "ToolVetoed",
+    "builtin_tools",
+    "define_tool",
+    "execute",
+    "load_registry",
+    "rules_from_config",
+    "tool_spec",
+]

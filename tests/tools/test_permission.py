@@ -1,0 +1,157 @@
+"""The permission engine: a table of rule cases, replies, and paths that leave the workspace."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tools import ApprovalStore, PermissionDenied, PermissionEngine, PermissionRequest, Reply, Rule
+from tools.permission import DEFAULT_RULES, rules_from_config, wildcard_match
+
+from .conftest import Harness, ScriptedHuman, make_harness
+
+
+@pytest.mark.parametrize(
+    ("text", "pattern", "matches"),
+    [
+        ("git log --oneline", "git log *", True),
+        ("git log", "git log *", True),  # a trailing " *" also matches the bare command
+        ("git logs", "git log *", False),
+        ("git status", "git log *", False),
+        ("src/a.py", "*.py", True),
+        ("src/a.pyc", "*.py", False),
+        ("a.py", "?.py", True),
+        ("ab.py", "?.py", False),
+        ("rm -rf /", "rm *", True),
+        ("(a+b).py", "(a+b).py", True),  # regex characters are literal
+        ("x", "*", True),
+    ],
+)
+def test_wildcards(text: str, pattern: str, matches: bool) -> None:
+    assert wildcard_match(text, pattern) is matches
+
+
+CONFIG = rules_from_config(
+    {
+        "bash": {"*": "ask", "git *": "allow", "git push *": "deny", "git push --dry-run *": "allow"},
+        "edit": {"docs/*": "allow"},
+        "webfetch": "deny",
+    },
+    "project config",
+)
+
+
+@pytest.mark.parametrize(
+    ("permission", "pattern", "action"),
+    [
+        ("read", "src/app.py", "allow"),
+        ("read", ".env", "ask"),
+        ("read", "config/.env", "ask"),
+        ("read", ".env.local", "ask"),
+        ("read", ".env.example", "allow"),
+        ("edit", "src/app.py", "ask"),
+        ("edit", "docs/guide.md", "allow"),
+        ("bash", "ls -la", "ask"),
+        ("bash", "git status", "allow"),
+        ("bash", "git push origin main", "deny"),  # the later, more specific rule wins
+        ("bash", "git push --dry-run origin", "allow"),  # and the last match wins again
+        ("webfetch", "https://example.com", "deny"),
+        ("external_directory", "/etc/*", "ask"),
+        ("doom_loop", "read", "ask"),
+        ("lsp", "findReferences", "allow"),
+        ("made_up_permission", "x", "allow"),  # the catch-all default
+    ],
+)
+def test_rule_table(permission: str, pattern: str, action: str, tmp_path: Path) -> None:
+    engine = PermissionEngine([*DEFAULT_RULES, *CONFIG], ApprovalStore(None), ScriptedHuman())
+    assert engine.action(permission, pattern) == action
+
+
+def test_no_rule_means_ask() -> None:
+    engine = PermissionEngine([], ApprovalStore(None), ScriptedHuman())
+    assert engine.action("bash", "ls") == "ask"
+
+
+def test_bad_config_names_the_key() -> None:
+    with pytest.raises(ValueError, match=r"my.toml: permission.bash: 'rm \*' = 'never'"):
+        rules_from_config({"bash": {"rm *": "never"}}, "my.toml")
+
+
+async def test_always_is_remembered_per_project_and_never_beats_deny(tmp_path: Path) -> None:
+    human = ScriptedHuman(replies=[Reply("always")])
+    rules = [*DEFAULT_RULES, Rule("bash", "rm *", "deny", "user config")]
+    store = ApprovalStore.for_project(tmp_path, Path("/work/project"))
+    engine = PermissionEngine(rules, store, human)
+    request = PermissionRequest("bash", ["npm test --watch"], ["npm test *", "rm *"], "npm test")
+    await engine.ask(request)
+    assert len(human.asked) == 1
+
+    # A new engine (a restarted daemon) on the same project remembers the approval...
+    again = PermissionEngine(rules, ApprovalStore.for_project(tmp_path, Path("/work/project")), human)
+    await again.ask(PermissionRequest("bash", ["npm test"], ["npm test *"], "npm test"))
+    assert len(human.asked) == 1
+    # ...but the approval it stored for "rm *" does not override the configured deny.
+    with pytest.raises(PermissionDenied, match="user config"):
+        await again.ask(PermissionRequest("bash", ["rm -rf build"], ["rm *"], "rm"))
+    # Another project does not inherit it.
+    other = PermissionEngine(rules, ApprovalStore.for_project(tmp_path, Path("/work/other")), human)
+    with pytest.raises(Exception, match="rejected"):
+        await other.ask(PermissionRequest("bash", ["npm test"], ["npm test *"], "npm test"))
+
+
+async def test_reject_with_feedback_reaches_the_model(harness: Harness) -> None:
+    (harness.root / ".env").write_text("SECRET=1\n")
+    harness.human.replies.append(Reply("reject", "use .env.example instead"))
+    outcome = await harness.call("read", {"filePath": ".env"})
+    assert outcome.error is not None and "use .env.example instead" in outcome.error
+    assert not outcome.stops_turn
+    harness.human.replies.append(Reply("reject"))
+    outcome = await harness.call("read", {"filePath": ".env"})
+    assert outcome.stops_turn
+    assert [r.permission for r in harness.human.asked] == ["read", "read"]
+
+
+async def test_dotdot_outside_the_workspace_asks_external_directory(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "notes.txt").write_text("private\n")
+    harness = make_harness(_workspace(tmp_path), tmp_path / "data")
+    outcome = await harness.call("read", {"filePath": "../outside/notes.txt"})
+    assert outcome.error is not None and "rejected" in outcome.error
+    assert harness.human.asked[0].permission == "external_directory"
+    assert harness.human.asked[0].patterns == [f"{outside.resolve()}/*"]
+
+    harness.human.replies.append(Reply("once"))
+    outcome = await harness.call("read", {"filePath": "../outside/notes.txt"})
+    assert outcome.result is not None and "private" in outcome.result.output
+
+
+async def test_symlink_out_of_the_workspace_asks_external_directory(tmp_path: Path) -> None:
+    secret = tmp_path / "elsewhere"
+    secret.mkdir()
+    (secret / "key.txt").write_text("k\n")
+    root = _workspace(tmp_path)
+    os.symlink(secret, root / "link")
+    harness = make_harness(root, tmp_path / "data")
+    outcome = await harness.call("read", {"filePath": "link/key.txt"})
+    assert outcome.error is not None
+    assert [a.permission for a in harness.human.asked] == ["external_directory"]
+    assert str(secret.resolve()) in harness.human.asked[0].title
+
+
+async def test_config_deny_is_final_even_for_the_user_prompt(tmp_path: Path) -> None:
+    root = _workspace(tmp_path)
+    (root / "secrets.txt").write_text("x\n")
+    harness = make_harness(root, tmp_path / "data", [Rule("read", "secrets.txt", "deny", "project config")])
+    harness.human.replies.append(Reply("once"))
+    outcome = await harness.call("read", {"filePath": "secrets.txt"})
+    assert outcome.error is not None and "Permission denied" in outcome.error
+    assert harness.human.asked == []
+
+
+def _workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    return root

@@ -1,0 +1,196 @@
+"""What a tool sees while it runs: the session's environment and the call's context.
+
+``ToolEnv`` lives as long as a session (workspace root, permission engine, session state,
+limits, the lsp_bridge); ``ToolContext`` is one call (ids, abort signal, progress sink).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from lsp_bridge import Bridge
+
+from .base import ToolError
+from .permission import PermissionEngine, PermissionRequest
+from .truncate import OutputLimits
+
+if TYPE_CHECKING:
+    from .execute import Outcome
+
+log = logging.getLogger(__name__)
+
+TodoStatus = Literal["pending", "in_progress", "completed", "cancelled"]
+
+
+@dataclass
+class Todo:
+    id: str
+    content: str
+    status: TodoStatus = "pending"
+    priority: Literal["high", "medium", "low"] = "medium"
+
+
+class SessionState(Protocol):
+    """What tools remember per session. The daemon persists it; tests and the CLI keep it in memory."""
+
+    id: str
+
+    def record_read(self, path: Path) -> None: ...
+
+    def last_read(self, path: Path) -> float | None: ...
+
+    def todos(self) -> list[Todo]: ...
+
+    def set_todos(self, todos: list[Todo]) -> None: ...
+
+
+@dataclass
+class MemorySession:
+    id: str
+    reads: dict[Path, float] = field(default_factory=dict[Path, float])
+    todo_list: list[Todo] = field(default_factory=list[Todo])
+
+    def record_read(self, path: Path) -> None:
+        self.reads[path] = time.time()
+
+    def last_read(self, path: Path) -> float | None:
+        return self.reads.get(path)
+
+    def todos(self) -> list[Todo]:
+        return list(self.todo_list)
+
+    def set_todos(self, todos: list[Todo]) -> None:
+        self.todo_list = list(todos)
+
+
+def is_within(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+@dataclass
+class ToolEnv:
+    root: Path
+    session: SessionState
+    permissions: PermissionEngine
+    data_dir: Path
+    limits: OutputLimits = field(default_factory=OutputLimits)
+    agent: str = "build"
+    bridge_factory: Callable[[], Bridge] | None = None
+    settings: dict[str, Any] = field(default_factory=dict[str, Any])
+    _bridge: Bridge | None = None
+    _background: set[asyncio.Task[Any]] = field(default_factory=set[asyncio.Task[Any]])
+
+    def __post_init__(self) -> None:
+        self.root = self.root.resolve()
+
+    @property
+    def output_dir(self) -> Path:
+        """Where full outputs of truncated calls are saved (readable without an external ask)."""
+        return self.data_dir / "tool-output"
+
+    @property
+    def bridge(self) -> Bridge:
+        if self._bridge is None:
+            if self.bridge_factory is None:
+                raise ToolError("Language servers are not available in this session.")
+            self._bridge = self.bridge_factory()
+        return self._bridge
+
+    @property
+    def bridge_started(self) -> bool:
+        return self._bridge is not None
+
+    def background(self, work: Coroutine[Any, Any, Any], what: str) -> None:
+        """Run ``work`` without waiting for it; failures are logged, never raised into a tool."""
+
+        def done(task: asyncio.Task[Any]) -> None:
+            self._background.discard(task)
+            if not task.cancelled() and task.exception():
+                log.info("background %s failed: %s", what, task.exception())
+
+        task = asyncio.get_running_loop().create_task(work)
+        self._background.add(task)
+        task.add_done_callback(done)
+
+    async def close(self) -> None:
+        for task in list(self._background):
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+        if self._bridge is not None:
+            await self._bridge.shutdown()
+            self._bridge = None
+
+
+MetadataSink = Callable[[str | None, dict[str, Any]], None]
+RunTool = Callable[[str, dict[str, Any], str], Awaitable["Outcome"]]
+
+
+@dataclass
+class ToolContext:
+    env: ToolEnv
+    call_id: str
+    message_id: str = ""
+    abort: asyncio.Event = field(default_factory=asyncio.Event)
+    on_metadata: MetadataSink | None = None
+    #: Runs another tool through the same wrapper (set by the wrapper; used by ``batch``).
+    run_tool: RunTool | None = None
+    depth: int = 0
+
+    @property
+    def root(self) -> Path:
+        return self.env.root
+
+    @property
+    def session_id(self) -> str:
+        return self.env.session.id
+
+    @property
+    def agent(self) -> str:
+        return self.env.agent
+
+    def metadata(self, title: str | None = None, metadata: dict[str, Any] | None = None) -> None:
+        """Live progress for whoever watches the call (editor, terminal)."""
+        if self.on_metadata:
+            self.on_metadata(title, metadata or {})
+
+    async def ask(self, request: PermissionRequest) -> None:
+        request.call_id = request.call_id or self.call_id
+        await self.env.permissions.ask(request)
+
+    def resolve(self, path: str) -> Path:
+        """``path`` (absolute, ``~``, or relative to the workspace root) made absolute and normalised."""
+        expanded = Path(os.path.expanduser(path))
+        return Path(os.path.normpath(expanded if expanded.is_absolute() else self.root / expanded))
+
+    def relative(self, path: Path) -> str:
+        """Workspace-relative text for paths inside the root, absolute text for the rest."""
+        return os.path.relpath(path, self.root) if is_within(path, self.root) else str(path)
+
+    async def authorize(self, path: str, permission: str, title: str) -> Path:
+        """Resolve ``path``, ask ``external_directory`` if it leaves the workspace (after ``..`` and
+        symlinks), then ask ``permission`` for it. Returns the path as given, normalised."""
+        resolved = self.resolve(path)
+        real = resolved.resolve()
+        trusted = is_within(real, self.env.output_dir.resolve())
+        if not is_within(real, self.root) and not trusted:
+            folder = real if real.is_dir() else real.parent
+            await self.ask(
+                PermissionRequest(
+                    "external_directory",
+                    patterns=[str(folder / "*")],
+                    always=[str(folder / "*")],
+                    title=f"{title} outside the workspace: {real}",
+                    metadata={"path": str(real)},
+                )
+            )
+        if not trusted:
+            pattern = self.relative(real)
+            await self.ask(PermissionRequest(permission, [pattern], [pattern], title, {"path": str(real)}))
+        return resolved

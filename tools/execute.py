@@ -1,0 +1,190 @@
+"""The wrapper every tool call goes through, whoever makes it (agent loop, editor, CLI, batch).
+
+Name repair -> JSON parsing -> ``before`` hooks -> validation -> run (cancellable through
+``ctx.abort``) -> output truncation -> ``after`` hooks. Failures become an ``Outcome`` with an
+error the model can act on; nothing raises out of here but cancellation of the caller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import logging
+import time
+import types
+from dataclasses import dataclass, field
+from typing import Any, Union, get_args, get_origin
+
+from pydantic import BaseModel, ValidationError
+
+from .base import Tool, ToolError, ToolResult
+from .context import ToolContext
+from .permission import PermissionRejected
+from .registry import HookCall, ToolRegistry, ToolVetoed
+from .truncate import truncate
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Outcome:
+    call_id: str
+    tool: str
+    args: dict[str, Any]
+    result: ToolResult | None = None
+    error: str | None = None
+    #: The user rejected without a word, or cancelled: the loop should stop the turn.
+    stops_turn: bool = False
+    started: float = field(default_factory=time.time)
+    ended: float = 0.0
+
+    @property
+    def model_text(self) -> str:
+        """What the model reads back for this call."""
+        if self.result is not None:
+            return self.result.output
+        return f"Error: {self.error}"
+
+
+def validation_message(tool: Tool[Any], error: ValidationError) -> str:
+    custom = tool.format_validation_error(error)
+    if custom:
+        return custom
+    problems = "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in error.errors()
+    )
+    return (
+        f"The {tool.id} tool was called with invalid arguments: {problems}. "
+        "Please rewrite the input so it satisfies the expected schema."
+    )
+
+
+def _accepts_none(params: type[BaseModel], name: str) -> bool:
+    info = params.model_fields.get(name)
+    if info is None:
+        return True  # unknown keys are left for validation to report
+    annotation = info.annotation
+    return get_origin(annotation) in (Union, types.UnionType) and type(None) in get_args(annotation)
+
+
+def _drop_nulls(params: type[BaseModel], args: dict[str, Any]) -> dict[str, Any]:
+    """Models (and OpenAI strict mode) send ``null`` for optional parameters: treat as omitted."""
+    return {k: v for k, v in args.items() if v is not None or _accepts_none(params, k)}
+
+
+async def execute(
+    registry: ToolRegistry, name: str, raw_args: str | dict[str, Any], ctx: ToolContext
+) -> Outcome:
+    outcome = Outcome(ctx.call_id, name, {})
+    try:
+        await _execute(registry, name, raw_args, ctx, outcome)
+    finally:
+        outcome.ended = time.time()
+    return outcome
+
+
+async def _execute(
+    registry: ToolRegistry, name: str, raw_args: str | dict[str, Any], ctx: ToolContext, outcome: Outcome
+) -> None:
+    tool = registry.get(name)
+    if tool is None:
+        invalid = registry.get("invalid")
+        if invalid is None:
+            outcome.error = f"There is no tool called {name!r}."
+            return
+        names = ", ".join(sorted(t for t in registry.tools if t != "invalid"))
+        error = f"There is no tool called {name!r}. The tools you can call are: {names}."
+        tool, raw_args = invalid, {"tool": name, "error": error}
+    outcome.tool = tool.id
+    if isinstance(raw_args, str):
+        try:
+            raw_args = json.loads(raw_args or "{}")
+        except json.JSONDecodeError as error:
+            outcome.error = (
+                f"The {tool.id} tool was called with arguments that are not valid JSON ({error}). "
+                "Please send the arguments as one JSON object."
+            )
+            return
+    if not isinstance(raw_args, dict):
+        outcome.error = (
+            f"The {tool.id} tool needs its arguments as a JSON object, not {type(raw_args).__name__}."
+        )
+        return
+    call = HookCall(tool.id, ctx.call_id, ctx.session_id, _drop_nulls(tool.Params, raw_args))
+    outcome.args = call.args
+    try:
+        for hook in registry.before:
+            await hook(call)
+        params = tool.Params.model_validate(call.args)
+    except ToolVetoed as veto:
+        outcome.error = f"The call was blocked before it ran: {veto}"
+        return
+    except ValidationError as error:
+        outcome.error = validation_message(tool, error)
+        return
+    outcome.args = call.args
+    if ctx.depth > 0 and tool.id == "batch":
+        outcome.error = "batch cannot be nested inside batch; call the tools directly."
+        return
+    ctx.run_tool = functools.partial(_nested, registry, ctx)
+    await _run(tool, params, ctx, outcome)
+    if outcome.result is not None:
+        _bound(outcome.result, ctx)
+    for after in registry.after:
+        try:
+            await after(call, outcome)
+        except Exception:
+            log.exception("after-hook failed for %s", tool.id)
+
+
+async def _nested(
+    registry: ToolRegistry, parent: ToolContext, name: str, args: dict[str, Any], call_id: str
+) -> Outcome:
+    child = ToolContext(parent.env, call_id, parent.message_id, parent.abort, depth=parent.depth + 1)
+    return await execute(registry, name, args, child)
+
+
+async def _run(tool: Tool[Any], params: BaseModel, ctx: ToolContext, outcome: Outcome) -> None:
+    task = asyncio.ensure_future(tool.run(params, ctx))
+    aborted = asyncio.ensure_future(ctx.abort.wait())
+    try:
+        await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    finally:
+        aborted.cancel()
+    if not task.done():
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        outcome.error = "Cancelled by the user."
+        outcome.stops_turn = True
+        return
+    try:
+        outcome.result = task.result()
+    except PermissionRejected as rejected:
+        outcome.error = str(rejected)
+        outcome.stops_turn = rejected.stops_turn
+    except ToolError as error:
+        outcome.error = str(error)
+    except asyncio.CancelledError:
+        outcome.error = "Cancelled."
+        outcome.stops_turn = True
+    except Exception as error:
+        log.exception("tool %s failed", tool.id)
+        outcome.error = (
+            f"The {tool.id} tool failed unexpectedly ({type(error).__name__}: {error}). "
+            "This is a fault in lspilot, not in your input; the details are in lspilot's log."
+        )
+
+
+def _bound(result: ToolResult, ctx: ToolContext) -> None:
+    """Truncate unless the tool bounded its own output (it then sets ``metadata['truncated']``)."""
+    if "truncated" in result.metadata:
+        return
+    cut = truncate(result.output, ctx.env.limits, ctx.env.output_dir, f"{ctx.call_id or 'call'}")
+    result.output = cut.output
+    result.metadata["truncated"] = cut.path is not None
+    if cut.path is not None:
+        result.metadata["outputPath"] = str(cut.path)

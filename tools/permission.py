@@ -1,0 +1,228 @@
+"""The permission engine: rules ``{permission, pattern, action}``, asks, and remembered approvals.
+
+Rules come in layers, later layers winning: the defaults, the agent's, the project config's, the
+user config's (so a cloned repository's config cannot loosen what its user tightened). Within the
+combined list the last matching rule wins; no match means ask. An "always" reply adds allow rules
+for the request's ``always`` patterns and is remembered per project, but never overrides a rule
+that denies.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from .base import ToolError
+
+log = logging.getLogger(__name__)
+
+Action = Literal["allow", "ask", "deny"]
+ACTIONS: tuple[Action, ...] = ("allow", "ask", "deny")
+
+#: Permission types the engine knows; tools and config may use others.
+PERMISSIONS = (
+    "read",
+    "edit",
+    "bash",
+    "external_directory",
+    "webfetch",
+    "lsp",
+    "task",
+    "skill",
+    "doom_loop",
+    "question",
+    "todo",
+)
+
+
+@dataclass(frozen=True)
+class Rule:
+    permission: str
+    pattern: str
+    action: Action
+    source: str = "default"
+
+
+DEFAULT_RULES: tuple[Rule, ...] = (
+    Rule("*", "*", "allow"),
+    Rule("read", "*.env", "ask"),
+    Rule("read", "*.env.*", "ask"),
+    Rule("read", "*.env.example", "allow"),
+    Rule("edit", "*", "ask"),
+    Rule("bash", "*", "ask"),
+    Rule("external_directory", "*", "ask"),
+    Rule("webfetch", "*", "ask"),
+    Rule("doom_loop", "*", "ask"),
+)
+
+
+@lru_cache(maxsize=1024)
+def _wildcard_regex(pattern: str) -> re.Pattern[str]:
+    body = pattern
+    tail = ""
+    if body.endswith(" *"):  # "git log *" also matches the bare "git log"
+        body, tail = body[:-2], "( .*)?"
+    parts = (".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in body)
+    return re.compile("".join(parts) + tail, re.DOTALL)
+
+
+def wildcard_match(text: str, pattern: str) -> bool:
+    """Whole-string match where ``*`` is any run of characters and ``?`` any one character."""
+    return _wildcard_regex(pattern).fullmatch(text) is not None
+
+
+def evaluate(permission: str, pattern: str, rules: Iterable[Rule]) -> Rule | None:
+    """The last rule matching both the permission and the pattern."""
+    found: Rule | None = None
+    for rule in rules:
+        if wildcard_match(permission, rule.permission) and wildcard_match(pattern, rule.pattern):
+            found = rule
+    return found
+
+
+class PermissionConfigError(ValueError):
+    pass
+
+
+def rules_from_config(table: Mapping[str, Any], source: str) -> list[Rule]:
+    """Rules from a ``[permission]`` table: ``edit = "ask"`` or ``bash = {"git log *" = "allow"}``."""
+    rules: list[Rule] = []
+    for permission, value in table.items():
+        entries: Mapping[str, Any] = value if isinstance(value, Mapping) else {"*": value}  # pyright: ignore[reportUnknownVariableType]
+        for pattern, action in entries.items():
+            if action not in ACTIONS:
+                raise PermissionConfigError(
+                    f"{source}: permission.{permission}: {pattern!r} = {action!r}; "
+                    f"expected one of {', '.join(ACTIONS)}"
+                )
+            rules.append(Rule(permission, str(pattern), action, source))
+    return rules
+
+
+@dataclass
+class PermissionRequest:
+    permission: str
+    patterns: list[str]
+    always: list[str]
+    title: str
+    metadata: dict[str, Any] = field(default_factory=dict[str, Any])
+    call_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Reply:
+    kind: Literal["once", "always", "reject"]
+    feedback: str | None = None
+
+
+class Asker(Protocol):
+    """Whoever drives the session answers: the editor, the terminal, or flags."""
+
+    async def permission(self, request: PermissionRequest) -> Reply: ...
+
+    async def question(self, question: str, options: list[str]) -> str: ...
+
+
+class PermissionDenied(ToolError):
+    """A configured rule denies this; asking again will not help."""
+
+
+class PermissionRejected(ToolError):
+    """The user said no. Without feedback the turn stops; with feedback the model reads it."""
+
+    def __init__(self, request: PermissionRequest, feedback: str | None) -> None:
+        self.feedback = feedback
+        self.stops_turn = not feedback
+        what = f"{request.permission} {', '.join(request.patterns)}"
+        if feedback:
+            message = f"The user rejected {what} and said: {feedback}"
+        else:
+            message = f"The user rejected {what}. Stop and wait for their instructions."
+        super().__init__(message)
+
+
+class ApprovalStore:
+    """ "Always" approvals of one project, kept in the data dir so they survive a restart."""
+
+    def __init__(self, path: Path | None) -> None:
+        self._path = path
+        self._rules: list[Rule] = []
+        if path and path.is_file():
+            try:
+                items = json.loads(path.read_text()).get("allow", [])
+                self._rules = [Rule(i["permission"], i["pattern"], "allow", "always") for i in items]
+            except (ValueError, KeyError, TypeError, AttributeError) as error:
+                log.warning("ignoring unreadable approvals file %s: %s", path, error)
+
+    @classmethod
+    def for_project(cls, data_dir: Path, root: Path) -> ApprovalStore:
+        digest = hashlib.sha256(str(root).encode()).hexdigest()[:16]
+        return cls(data_dir / "approvals" / f"{root.name}-{digest}.json")
+
+    @property
+    def rules(self) -> list[Rule]:
+        return list(self._rules)
+
+    def add(self, permission: str, patterns: Iterable[str]) -> None:
+        for pattern in patterns:
+            rule = Rule(permission, pattern, "allow", "always")
+            if rule not in self._rules:
+                self._rules.append(rule)
+        if self._path:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            items = [{"permission": r.permission, "pattern": r.pattern} for r in self._rules]
+            tmp = self._path.with_suffix(".tmp")
+            tmp.write_text(json.dumps({"allow": items}, indent=1))
+            tmp.replace(self._path)
+
+
+class PermissionEngine:
+    def __init__(self, rules: Iterable[Rule], approvals: ApprovalStore, asker: Asker) -> None:
+        self.rules = list(rules)
+        self.approvals = approvals
+        self.asker = asker
+
+    def action(self, permission: str, pattern: str) -> Action:
+        """What happens to ``pattern`` now: a configured deny always wins over an approval."""
+        rule = evaluate(permission, pattern, self.rules)
+        configured: Action = rule.action if rule else "ask"
+        if configured == "ask" and evaluate(permission, pattern, self.approvals.rules):
+            return "allow"
+        return configured
+
+    def denied_outright(self, permission: str) -> bool:
+        """True when the last catch-all rule for ``permission`` denies and no later rule lets any
+        pattern through: a tool governed by it is then not offered to the model at all."""
+        relevant = [r for r in self.rules if wildcard_match(permission, r.permission)]
+        if not relevant:
+            return False
+        last_catch_all = max((i for i, r in enumerate(relevant) if r.pattern == "*"), default=None)
+        if last_catch_all is None or relevant[last_catch_all].action != "deny":
+            return False
+        return all(r.action == "deny" for r in relevant[last_catch_all:])
+
+    async def ask(self, request: PermissionRequest) -> None:
+        """Return when allowed; raise ``PermissionDenied`` or ``PermissionRejected`` otherwise."""
+        actions = {pattern: self.action(request.permission, pattern) for pattern in request.patterns}
+        denied = [p for p, a in actions.items() if a == "deny"]
+        if denied:
+            rule = evaluate(request.permission, denied[0], self.rules)
+            source = f" (rule {rule.permission} {rule.pattern!r} = deny in {rule.source})" if rule else ""
+            raise PermissionDenied(
+                f"Permission denied: {request.permission} {denied[0]}{source}. "
+                "This is configured by the user; do not retry it, find another way or ask the user."
+            )
+        if all(a == "allow" for a in actions.values()):
+            return
+        reply = await self.asker.permission(request)
+        if reply.kind == "reject":
+            raise PermissionRejected(request, reply.feedback)
+        if reply.kind == "always":
+            self.approvals.add(request.permission, request.always or request.patterns)

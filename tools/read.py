@@ -1,0 +1,174 @@
+"""read: a file's lines (numbered, bounded), a directory's entries, or an image/PDF as attachment."""
+
+from __future__ import annotations
+
+import contextlib
+import mimetypes
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+from rapidfuzz import fuzz, process
+
+from lsp_bridge import BridgeError
+
+from .base import Attachment, Tool, ToolError, ToolResult
+from .context import ToolContext
+
+MAX_LINE_CHARS = 2000
+MAX_ENTRIES = 500
+ATTACHMENT_MIMES = {"image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf"}
+MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024
+NOISE = {".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".ruff_cache", ".cache"}
+
+
+class ReadParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    filePath: str = Field(
+        description="The file or directory to read (absolute, or relative to the workspace root)"
+    )
+    offset: int | None = Field(default=None, ge=1, description="The line number to start from (1-based)")
+    limit: int | None = Field(default=None, ge=1, description="How many lines to read (default 2000)")
+
+
+def is_binary(sample: bytes) -> bool:
+    """A NUL byte, or mostly bytes that are neither printable text nor valid UTF-8."""
+    if not sample:
+        return False
+    if b"\0" in sample:
+        return True
+    try:
+        sample.decode()
+        return False
+    except UnicodeDecodeError as error:
+        if error.start >= len(sample) - 4:  # a multi-byte character cut at the sample's end
+            return False
+    printable = sum(32 <= b < 127 or b in b"\t\n\r\f\b" for b in sample)
+    return printable / len(sample) < 0.7
+
+
+class Read(Tool[ReadParams]):
+    id = "read"
+    Params = ReadParams
+    permission = "read"
+
+    async def run(self, params: ReadParams, ctx: ToolContext) -> ToolResult:
+        path = await ctx.authorize(params.filePath, "read", f"Read {params.filePath}")
+        shown = ctx.relative(path)
+        if path.is_dir():
+            return _directory(path, shown)
+        if not path.exists():
+            raise ToolError(_missing(path, ctx))
+        mime = mimetypes.guess_type(path.name)[0] or ""
+        if mime in ATTACHMENT_MIMES:
+            return _attachment(path, shown, mime)
+        with path.open("rb") as handle:
+            if is_binary(handle.read(8192)):
+                raise ToolError(
+                    f"{shown} is a binary file ({path.stat().st_size} bytes); read cannot show it. "
+                    "Use bash (e.g. `file`, `xxd | head`) if you need to inspect it."
+                )
+        result = _text(path, shown, params, ctx)
+        ctx.env.session.record_read(path)
+        if ctx.env.bridge_started:
+            ctx.env.background(_warm(ctx, path), f"warming {shown} in the language server")
+        return result
+
+
+async def _warm(ctx: ToolContext, path: Path) -> None:
+    with contextlib.suppress(BridgeError):  # no server for this kind of file: nothing to warm
+        await ctx.env.bridge.connections_for(path)
+
+
+def _text(path: Path, shown: str, params: ReadParams, ctx: ToolContext) -> ToolResult:
+    text = path.read_bytes().decode(errors="replace")
+    lines = text.splitlines()
+    start = (params.offset or 1) - 1
+    if lines and start >= len(lines):
+        raise ToolError(f"offset {start + 1} is past the end of {shown}, which has {len(lines)} lines.")
+    limit = min(params.limit or ctx.env.limits.max_lines, ctx.env.limits.max_lines)
+    out: list[str] = []
+    size = 0
+    end = start
+    for number, line in enumerate(lines[start : start + limit], start + 1):
+        cut = f"{line[:MAX_LINE_CHARS]}... (line cut at {MAX_LINE_CHARS} characters)"
+        entry = f"{number:>6}\t{cut if len(line) > MAX_LINE_CHARS else line}"
+        if size + len(entry) + 1 > ctx.env.limits.max_bytes:
+            break
+        out.append(entry)
+        size += len(entry) + 1
+        end = number
+    if end < len(lines):
+        footer = (
+            f"(Showing lines {start + 1}-{end} of {len(lines)}. Use offset={end + 1} to continue reading.)"
+        )
+    else:
+        footer = f"(End of file: {len(lines)} lines.)"
+    body = "\n".join(out) if out else "(empty file)"
+    return ToolResult(
+        title=shown,
+        output=f"{body}\n\n{footer}",
+        metadata={"lines": len(lines), "from": start + 1, "to": end, "truncated": end < len(lines)},
+    )
+
+
+def _directory(path: Path, shown: str) -> ToolResult:
+    entries = sorted(os.scandir(path), key=lambda e: (not e.is_dir(), e.name))
+    names = [f"{e.name}/" if e.is_dir() else e.name for e in entries]
+    body = "\n".join(names[:MAX_ENTRIES]) or "(empty directory)"
+    if len(names) > MAX_ENTRIES:
+        body += f"\n... and {len(names) - MAX_ENTRIES} more entries (use glob or list to narrow down)"
+    return ToolResult(
+        title=f"{shown}/",
+        output=body,
+        metadata={"entries": len(names), "truncated": len(names) > MAX_ENTRIES},
+    )
+
+
+def _attachment(path: Path, shown: str, mime: str) -> ToolResult:
+    size = path.stat().st_size
+    if size > MAX_ATTACHMENT_BYTES:
+        raise ToolError(f"{shown} is {size} bytes; files over {MAX_ATTACHMENT_BYTES} bytes are not attached.")
+    kind = "PDF" if mime == "application/pdf" else "Image"
+    return ToolResult(
+        title=shown,
+        output=f"{kind} {shown} ({size} bytes) is attached.",
+        metadata={"mime": mime, "bytes": size, "truncated": False},
+        attachments=[Attachment(mime, path.read_bytes(), path.name)],
+    )
+
+
+def _missing(path: Path, ctx: ToolContext) -> str:
+    folder = path.parent
+    while not folder.is_dir() and folder != folder.parent:
+        folder = folder.parent
+    candidates = [folder / name for name in _listdir(folder)]
+    if folder.is_relative_to(ctx.root):
+        candidates += _same_name(ctx.root, path.name)
+    wanted = ctx.relative(path)
+    choices = {ctx.relative(c): c for c in candidates}
+    best = process.extract(wanted, list(choices), scorer=fuzz.WRatio, limit=3, score_cutoff=60)
+    message = f"File not found: {wanted}"
+    if best:
+        message += "\nDid you mean one of these?\n" + "\n".join(f"  {name}" for name, _score, _ in best)
+    return message
+
+
+def _listdir(folder: Path) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
+
+
+def _same_name(root: Path, name: str, budget: int = 20000) -> list[Path]:
+    """Files called ``name`` anywhere in the workspace (noise dirs skipped, bounded walk)."""
+    found: list[Path] = []
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in NOISE]
+        seen += len(files)
+        found += [Path(folder, f) for f in files if f.lower() == name.lower()]
+        if seen > budget:
+            break
+    return found

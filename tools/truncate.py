@@ -1,0 +1,88 @@
+"""Bounded outputs: cut a tool's output to the limits and save the whole of it for later reading.
+
+Saved outputs live in ``<data dir>/tool-output`` and are removed after seven days.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+RETENTION_SECONDS = 7 * 24 * 3600
+_cleaned: set[Path] = set()
+
+
+@dataclass(frozen=True)
+class OutputLimits:
+    max_lines: int = 2000
+    max_bytes: int = 50 * 1024
+
+
+@dataclass(frozen=True)
+class Truncated:
+    output: str
+    path: Path | None  # where the full output is, when it was cut
+
+
+def _cut(text: str, limits: OutputLimits) -> tuple[str, int, int] | None:
+    """The head of ``text`` within the limits, and the lines and bytes left out; None if it fits."""
+    data = text.encode()
+    lines = text.split("\n")
+    if len(lines) <= limits.max_lines and len(data) <= limits.max_bytes:
+        return None
+    kept: list[str] = []
+    size = 0
+    for line in lines[: limits.max_lines]:
+        line_size = len(line.encode()) + 1
+        if size + line_size > limits.max_bytes:
+            if not kept:  # one enormous line: keep its start rather than nothing
+                kept.append(line.encode()[: limits.max_bytes].decode(errors="ignore"))
+                size = limits.max_bytes
+            break
+        kept.append(line)
+        size += line_size
+    head = "\n".join(kept)
+    return head, len(lines) - len(kept), len(data) - len(head.encode())
+
+
+def truncate(text: str, limits: OutputLimits, folder: Path, name: str) -> Truncated:
+    cut = _cut(text, limits)
+    if cut is None:
+        return Truncated(text, None)
+    head, lines_left, bytes_left = cut
+    path = save(text, folder, name)
+    note = (
+        f"\n\n... output truncated: {lines_left} more lines ({bytes_left} bytes) not shown. "
+        f"The full output is saved at {path}. Use the read tool with offset/limit on that file, "
+        "or grep it, to see the rest; do not rerun the command just to see more."
+    )
+    return Truncated(head + note, path)
+
+
+def save(text: str, folder: Path, name: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    _clean_once(folder)
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:80]
+    path = folder / f"{time.strftime('%Y%m%d-%H%M%S')}-{safe}.txt"
+    path.write_text(text)
+    return path
+
+
+def _clean_once(folder: Path) -> None:
+    if folder in _cleaned:
+        return
+    _cleaned.add(folder)
+    cutoff = time.time() - RETENTION_SECONDS
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            try:
+                if entry.is_file() and entry.stat().st_mtime < cutoff:
+                    os.unlink(entry.path)
+            except OSError as error:
+                log.debug("could not remove old output %s: %s", entry.path, error)
