@@ -1,9 +1,12 @@
-"""The `glob` tool (placeholder while the ripgrep-backed version is written)."""
+"""The ``glob`` tool: find files by name pattern with ripgrep, newest first."""
 
 from __future__ import annotations
 
+import heapq
+
 from pydantic import BaseModel, ConfigDict, Field
 
+from ._ripgrep import LIMIT, DirFd, capped_note, rg_failure, search_flags, stream_rg
 from .base import Tool, ToolError, ToolResult
 from .context import ToolContext
 
@@ -11,15 +14,49 @@ from .context import ToolContext
 class Params(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    pattern: str = Field(description="The pattern to search for.")
-    path: str | None = Field(default=None, description="The folder to search in (default: workspace root).")
+    pattern: str = Field(
+        min_length=1,
+        description='The glob to match file paths against, e.g. "*.py", "src/**/*.ts" or "**/test_*.py".',
+    )
+    path: str | None = Field(
+        default=None,
+        description="The folder to search in, absolute or relative to the workspace root. "
+        "Omit it to search the whole workspace.",
+    )
 
 
 class Glob(Tool[Params]):
     id = "glob"
     Params = Params
     permission = "read"
-    description = "Not available yet."
 
     async def run(self, params: Params, ctx: ToolContext) -> ToolResult:
-        raise ToolError("The glob tool is not implemented yet.")
+        title = f"Find files matching {params.pattern}"
+        folder = await ctx.authorize(params.path or ".", "read", title)
+        if not folder.is_dir():
+            what = "is a file, not a folder" if folder.exists() else "does not exist"
+            raise ToolError(f"{ctx.relative(folder)} {what}; glob's path must be a folder to search in.")
+        where = DirFd(folder)
+        found: list[tuple[int, bytes]] = []  # (-mtime, path): ascending order is newest first
+
+        def consume(lines: list[bytes]) -> None:
+            found.extend((-where.mtime(name), name) for name in lines)
+
+        try:
+            done = await stream_rg(["--files", *search_flags(params.pattern)], folder, ctx.abort, consume)
+        finally:
+            where.close()
+        if done.code not in (0, 1) and not found:
+            raise rg_failure(done.stderr, params.pattern, "file search")
+        title = ctx.relative(folder / params.pattern)
+        if not found:
+            return ToolResult(title, "No files found", {"count": 0, "truncated": False})
+        newest = heapq.nsmallest(LIMIT, found)
+        lines = [ctx.relative(folder / name.decode(errors="replace")) for _, name in newest]
+        truncated = len(found) > LIMIT
+        if truncated:
+            lines += ["", capped_note(LIMIT, len(found), "files", "pattern or path")]
+        if done.skipped_some:
+            lines += ["", "(Some paths could not be read and were skipped.)"]
+        metadata = {"count": len(found), "truncated": truncated}
+        return ToolResult(title, "\n".join(lines), metadata)

@@ -1,25 +1,141 @@
-"""The `grep` tool (placeholder while the ripgrep-backed version is written)."""
+"""The ``grep`` tool: search file contents with ripgrep, matches grouped per file, newest files first."""
 
 from __future__ import annotations
 
+import heapq
+from pathlib import Path
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
+from ._ripgrep import LIMIT, DirFd, capped_note, rg_failure, search_flags, stream_rg
 from .base import Tool, ToolError, ToolResult
 from .context import ToolContext
+
+MAX_LINE = 2000
 
 
 class Params(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    pattern: str = Field(description="The pattern to search for.")
-    path: str | None = Field(default=None, description="The folder to search in (default: workspace root).")
+    pattern: str = Field(
+        min_length=1, description=r'The regular expression to search for, e.g. "def \w+_handler" or "TODO".'
+    )
+    path: str | None = Field(
+        default=None,
+        description="The folder (or one file) to search, absolute or relative to the workspace root. "
+        "Omit it to search the whole workspace.",
+    )
+    include: str | None = Field(
+        default=None,
+        description='Only search files whose path matches this glob, e.g. "*.py" or "*.{ts,tsx}".',
+    )
+
+
+class Matches:
+    """rg's ``path\\0line:text`` lines grouped per file, each file stat-ed once as it first appears."""
+
+    def __init__(self, where: DirFd) -> None:
+        self.where = where
+        self.files: dict[bytes, list[bytes]] = {}
+        self.keys: list[tuple[int, bytes]] = []  # (-mtime, path): ascending order is newest first
+        self.count = 0
+
+    def consume(self, lines: list[bytes]) -> None:
+        current: bytes | None = None
+        hits: list[bytes] = []
+        for line in lines:
+            name, sep, rest = line.partition(b"\0")
+            if not sep:
+                continue  # "binary file matches" notices for files named explicitly
+            if name != current:
+                current = name
+                hits = self.files.get(name) or self._add(name)
+            hits.append(rest)
+            self.count += 1
+
+    def _add(self, name: bytes) -> list[bytes]:
+        hits: list[bytes] = []
+        self.files[name] = hits
+        self.keys.append((-self.where.mtime(name), name))
+        return hits
+
+
+def _text(raw: bytes) -> tuple[str, str]:
+    number, _, text = raw.partition(b":")
+    line = text.decode(errors="replace").rstrip("\r")
+    if len(line) > MAX_LINE:
+        line = line[:MAX_LINE] + "..."
+    return number.decode(), line
 
 
 class Grep(Tool[Params]):
     id = "grep"
     Params = Params
     permission = "read"
-    description = "Not available yet."
 
     async def run(self, params: Params, ctx: ToolContext) -> ToolResult:
-        raise ToolError("The grep tool is not implemented yet.")
+        target = await ctx.authorize(params.path or ".", "read", f"Search for {params.pattern}")
+        if not target.exists():
+            raise ToolError(f"{ctx.relative(target)} does not exist; give grep a folder or a file to search.")
+        folder, names = (target, []) if target.is_dir() else (target.parent, [target.name])
+        where = DirFd(folder)
+        matches = Matches(where)
+        flags = [
+            *search_flags(params.include),
+            "--line-number",
+            "--with-filename",
+            "--null",
+            "--no-heading",
+            f"--max-columns={MAX_LINE}",
+            "--max-columns-preview",
+        ]
+        try:
+            done = await stream_rg(
+                [*flags, "--regexp", params.pattern, "--", *names], folder, ctx.abort, matches.consume
+            )
+        finally:
+            where.close()
+        if done.code not in (0, 1) and not matches.count:
+            raise rg_failure(done.stderr, params.pattern, "search")
+        title = params.pattern
+        if not matches.count:
+            return ToolResult(title, "No matches found", {"matches": 0, "files": 0, "truncated": False})
+        return ToolResult(title, *_report(matches, ctx, folder, done.skipped_some))
+
+
+def _report(matches: Matches, ctx: ToolContext, folder: Path, skipped: bool) -> tuple[str, dict[str, Any]]:
+    """Up to ``LIMIT`` matches (and the byte limit), the most recently modified files first."""
+    budget = ctx.env.limits.max_bytes - 512
+    shown = 0
+    blocks: list[str] = []
+    for _, name in heapq.nsmallest(LIMIT, matches.keys):
+        lines = [f"{ctx.relative(folder / name.decode(errors='replace'))}:"]
+        for raw in matches.files[name]:
+            if shown == LIMIT:
+                break
+            number, text = _text(raw)
+            entry = f"  line {number}: {text}"
+            budget -= len(entry.encode()) + 1
+            if budget < 0 and shown:
+                break
+            lines.append(entry)
+            shown += 1
+        if len(lines) > 1:
+            blocks.append("\n".join(lines))
+        if shown == LIMIT or budget < 0:
+            break
+    truncated = shown < matches.count
+    files = _plural(len(matches.files), "file", "files")
+    head = f"Found {_plural(matches.count, 'match', 'matches')} in {files}"
+    parts = [head, *blocks]
+    if truncated:
+        parts.append(capped_note(shown, matches.count, "matches", "pattern, path or include"))
+    if skipped:
+        parts.append("(Some paths could not be read and were skipped.)")
+    metadata: dict[str, Any] = {"matches": matches.count, "files": len(matches.files), "truncated": truncated}
+    return "\n\n".join(parts), metadata
+
+
+def _plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"

@@ -1,0 +1,181 @@
+"""Running ripgrep for the search tools (glob, grep, list): finding ``rg``, the flags they share,
+streaming its output to a consumer in a worker thread, and killing it when the call is cancelled.
+
+Output is consumed while rg is still walking the tree, so the per-path work the tools do (``stat``
+for the modification-time sort) overlaps with the search instead of following it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import os
+import re
+import shutil
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .base import ToolError
+
+#: Flags every search uses: .gitignore/.ignore are respected even outside a git repository,
+#: hidden files are searched, ``.git`` never is, and the user's rg config cannot change the output.
+COMMON_FLAGS: tuple[str, ...] = ("--no-config", "--color=never", "--hidden", "--no-require-git")
+NO_GIT = "--glob=!.git"
+
+#: How many results the search tools show.
+LIMIT = 100
+
+_READ_SIZE = 1 << 20
+_STDERR_CAP = 64 * 1024
+
+
+@functools.cache
+def _locate() -> str | None:
+    beside = Path(sys.executable).with_name("rg")
+    if os.access(beside, os.X_OK):
+        return str(beside)
+    return shutil.which("rg")
+
+
+def find_rg() -> str:
+    """The rg next to the running Python (the ``ripgrep`` wheel), else the one on PATH."""
+    found = _locate()
+    if found is None:
+        raise ToolError(
+            "ripgrep (rg) is not installed, so file search is unavailable. "
+            "Install lspilot's dependencies (the `ripgrep` package) or put `rg` on PATH."
+        )
+    return found
+
+
+def search_flags(include: str | None = None) -> list[str]:
+    """The shared flags, with ``include`` (a file glob) before the ``.git`` exclusion so it wins."""
+    flags: list[str] = [*COMMON_FLAGS]
+    if include:
+        flags.append(f"--glob={include}")
+    flags.append(NO_GIT)
+    return flags
+
+
+@dataclass(frozen=True)
+class RgExit:
+    code: int
+    stderr: str
+
+    @property
+    def skipped_some(self) -> bool:
+        """rg found results but could not read some paths (exit 2 with output)."""
+        return self.code == 2
+
+
+_ERROR_LINE = re.compile(r"^error: (.*)$", re.MULTILINE)
+
+
+def rg_failure(stderr: str, pattern: str, what: str) -> ToolError:
+    """rg's complaint about ``pattern`` (a regex or a glob), as a message the model can act on."""
+    text = stderr.strip()
+    if "regex parse error" in text:
+        found = _ERROR_LINE.search(text)
+        reason = found.group(1) if found else text.splitlines()[-1]
+        return ToolError(
+            f"Invalid regex {pattern!r}: {reason}. The pattern is a Rust regex: escape special "
+            "characters such as ( ) [ ] { } . * + ? | \\ with a backslash to match them literally."
+        )
+    if "error parsing glob" in text:
+        reason = text.split(":", 2)[-1].strip() if text.count(":") >= 2 else text
+        return ToolError(f"Invalid glob {pattern!r}: {reason}.")
+    first = text.splitlines()[0].removeprefix("rg: ") if text else "no error message"
+    return ToolError(f"The {what} failed: {first}")
+
+
+def _kill(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)  # its own group: start_new_session=True
+
+
+async def _drain(stream: asyncio.StreamReader) -> str:
+    kept = bytearray()
+    while chunk := await stream.read(65536):
+        if len(kept) < _STDERR_CAP:
+            kept += chunk[: _STDERR_CAP - len(kept)]
+    return kept.decode(errors="replace")
+
+
+async def stream_rg(
+    args: Sequence[str], cwd: Path, abort: asyncio.Event, consume: Callable[[list[bytes]], None]
+) -> RgExit:
+    """Run ``rg args`` in ``cwd`` and hand its stdout, in batches of whole lines, to ``consume``.
+
+    ``consume`` runs in a worker thread, one batch at a time. rg is killed (and reaped) if
+    ``abort`` is set or the calling task is cancelled; an abort then raises ``ToolError``.
+    """
+    proc = await asyncio.create_subprocess_exec(
+        find_rg(),
+        *args,
+        cwd=cwd,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+        limit=4 * _READ_SIZE,  # keep draining the pipe while a batch is being consumed
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    watcher = asyncio.ensure_future(abort.wait())
+    watcher.add_done_callback(lambda done: None if done.cancelled() else _kill(proc))
+    errors = asyncio.ensure_future(_drain(proc.stderr))
+    batch: asyncio.Future[None] | None = None
+    try:
+        tail = b""
+        while chunk := await proc.stdout.read(_READ_SIZE):
+            lines = (tail + chunk).split(b"\n")
+            tail = lines.pop()
+            if lines:
+                batch = asyncio.ensure_future(asyncio.to_thread(consume, lines))
+                await asyncio.shield(batch)
+        if tail:
+            batch = asyncio.ensure_future(asyncio.to_thread(consume, [tail]))
+            await asyncio.shield(batch)
+        code = await proc.wait()
+        stderr = await errors
+    finally:
+        watcher.cancel()
+        if proc.returncode is None:
+            _kill(proc)
+            await proc.wait()
+        errors.cancel()
+        if batch is not None and not batch.done():
+            # The worker thread cannot be interrupted: let it finish before the caller's state goes.
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait({batch})
+    if abort.is_set():
+        raise ToolError("The search was cancelled.")
+    return RgExit(code, stderr)
+
+
+class DirFd:
+    """An open directory, for ``os.stat(name, dir_fd=...)`` on the relative paths rg prints."""
+
+    def __init__(self, folder: Path) -> None:
+        self.fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+
+    def mtime(self, name: bytes) -> int:
+        """Modification time in ns; 0 for a file that vanished or cannot be read."""
+        try:
+            return os.stat(name, dir_fd=self.fd).st_mtime_ns
+        except OSError:
+            return 0
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+def capped_note(shown: int, found: int, noun: str, refine: str) -> str:
+    return (
+        f"(Showing {shown} of {found} {noun}, the most recently modified first. "
+        f"Refine your {refine} to see the rest.)"
+    )
