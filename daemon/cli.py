@@ -1,17 +1,20 @@
-"""The `lspilot` command line: demo, and managing language servers."""
+"""The `lspilot` command line: demo, running one tool, and managing language servers."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import sys
 from pathlib import Path
+from typing import Any
 
 from lsp_bridge import BridgeError, ServerRegistry
 from lsp_bridge import install as installer
 
 from . import config as configuration
+from .config import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -69,12 +72,93 @@ def _demo(_args: argparse.Namespace) -> int:
     return asyncio.run(demo.run(configuration.load(Path.cwd()).bridge()))
 
 
+def _named_files(value: Any, ctx_root: Path) -> list[Path]:
+    """Existing files named anywhere in a tool's arguments."""
+    if isinstance(value, dict):
+        return [f for v in value.values() for f in _named_files(v, ctx_root)]  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(value, list):
+        return [f for v in value for f in _named_files(v, ctx_root)]  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(value, str) and value and len(value) < 4096 and "\n" not in value:
+        path = Path(value).expanduser()
+        path = path if path.is_absolute() else ctx_root / path
+        try:
+            return [path.resolve()] if path.is_file() else []
+        except OSError:
+            return []
+    return []
+
+
+async def _run_tool(args: argparse.Namespace) -> int:
+    from tools import MemorySession, ToolContext, execute  # noqa: PLC0415
+
+    from . import store as storage  # noqa: PLC0415
+    from . import tooling  # noqa: PLC0415
+    from .terminal import TerminalAsker  # noqa: PLC0415
+
+    try:
+        arguments = json.loads(args.args)
+    except json.JSONDecodeError as error:
+        print(f"lspilot tool: the arguments are not valid JSON: {error}", file=sys.stderr)
+        return 2
+    root = Path(args.root).resolve()
+    cfg = configuration.load(root)
+    db: storage.Store | None = None
+    if args.session:
+        db = storage.Store(configuration.data_dir() / "lspilot.db")
+        if db.session_root(args.session) is None:
+            print(f"lspilot tool: no session {args.session}", file=sys.stderr)
+            return 2
+        session: Any = storage.StoredSession(db, args.session)
+    else:
+        session = MemorySession("cli")
+        for file in _named_files(arguments, root):
+            session.record_read(file)
+    env = tooling.environment(cfg, session, TerminalAsker(yes=args.yes))
+    registry = tooling.registry(cfg)
+    for problem in registry.load_errors:
+        log.warning("%s", problem)
+    try:
+        outcome = await execute(registry, args.name, arguments, ToolContext(env, "cli"))
+    finally:
+        await env.close()
+        if db:
+            db.close()
+    if args.json:
+        result = outcome.result
+        print(
+            json.dumps(
+                {
+                    "title": result.title if result else None,
+                    "output": result.output if result else None,
+                    "metadata": result.metadata if result else {},
+                    "error": outcome.error,
+                },
+                default=str,
+            )
+        )
+    elif outcome.result is not None:
+        print(outcome.result.output)
+        for attachment in outcome.result.attachments:
+            print(f"[attachment {attachment.filename}: {attachment.mime}, {len(attachment.data)} bytes]")
+    else:
+        print(f"error: {outcome.error}", file=sys.stderr)
+    return 1 if outcome.error else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lspilot", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug output to stderr")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="show lsp_bridge on a bundled sample project")
     demo.set_defaults(run=_demo)
+    tool = sub.add_parser("tool", help="run one tool through the same checks as the agent")
+    tool.add_argument("name", help="tool id, e.g. read, grep, glob")
+    tool.add_argument("args", nargs="?", default="{}", help="the arguments as a JSON object")
+    tool.add_argument("--root", default=".", help="workspace root (default: the current directory)")
+    tool.add_argument("--yes", action="store_true", help="approve every ask (configured denies still hold)")
+    tool.add_argument("--json", action="store_true", help="print {title, output, metadata, error}")
+    tool.add_argument("--session", help="run inside this session (its read times and todos)")
+    tool.set_defaults(run=lambda a: asyncio.run(_run_tool(a)))
     servers = sub.add_parser("servers", help="list, check or install language servers")
     servers.add_argument("action", choices=["list", "status", "install"])
     servers.add_argument("names", nargs="*", help="servers to install")
@@ -83,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     _setup_logging(args.verbose)
     try:
         return args.run(args)
-    except BridgeError as error:
+    except (BridgeError, ConfigError) as error:
         print(f"lspilot: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

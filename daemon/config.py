@@ -1,7 +1,9 @@
 """lspilot configuration: TOML files merged user-wide then per project, plus the data dir.
 
-Files (later ones win): ``<user config dir>/lspilot/config.toml``, ``<workspace>/.lspilot/config.toml``.
-``LSPILOT_DATA_DIR`` moves the data dir (installed servers, logs, saved outputs).
+Files (later ones win): ``<user config dir>/config.toml``, ``<workspace>/lspilot.toml``,
+``<workspace>/.lspilot/config.toml``. Permissions are the exception: the user's rules are applied
+after the project's, so a repository's config cannot loosen what its user has tightened.
+``LSPILOT_DATA_DIR`` moves the data dir (installed servers, logs, saved outputs, sessions).
 """
 
 from __future__ import annotations
@@ -14,7 +16,12 @@ from typing import Any
 
 import platformdirs
 
-from lsp_bridge import BridgeConfig, BridgeError
+from lsp_bridge import BridgeConfig
+from tools import DEFAULT_RULES, OutputLimits, Rule, rules_from_config
+
+
+class ConfigError(Exception):
+    """A configuration file is invalid; the message names the file and the key."""
 
 
 def data_dir() -> Path:
@@ -39,6 +46,31 @@ def log_dir() -> Path:
 class Config:
     workspace: Path
     raw: dict[str, Any]
+    #: Each file that was read, with its contents, in the order they were applied.
+    layers: tuple[tuple[Path, dict[str, Any]], ...] = ()
+
+    def permission_rules(self, agent_rules: tuple[Rule, ...] = ()) -> list[Rule]:
+        """Defaults, then the agent's, then the project's, then the user's rules (last match wins)."""
+        user = user_config_dir()
+        ordered = sorted(self.layers, key=lambda layer: layer[0].is_relative_to(user))
+        rules = [*DEFAULT_RULES, *agent_rules]
+        for file, table in ordered:
+            try:
+                rules += rules_from_config(table.get("permission", {}), str(file))
+            except ValueError as error:
+                raise ConfigError(str(error)) from None
+        return rules
+
+    def output_limits(self) -> OutputLimits:
+        tools: dict[str, Any] = self.raw.get("tools", {})
+        known = {"max_lines", "max_bytes"}
+        unknown = set(tools) - known
+        if unknown:
+            raise ConfigError(f"unknown [tools] settings: {sorted(unknown)}; known: {sorted(known)}")
+        for key, value in tools.items():
+            if not isinstance(value, int) or value < 1:
+                raise ConfigError(f"[tools] {key} must be a positive integer, not {value!r}")
+        return OutputLimits(**tools)
 
     def bridge(self) -> BridgeConfig:
         lsp: dict[str, Any] = dict(self.raw.get("lsp", {}))
@@ -46,7 +78,7 @@ class Config:
         known = set(BridgeConfig.__dataclass_fields__) - {"data_dir", "servers"}
         unknown = set(lsp) - known
         if unknown:
-            raise BridgeError(f"unknown [lsp] settings: {sorted(unknown)}; known: {sorted(known)}")
+            raise ConfigError(f"unknown [lsp] settings: {sorted(unknown)}; known: {sorted(known)}")
         return BridgeConfig(data_dir=data_dir(), servers=servers, **lsp)
 
 
@@ -62,10 +94,18 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
 
 def load(workspace: Path) -> Config:
     raw: dict[str, Any] = {}
-    for file in (user_config_dir() / "config.toml", workspace / ".lspilot" / "config.toml"):
+    layers: list[tuple[Path, dict[str, Any]]] = []
+    files = (
+        user_config_dir() / "config.toml",
+        workspace / "lspilot.toml",
+        workspace / ".lspilot" / "config.toml",
+    )
+    for file in files:
         if file.is_file():
             try:
-                raw = _merge(raw, tomllib.loads(file.read_text()))
+                table = tomllib.loads(file.read_text())
             except tomllib.TOMLDecodeError as error:
-                raise BridgeError(f"{file}: invalid TOML: {error}") from None
-    return Config(workspace=workspace.resolve(), raw=raw)
+                raise ConfigError(f"{file}: invalid TOML: {error}") from None
+            layers.append((file, table))
+            raw = _merge(raw, table)
+    return Config(workspace=workspace.resolve(), raw=raw, layers=tuple(layers))

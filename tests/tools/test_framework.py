@@ -177,7 +177,7 @@ async def test_unexpected_exceptions_become_a_readable_error(echo: Harness) -> N
     assert "Traceback" not in outcome.error
 
 
-PROJECT_TOOL = '''
+PROJECT_TOOL = """
 from pydantic import BaseModel, ConfigDict, Field
 from tools import ToolResult, define_tool
 
@@ -192,7 +192,7 @@ async def hello(params, ctx):
 @define_tool("Greets loudly.", Params)
 async def tool(params, ctx):
     return ToolResult("hello", f"HELLO {params.name}")
-'''
+"""
 
 
 async def test_project_tools_are_loaded_and_namespaced(echo: Harness) -> None:
@@ -275,7 +275,9 @@ def test_denied_tools_are_not_offered(echo: Harness) -> None:
     assert {"read", "webfetch", "echo"} <= offered()
     assert "invalid" not in offered()
     assert "webfetch" not in offered(Rule("webfetch", "*", "deny"))
-    assert "webfetch" in offered(Rule("webfetch", "*", "deny"), Rule("webfetch", "https://docs.python.org/*", "allow"))
+    assert "webfetch" in offered(
+        Rule("webfetch", "*", "deny"), Rule("webfetch", "https://docs.python.org/*", "allow")
+    )
     assert "read" not in offered(Rule("read", "*", "deny"))
 
 

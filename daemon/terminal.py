@@ -1,0 +1,64 @@
+"""Answering asks from a terminal: a TTY prompt, ``--yes``, or a refusal when no one can answer."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from tools import PermissionDenied, PermissionRequest, Reply, ToolError
+
+CHOICES = {"o": "once", "once": "once", "a": "always", "always": "always", "r": "reject", "reject": "reject"}
+
+
+def _prompt(text: str) -> str:
+    sys.stderr.write(text)
+    sys.stderr.flush()
+    return sys.stdin.readline().strip()
+
+
+class TerminalAsker:
+    """Asks on the terminal when stdin is a TTY; ``yes`` approves every ask (never a configured deny)."""
+
+    def __init__(self, yes: bool = False) -> None:
+        self.yes = yes
+        self.interactive = sys.stdin.isatty()
+        self._lock = asyncio.Lock()  # one prompt at a time, even when tools run concurrently
+
+    async def permission(self, request: PermissionRequest) -> Reply:
+        if self.yes:
+            return Reply("once")
+        if not self.interactive:
+            raise PermissionDenied(
+                f"{request.permission} {', '.join(request.patterns)} needs approval and there is no "
+                "terminal to ask; run again with --yes to approve, or allow it in the config."
+            )
+        async with self._lock:
+            sys.stderr.write(f"\nlspilot asks: {request.title}\n  {request.permission}: ")
+            sys.stderr.write(", ".join(request.patterns) + "\n")
+            if request.always:
+                sys.stderr.write(f"  'always' would allow: {', '.join(request.always)}\n")
+            while True:
+                answer = await asyncio.to_thread(_prompt, "  allow [o]nce, [a]lways, or [r]eject? ")
+                if answer.lower() in CHOICES:
+                    break
+            kind = CHOICES[answer.lower()]
+            if kind != "reject":
+                return Reply(kind)  # pyright: ignore[reportArgumentType]
+            feedback = await asyncio.to_thread(
+                _prompt, "  tell the agent why or what to do instead (optional): "
+            )
+            return Reply("reject", feedback or None)
+
+    async def question(self, question: str, options: list[str]) -> str:
+        if not self.interactive:
+            raise ToolError(
+                "There is no one to answer questions in this session; decide yourself and say so."
+            )
+        async with self._lock:
+            sys.stderr.write(f"\nlspilot asks: {question}\n")
+            for number, option in enumerate(options, 1):
+                sys.stderr.write(f"  {number}. {option}\n")
+            answer = await asyncio.to_thread(_prompt, "  answer: ")
+            if answer.isdigit() and 1 <= int(answer) <= len(options):
+                return options[int(answer) - 1]
+            return answer

@@ -1,0 +1,45 @@
+"""Wiring tools into a session: the registry, the permission engine and the tool environment."""
+
+from __future__ import annotations
+
+from lsp_bridge import Bridge
+from tools import (
+    ApprovalStore,
+    Asker,
+    PermissionEngine,
+    Rule,
+    SessionState,
+    ToolEnv,
+    ToolRegistry,
+    load_registry,
+)
+
+from . import config as configuration
+
+
+def registry(cfg: configuration.Config) -> ToolRegistry:
+    return load_registry(cfg.workspace, configuration.user_config_dir() / "tools")
+
+
+def environment(
+    cfg: configuration.Config,
+    session: SessionState,
+    asker: Asker,
+    agent: str = "build",
+    agent_rules: tuple[Rule, ...] = (),
+) -> ToolEnv:
+    data = configuration.data_dir()
+    engine = PermissionEngine(
+        cfg.permission_rules(agent_rules), ApprovalStore.for_project(data, cfg.workspace), asker
+    )
+    bridge_config = cfg.bridge()
+    return ToolEnv(
+        root=cfg.workspace,
+        session=session,
+        permissions=engine,
+        data_dir=data,
+        limits=cfg.output_limits(),
+        agent=agent,
+        bridge_factory=lambda: Bridge(cfg.workspace, bridge_config),
+        settings=cfg.raw,
+    )

@@ -1,0 +1,128 @@
+"""`lspilot tool NAME ARGS`: one tool through the same wrapper and permissions, as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from daemon.store import Store
+
+LSPILOT = str(Path(sys.executable).with_name("lspilot"))
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("LSPILOT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("LSPILOT_CONFIG_DIR", str(tmp_path / "user-config"))
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "notes.txt").write_text("first\nsecond\n")
+    (tmp_path / "outside.txt").write_text("out there\n")
+    return root
+
+
+def run(root: Path, *argv: str, stdin: str = "") -> tuple[int, dict[str, Any]]:
+    done = subprocess.run(
+        [LSPILOT, "tool", *argv, "--root", str(root), "--json"],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.stdout, done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def test_json_result_and_exit_codes(workspace: Path) -> None:
+    code, out = run(workspace, "read", '{"filePath": "notes.txt", "offset": 2}')
+    assert code == 0
+    assert out == {
+        "title": "notes.txt",
+        "output": "     2\tsecond\n\n(End of file: 2 lines.)",
+        "metadata": {"lines": 2, "from": 2, "to": 2, "truncated": False},
+        "error": None,
+    }
+    code, out = run(workspace, "read", '{"file": "notes.txt"}')
+    assert code == 1 and out["error"].startswith("The read tool was called with invalid arguments: filePath")
+
+
+def test_asks_are_refused_without_yes_and_approved_with_it(workspace: Path) -> None:
+    code, out = run(workspace, "read", '{"filePath": "../outside.txt"}')
+    assert code == 1 and "needs approval and there is no terminal to ask" in out["error"]
+    code, out = run(workspace, "read", '{"filePath": "../outside.txt"}', "--yes")
+    assert code == 0 and "out there" in out["output"]
+
+
+def test_configured_deny_holds_even_with_yes(workspace: Path) -> None:
+    (workspace / "lspilot.toml").write_text('[permission.read]\n"notes.txt" = "deny"\n')
+    code, out = run(workspace, "read", '{"filePath": "notes.txt"}', "--yes")
+    assert code == 1 and "Permission denied: read notes.txt" in out["error"]
+    assert "lspilot.toml" in out["error"]
+
+
+def test_user_config_wins_over_project_config(workspace: Path, tmp_path: Path) -> None:
+    (workspace / ".lspilot").mkdir()
+    (workspace / ".lspilot" / "config.toml").write_text('[permission]\nexternal_directory = "allow"\n')
+    (tmp_path / "user-config").mkdir()
+    (tmp_path / "user-config" / "config.toml").write_text('[permission]\nexternal_directory = "ask"\n')
+    code, out = run(workspace, "read", '{"filePath": "../outside.txt"}')
+    assert code == 1 and "needs approval" in out["error"]
+
+
+def test_bad_config_is_named(workspace: Path) -> None:
+    (workspace / "lspilot.toml").write_text('[permission]\nbash = "sometimes"\n')
+    done = subprocess.run(
+        [LSPILOT, "tool", "read", "{}", "--root", str(workspace)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 1
+    assert "lspilot.toml: permission.bash: '*' = 'sometimes'" in done.stderr
+
+
+def test_session_state_persists_across_processes(workspace: Path, tmp_path: Path) -> None:
+    store = Store(tmp_path / "data" / "lspilot.db")
+    session = store.create_session(workspace)
+    store.close()
+    todos = '{"todos": [{"id": "a", "content": "ship it", "status": "in_progress"}]}'
+    assert run(workspace, "todowrite", todos, "--session", session)[0] == 0
+    code, out = run(workspace, "todoread", "{}", "--session", session)
+    assert code == 0 and out["output"] == "[~] ship it (medium, id a)"
+    missing = subprocess.run(
+        [LSPILOT, "tool", "todoread", "--session", "ses_missing", "--root", str(workspace)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert missing.returncode == 2 and "no session ses_missing" in missing.stderr
+
+
+def test_a_terminal_answers_the_ask(workspace: Path) -> None:
+    """With a TTY on stdin the user is prompted; "o" approves once."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [LSPILOT, "tool", "read", '{"filePath": "../outside.txt"}', "--root", str(workspace), "--json"],
+        stdin=follower,
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        env=os.environ,
+    )
+    os.close(follower)
+    seen = b""
+    while b"[r]eject?" not in seen:
+        ready, _, _ = select.select([leader], [], [], 60)
+        assert ready, f"no prompt; saw {seen!r}"
+        seen += os.read(leader, 1024)
+    assert b"external_directory" in seen
+    os.write(leader, b"o\n")
+    stdout, _ = proc.communicate(timeout=60)
+    os.close(leader)
+    assert proc.returncode == 0
+    assert "out there" in json.loads(stdout)["output"]

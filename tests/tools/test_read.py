@@ -1,0 +1,139 @@
+"""read, todowrite/todoread, batch and question through the wrapper."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from .conftest import Harness
+
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000100e221bc330000000049454e44ae426082"
+)
+
+
+async def test_numbered_lines_offset_limit_and_footer(harness: Harness) -> None:
+    (harness.root / "a.py").write_text("".join(f"line {i}\n" for i in range(1, 11)))
+    outcome = await harness.ok("read", {"filePath": "a.py", "offset": 3, "limit": 2})
+    assert outcome.result is not None
+    assert outcome.result.output == (
+        "     3\tline 3\n     4\tline 4\n\n(Showing lines 3-4 of 10. Use offset=5 to continue reading.)"
+    )
+    whole = await harness.ok("read", {"filePath": str(harness.root / "a.py")})
+    assert whole.result is not None and whole.result.output.endswith(
+        "    10\tline 10\n\n(End of file: 10 lines.)"
+    )
+    assert harness.env.session.last_read(harness.root / "a.py") is not None
+
+
+async def test_limits_long_lines_and_bytes(harness: Harness) -> None:
+    (harness.root / "wide.txt").write_text("x" * 5000 + "\nshort\n")
+    outcome = await harness.ok("read", {"filePath": "wide.txt"})
+    assert outcome.result is not None
+    first = outcome.result.output.split("\n")[0]
+    assert first == "     1\t" + "x" * 2000 + "... (line cut at 2000 characters)"
+    (harness.root / "big.txt").write_text("".join(f"{i:0100d}\n" for i in range(3000)))
+    big = await harness.ok("read", {"filePath": "big.txt"})
+    assert big.result is not None
+    shown = big.result.metadata["to"]
+    assert 400 < shown < 2000  # the 50 KB cap stops it before the 2000-line limit
+    assert f"Use offset={shown + 1} to continue" in big.result.output
+    assert len(big.result.output.encode()) <= 50 * 1024 + 200
+    past = await harness.call("read", {"filePath": "big.txt", "offset": 5000})
+    assert past.error == "offset 5000 is past the end of big.txt, which has 3000 lines."
+
+
+async def test_directories_binaries_images(harness: Harness) -> None:
+    (harness.root / "pkg").mkdir()
+    (harness.root / "pkg" / "mod.py").write_text("")
+    (harness.root / "z.txt").write_text("")
+    listing = await harness.ok("read", {"filePath": "."})
+    assert listing.result is not None and listing.result.output == "pkg/\nz.txt"
+    (harness.root / "blob.bin").write_bytes(b"\x7fELF\x00\x01\x02" * 100)
+    binary = await harness.call("read", {"filePath": "blob.bin"})
+    assert binary.error is not None and binary.error.startswith("blob.bin is a binary file (700 bytes)")
+    (harness.root / "latin1.txt").write_bytes("caf\xe9 cr\xe8me\n".encode("latin-1"))
+    latin = await harness.ok("read", {"filePath": "latin1.txt"})  # mostly text: shown, not refused
+    assert latin.result is not None and "caf\ufffd cr\ufffdme" in latin.result.output
+    (harness.root / "dot.png").write_bytes(PNG)
+    image = await harness.ok("read", {"filePath": "dot.png"})
+    assert image.result is not None
+    [attachment] = image.result.attachments
+    assert (attachment.mime, attachment.data, attachment.filename) == ("image/png", PNG, "dot.png")
+
+
+async def test_missing_file_suggests_close_names(harness: Harness) -> None:
+    (harness.root / "src" / "deep").mkdir(parents=True)
+    (harness.root / "src" / "geometry.py").write_text("")
+    (harness.root / "src" / "deep" / "config.toml").write_text("")
+    (harness.root / "README.md").write_text("")
+    outcome = await harness.call("read", {"filePath": "src/geometri.py"})
+    assert outcome.error is not None
+    assert outcome.error.startswith(
+        "File not found: src/geometri.py\nDid you mean one of these?\n  src/geometry.py"
+    )
+    elsewhere = await harness.call("read", {"filePath": "config.toml"})
+    assert elsewhere.error is not None and "  src/deep/config.toml" in elsewhere.error
+    nothing = await harness.call("read", {"filePath": "qqqqqqqq.zzz"})
+    assert nothing.error == "File not found: qqqqqqqq.zzz"
+
+
+async def test_todos_are_per_session(harness: Harness) -> None:
+    todos = [
+        {"id": "1", "content": "write tests", "status": "completed"},
+        {"id": "2", "content": "fix bug", "status": "in_progress", "priority": "high"},
+    ]
+    written = await harness.ok("todowrite", {"todos": todos})
+    assert written.result is not None and written.result.title == "1 open tasks"
+    read = await harness.ok("todoread", {})
+    assert read.result is not None
+    assert read.result.output == "[x] write tests (medium, id 1)\n[~] fix bug (high, id 2)"
+    dup = await harness.call("todowrite", {"todos": [todos[0], todos[0]]})
+    assert dup.error == "Task ids must be unique; repeated: 1."
+    bad = await harness.call("todowrite", {"todos": [{"id": "3", "content": "x", "status": "done"}]})
+    assert bad.error is not None and "todos.0.status" in bad.error
+
+
+async def test_batch_runs_calls_concurrently_and_reports_each(harness: Harness) -> None:
+    (harness.root / "a.txt").write_text("alpha\n")
+    calls = [
+        {"tool": "read", "parameters": {"filePath": "a.txt"}},
+        {"tool": "read", "parameters": {"filePath": "missing.txt"}},
+        {"tool": "todoread", "parameters": {}},
+    ]
+    outcome = await harness.ok("batch", {"tool_calls": calls})
+    assert outcome.result is not None
+    assert outcome.result.title == "2/3 calls succeeded"
+    assert "<result index=0 tool=read status=ok>\n     1\talpha" in outcome.result.output
+    assert (
+        "<result index=1 tool=read status=error>\nError: File not found: missing.txt" in outcome.result.output
+    )
+    nested = await harness.call(
+        "batch", {"tool_calls": [{"tool": "batch", "parameters": {"tool_calls": []}}]}
+    )
+    assert nested.error == "batch cannot contain batch; list the tools directly."
+    too_many = await harness.call("batch", {"tool_calls": [calls[2]] * 11})
+    assert too_many.error is not None and "at most 10 items" in too_many.error
+
+
+async def test_question_goes_to_whoever_answers(harness: Harness) -> None:
+    harness.human.answers.append("use PostgreSQL")
+    outcome = await harness.ok(
+        "question", {"question": "Which database?", "options": ["SQLite", "PostgreSQL"]}
+    )
+    assert outcome.result is not None and outcome.result.output == "The user answered: use PostgreSQL"
+    assert harness.human.questions == ["Which database?"]
+
+
+async def test_reads_can_run_concurrently(harness: Harness) -> None:
+    for i in range(5):
+        (harness.root / f"f{i}.txt").write_text(f"{i}\n")
+    outcomes = await asyncio.gather(*(harness.call("read", {"filePath": f"f{i}.txt"}) for i in range(5)))
+    assert [o.result.output.split("\t")[1].split("\n")[0] for o in outcomes if o.result] == list("01234")
+
+
+def test_read_description_sits_beside_the_tool() -> None:
+    from tools.read import Read  # noqa: PLC0415
+
+    assert Read.description == (Path(__file__).parents[2] / "tools" / "read.md").read_text().strip()
