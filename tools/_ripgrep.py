@@ -52,19 +52,93 @@ def find_rg() -> str:
     return found
 
 
-def search_flags(include: str | None = None) -> list[str]:
-    """The shared flags, with ``include`` (a file glob) before the ``.git`` exclusion so it wins."""
-    flags: list[str] = [*COMMON_FLAGS]
-    if include:
-        flags.append(f"--glob={include}")
-    flags.append(NO_GIT)
-    return flags
+def search_flags() -> list[str]:
+    return [*COMMON_FLAGS, NO_GIT]
+
+
+_GLOB_CHARS = frozenset("*?[{")
+
+
+@dataclass(frozen=True)
+class FileFilter:
+    """A file glob as rg arguments that keep .gitignore in force.
+
+    ``--glob`` would not do: a path it matches is searched even when .gitignore excludes it. So the
+    name part becomes an rg file type (``--type-add``, matched after the ignore rules), leading
+    literal folders become rg's path arguments, and only a glob with wildcards inside its folder
+    part ("*/tests/*.py") also needs ``keeps`` on each path rg prints.
+    """
+
+    flags: list[str]
+    roots: list[str]
+    regex: re.Pattern[bytes] | None = None
+
+    def keeps(self, path: bytes) -> bool:
+        return self.regex is None or self.regex.fullmatch(path) is not None
+
+
+def file_filter(glob: str | None, folder: Path) -> FileFilter:
+    if not glob:
+        return FileFilter([], [])
+    text = glob.strip()
+    if os.path.isabs(text):
+        text = os.path.relpath(text, folder)
+    parts = [part for part in text.split("/") if part not in ("", ".")]
+    if ".." in parts or not parts:
+        raise ToolError(
+            f"The glob {glob!r} must stay inside the folder searched: put the folder in `path` "
+            'and give a relative glob such as "**/*.py".'
+        )
+    roots: list[str] = []
+    while len(parts) > 1 and not _GLOB_CHARS & set(parts[0]):
+        roots.append(parts.pop(0))
+    name = parts[-1]
+    flags = [] if name in ("*", "**") else [f"--type-add=lspilot:{name}", "--type=lspilot"]
+    simple = len(parts) == 1 or (len(parts) == 2 and parts[0] == "**")
+    regex = None if simple else re.compile(_translate("/".join([*roots, *parts])).encode())
+    return FileFilter(flags, ["/".join(roots)] if roots else [], regex)
+
+
+def _translate(glob: str) -> str:
+    """A gitignore-style glob (``*``, ``**``, ``?``, ``[...]``, ``{a,b}``) as a regex for whole paths."""
+    out: list[str] = []
+    i = 0
+    while i < len(glob):
+        char = glob[i]
+        if glob.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[" and (end := glob.find("]", i + 2)) != -1:
+            body = glob[i + 1 : end]
+            out.append("[" + ("^" + body[1:] if body.startswith("!") else body).replace("\\", "\\\\") + "]")
+            i = end
+        elif char == "{" and (end := glob.find("}", i)) != -1:
+            out.append("(?:" + "|".join(_translate(alt) for alt in glob[i + 1 : end].split(",")) + ")")
+            i = end
+        else:
+            out.append(re.escape(char))
+        i += 1
+    return "".join(out)
 
 
 @dataclass(frozen=True)
 class RgExit:
     code: int
     stderr: str
+
+    @property
+    def failed(self) -> bool:
+        """rg stopped on an error (not "nothing matched", nor "no file passed the filters")."""
+        return self.code not in (0, 1) and "No files were searched" not in self.stderr
 
     @property
     def skipped_some(self) -> bool:

@@ -6,7 +6,7 @@ import heapq
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._ripgrep import LIMIT, DirFd, capped_note, rg_failure, search_flags, stream_rg
+from ._ripgrep import LIMIT, DirFd, capped_note, file_filter, rg_failure, search_flags, stream_rg
 from .base import Tool, ToolError, ToolResult
 from .context import ToolContext
 
@@ -36,19 +36,26 @@ class Glob(Tool[Params]):
         if not folder.is_dir():
             what = "is a file, not a folder" if folder.exists() else "does not exist"
             raise ToolError(f"{ctx.relative(folder)} {what}; glob's path must be a folder to search in.")
+        chosen = file_filter(params.pattern, folder)
+        title = ctx.relative(folder / params.pattern)
+        if chosen.roots and not (folder / chosen.roots[0]).exists():
+            return ToolResult(title, "No files found", {"count": 0, "truncated": False})
         where = DirFd(folder)
         found: list[tuple[int, bytes]] = []  # (-mtime, path): ascending order is newest first
 
         def consume(lines: list[bytes]) -> None:
+            if chosen.regex is not None:
+                lines = [name for name in lines if chosen.keeps(name)]
             found.extend((-where.mtime(name), name) for name in lines)
 
         try:
-            done = await stream_rg(["--files", *search_flags(params.pattern)], folder, ctx.abort, consume)
+            done = await stream_rg(
+                ["--files", *search_flags(), *chosen.flags, "--", *chosen.roots], folder, ctx.abort, consume
+            )
         finally:
             where.close()
-        if done.code not in (0, 1) and not found:
+        if done.failed and not found:
             raise rg_failure(done.stderr, params.pattern, "file search")
-        title = ctx.relative(folder / params.pattern)
         if not found:
             return ToolResult(title, "No files found", {"count": 0, "truncated": False})
         newest = heapq.nsmallest(LIMIT, found)

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._ripgrep import LIMIT, DirFd, capped_note, rg_failure, search_flags, stream_rg
+from ._ripgrep import LIMIT, DirFd, FileFilter, capped_note, file_filter, rg_failure, search_flags, stream_rg
 from .base import Tool, ToolError, ToolResult
 from .context import ToolContext
 
@@ -35,22 +35,28 @@ class Params(BaseModel):
 class Matches:
     """rg's ``path\\0line:text`` lines grouped per file, each file stat-ed once as it first appears."""
 
-    def __init__(self, where: DirFd) -> None:
+    def __init__(self, where: DirFd, chosen: FileFilter) -> None:
         self.where = where
+        self.chosen = chosen
         self.files: dict[bytes, list[bytes]] = {}
         self.keys: list[tuple[int, bytes]] = []  # (-mtime, path): ascending order is newest first
         self.count = 0
 
     def consume(self, lines: list[bytes]) -> None:
         current: bytes | None = None
-        hits: list[bytes] = []
+        hits: list[bytes] | None = None
         for line in lines:
             name, sep, rest = line.partition(b"\0")
             if not sep:
                 continue  # "binary file matches" notices for files named explicitly
             if name != current:
                 current = name
+                if not self.chosen.keeps(name):
+                    hits = None
+                    continue
                 hits = self.files.get(name) or self._add(name)
+            elif hits is None:
+                continue
             hits.append(rest)
             self.count += 1
 
@@ -78,11 +84,19 @@ class Grep(Tool[Params]):
         target = await ctx.authorize(params.path or ".", "read", f"Search for {params.pattern}")
         if not target.exists():
             raise ToolError(f"{ctx.relative(target)} does not exist; give grep a folder or a file to search.")
-        folder, names = (target, []) if target.is_dir() else (target.parent, [target.name])
+        title = params.pattern
+        if target.is_dir():
+            folder, chosen = target, file_filter(params.include, target)
+            names = chosen.roots
+            if names and not (folder / names[0]).exists():
+                return ToolResult(title, "No matches found", {"matches": 0, "files": 0, "truncated": False})
+        else:
+            folder, chosen, names = target.parent, file_filter(None, target), [target.name]
         where = DirFd(folder)
-        matches = Matches(where)
+        matches = Matches(where, chosen)
         flags = [
-            *search_flags(params.include),
+            *search_flags(),
+            *chosen.flags,
             "--line-number",
             "--with-filename",
             "--null",
@@ -96,9 +110,8 @@ class Grep(Tool[Params]):
             )
         finally:
             where.close()
-        if done.code not in (0, 1) and not matches.count:
+        if done.failed and not matches.count:
             raise rg_failure(done.stderr, params.pattern, "search")
-        title = params.pattern
         if not matches.count:
             return ToolResult(title, "No matches found", {"matches": 0, "files": 0, "truncated": False})
         return ToolResult(title, *_report(matches, ctx, folder, done.skipped_some))

@@ -110,9 +110,9 @@ def _render(node: Node, shown: dict[int, list[tuple[str, Node | None]]], indent:
         _render(child, shown, indent + "  ", out)
     hidden = len(node.dirs) + len(node.files) - len(entries)
     if hidden:
-        out.append(
-            f"{indent}... {hidden} more {'entry' if hidden == 1 else 'entries'} ({node.total} files in all)"
-        )
+        noun = "entry" if hidden == 1 else "entries"
+        below = f" ({node.total} files below)" if node.dirs else ""
+        out.append(f"{indent}... {hidden} more {noun}{below}")
 
 
 class List(Tool[Params]):
@@ -135,7 +135,7 @@ class List(Tool[Params]):
 
         ignores = [f"--glob=!{name}/" for name in NOISE] + [f"--glob=!{glob}" for glob in params.ignore or []]
         done = await stream_rg(["--files", *search_flags(), *ignores], folder, ctx.abort, consume)
-        if done.code not in (0, 1) and not root.total:
+        if done.failed and not root.total:
             raise rg_failure(done.stderr, " ".join(params.ignore or []), "listing")
         title = ctx.relative(folder)
         total = root.total + folders
