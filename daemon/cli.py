@@ -7,6 +7,7 @@ import asyncio
 import json
 import logging
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +146,35 @@ async def _run_tool(args: argparse.Namespace) -> int:
     return 1 if outcome.error else 0
 
 
+def _run(args: argparse.Namespace) -> int:
+    from . import run  # noqa: PLC0415 - the agent loop is imported only when a turn runs
+
+    return asyncio.run(run.run(args))
+
+
+def _sessions(args: argparse.Namespace) -> int:
+    from . import transcript  # noqa: PLC0415
+    from .store import Store  # noqa: PLC0415
+
+    store = Store(configuration.data_dir() / "lspilot.db")
+    try:
+        if args.action == "list":
+            for row in store.sessions(Path(args.root).resolve()):
+                stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(row["updated"]))
+                print(f"{row['id']}  {stamp}  {row['agent']:8} {row['title']}")
+            return 0
+        if not args.id or store.session_root(args.id) is None:
+            print(f"lspilot sessions {args.action}: no session {args.id!r}", file=sys.stderr)
+            return 2
+        if args.action == "export" and args.format == "json":
+            print(json.dumps(transcript.as_json(store, args.id), indent=1))
+        else:
+            print(transcript.as_markdown(store, args.id))
+        return 0
+    finally:
+        store.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lspilot", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug output to stderr")
@@ -159,6 +189,22 @@ def main(argv: list[str] | None = None) -> int:
     tool.add_argument("--json", action="store_true", help="print {title, output, metadata, error}")
     tool.add_argument("--session", help="run inside this session (its read times and todos)")
     tool.set_defaults(run=lambda a: asyncio.run(_run_tool(a)))
+    run = sub.add_parser("run", help="run one agent turn in the terminal")
+    run.add_argument("prompt")
+    run.add_argument("--model", help="litellm model name (default: config or LSPILOT_MODEL)")
+    run.add_argument("--api-base", help="the provider's base URL (default: config or LSPILOT_API_BASE)")
+    run.add_argument("--root", default=".", help="workspace root (default: the current directory)")
+    run.add_argument("--agent", help="build (default), plan, or one from the config")
+    run.add_argument("--session", help="continue this session")
+    run.add_argument("--yes", action="store_true", help="approve every ask (configured denies still hold)")
+    run.add_argument("--json", action="store_true", help="print one JSON event per line")
+    run.set_defaults(run=_run)
+    sessions = sub.add_parser("sessions", help="list, show or export stored sessions")
+    sessions.add_argument("action", choices=["list", "show", "export"])
+    sessions.add_argument("id", nargs="?")
+    sessions.add_argument("--root", default=".", help="workspace whose sessions to list")
+    sessions.add_argument("--format", choices=["json", "markdown"], default="json", help="export format")
+    sessions.set_defaults(run=_sessions)
     servers = sub.add_parser("servers", help="list, check or install language servers")
     servers.add_argument("action", choices=["list", "status", "install"])
     servers.add_argument("names", nargs="*", help="servers to install")

@@ -1,7 +1,9 @@
 """SQLite persistence (stdlib ``sqlite3``, WAL) in lspilot's data dir.
 
 Schema changes are numbered migrations applied in order; ``PRAGMA user_version`` records the
-last one applied. Sessions belong to a workspace root. Tool state (files read and when, the todo
+last one applied. Sessions belong to a workspace root; their messages and parts (text, reasoning,
+tool calls with input, state, output, metadata and timings) are written as a turn goes, so a
+crash or kill loses at most the part in flight. Tool state (files read and when, the todo
 list) is stored per session so a resumed session keeps its read-before-write guarantees.
 """
 
@@ -13,6 +15,7 @@ import time
 import uuid
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from tools import Todo
 
@@ -37,6 +40,36 @@ MIGRATIONS: list[str] = [
         session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
         items TEXT NOT NULL
     );
+    """,
+    """
+    CREATE TABLE messages (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        role TEXT NOT NULL,          -- user | assistant | summary
+        turn_id TEXT NOT NULL,
+        created REAL NOT NULL,
+        model TEXT,
+        finish TEXT,
+        usage TEXT,
+        cost REAL NOT NULL DEFAULT 0
+    );
+    CREATE INDEX messages_session ON messages (session_id, seq);
+    CREATE TABLE parts (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        message_id TEXT NOT NULL REFERENCES messages (id) ON DELETE CASCADE,
+        kind TEXT NOT NULL,          -- text | reasoning | tool | error | summary
+        text TEXT NOT NULL DEFAULT '',
+        call_id TEXT,
+        tool TEXT,
+        input TEXT,
+        state TEXT,                  -- pending | running | completed | error
+        output TEXT,
+        metadata TEXT,
+        started REAL,
+        ended REAL
+    );
+    CREATE INDEX parts_message ON parts (message_id, id);
     """,
 ]
 
@@ -71,6 +104,63 @@ class Store:
     def session_root(self, session_id: str) -> Path | None:
         row = self.db.execute("SELECT root FROM sessions WHERE id = ?", (session_id,)).fetchone()
         return Path(row[0]) if row else None
+
+    def sessions(self, root: Path) -> list[sqlite3.Row]:
+        return self._rows(
+            "SELECT id, title, agent, created, updated FROM sessions WHERE root = ? ORDER BY updated DESC",
+            (str(root),),
+        )
+
+    def touch(self, session_id: str, title: str | None = None) -> None:
+        self.db.execute(
+            "UPDATE sessions SET updated = ?, "
+            "title = CASE WHEN title = '' THEN coalesce(?, '') ELSE title END WHERE id = ?",
+            (time.time(), title, session_id),
+        )
+
+    def add_message(self, session_id: str, role: str, turn_id: str, model: str | None = None) -> str:
+        message_id = f"msg_{uuid.uuid4().hex[:16]}"
+        self.db.execute(
+            "INSERT INTO messages (id, session_id, seq, role, turn_id, created, model) VALUES "
+            "(?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = ?), ?, ?, ?, ?)",
+            (message_id, session_id, session_id, role, turn_id, time.time(), model),
+        )
+        return message_id
+
+    def finish_message(self, message_id: str, finish: str | None, usage: dict[str, int], cost: float) -> None:
+        self.db.execute(
+            "UPDATE messages SET finish = ?, usage = ?, cost = cost + ? WHERE id = ?",
+            (finish, json.dumps(usage), cost, message_id),
+        )
+
+    def add_part(self, message_id: str, kind: str, text: str = "", **fields: Any) -> int:
+        columns = ["message_id", "kind", "text", *fields]
+        values = [message_id, kind, text, *(_column(v) for v in fields.values())]
+        cursor = self.db.execute(
+            f"INSERT INTO parts ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", values
+        )
+        return int(cursor.lastrowid or 0)
+
+    def update_part(self, part_id: int, **fields: Any) -> None:
+        assignments = ", ".join(f"{name} = ?" for name in fields)
+        self.db.execute(
+            f"UPDATE parts SET {assignments} WHERE id = ?", [*(_column(v) for v in fields.values()), part_id]
+        )
+
+    def messages(self, session_id: str) -> list[sqlite3.Row]:
+        return self._rows("SELECT * FROM messages WHERE session_id = ? ORDER BY seq", (session_id,))
+
+    def parts(self, message_id: str) -> list[sqlite3.Row]:
+        return self._rows("SELECT * FROM parts WHERE message_id = ? ORDER BY id", (message_id,))
+
+    def _rows(self, sql: str, args: tuple[Any, ...]) -> list[sqlite3.Row]:
+        cursor = self.db.execute(sql, args)
+        cursor.row_factory = sqlite3.Row
+        return cursor.fetchall()
+
+
+def _column(value: Any) -> Any:
+    return json.dumps(value) if isinstance(value, dict | list) else value
 
 
 class StoredSession:

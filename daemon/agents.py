@@ -1,0 +1,89 @@
+"""Agents: a prompt, permission rules and a tool set. Built-ins plus those defined in config."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from tools import Rule, rules_from_config
+
+BASE_PROMPT = """You are lspilot, a coding agent working inside the user's editor on the workspace below.
+Use the tools to look before you change anything: read files, search with grep/glob, and use the lsp
+tool (definitions, references, implementations, callers) rather than guessing how code connects.
+Make the smallest change that does the job, in the style of the surrounding code. After an edit,
+read the diagnostics the edit tools report and fix what you broke. Every change is reviewed by the
+user; if they reject it with feedback, follow the feedback. Be brief: say what you did and why."""
+
+
+@dataclass(frozen=True)
+class Agent:
+    name: str
+    description: str
+    prompt: str = BASE_PROMPT
+    rules: tuple[Rule, ...] = ()
+    tools: frozenset[str] | None = None  # None: every tool the permissions allow
+    model: str | None = None
+    subagent: bool = False
+    max_steps: int = 50
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
+
+
+READ_ONLY = (Rule("edit", "*", "deny", "agent"), Rule("bash", "*", "deny", "agent"))
+
+BUILTIN: dict[str, Agent] = {
+    agent.name: agent
+    for agent in (
+        Agent("build", "The default agent: reads, edits, runs commands (asking first)."),
+        Agent(
+            "plan",
+            "Read-only: explores and proposes a plan; cannot edit files or run commands.",
+            BASE_PROMPT + "\nYou are in plan mode: do not change anything; end with a concrete plan.",
+            rules=READ_ONLY,
+        ),
+        Agent(
+            "explore",
+            "Subagent for fast read-only searches across the codebase (read, grep, glob, list, lsp).",
+            BASE_PROMPT + "\nAnswer the question you were given with paths and line numbers; change nothing.",
+            rules=READ_ONLY,
+            tools=frozenset({"read", "grep", "glob", "list", "lsp", "batch"}),
+            subagent=True,
+        ),
+        Agent(
+            "general",
+            "Subagent for multi-step tasks that need the full tool set except todo and task.",
+            subagent=True,
+            rules=(Rule("task", "*", "deny", "agent"), Rule("todo", "*", "deny", "agent")),
+        ),
+    )
+}
+
+
+class AgentConfigError(ValueError):
+    pass
+
+
+def agents_from_config(table: dict[str, Any], source: str) -> dict[str, Agent]:
+    """``[agents.NAME]`` tables: description, prompt, model, tools, permission, max_steps, subagent."""
+    known = {"description", "prompt", "model", "tools", "permission", "max_steps", "subagent"}
+    agents: dict[str, Agent] = {}
+    for name, spec in table.items():
+        if not isinstance(spec, dict):
+            raise AgentConfigError(f"{source}: agents.{name} must be a table")
+        unknown = set(spec) - known  # pyright: ignore[reportUnknownArgumentType]
+        if unknown:
+            raise AgentConfigError(
+                f"{source}: agents.{name}: unknown keys {sorted(unknown)}; known: {sorted(known)}"
+            )
+        base = BUILTIN.get(name, BUILTIN["build"])
+        tools = spec.get("tools")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        agents[name] = Agent(
+            name=name,
+            description=str(spec.get("description", base.description)),  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+            prompt=str(spec.get("prompt", base.prompt)),  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+            rules=(*base.rules, *rules_from_config(spec.get("permission", {}), f"{source} agents.{name}")),  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+            tools=frozenset(tools) if tools is not None else base.tools,  # pyright: ignore[reportUnknownArgumentType]
+            model=spec.get("model", base.model),  # pyright: ignore[reportUnknownMemberType]
+            subagent=bool(spec.get("subagent", base.subagent)),  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+            max_steps=int(spec.get("max_steps", base.max_steps)),  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        )
+    return agents

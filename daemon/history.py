@@ -1,0 +1,99 @@
+"""A session's stored messages as the model's message list, and compaction when it overflows.
+
+Compaction asks the model to summarise everything before the latest user message; the summary
+is stored as a ``summary`` message and replaces the older history from then on (the stored
+messages themselves are kept, so ``sessions show`` still has everything).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .model import ModelSettings, complete
+from .store import Store
+
+SUMMARY_PROMPT = (
+    "Summarise the conversation so far for yourself, to continue the work without it: the user's "
+    "goals and instructions, what has been done (files read and changed, with paths), what was "
+    "found, decisions made, and what remains. Be specific and brief."
+)
+
+
+def messages(store: Store, session_id: str) -> list[dict[str, Any]]:
+    rows = store.messages(session_id)
+    start = 0
+    out: list[dict[str, Any]] = []
+    for index, row in enumerate(rows):
+        if row["role"] == "summary":
+            start = index
+    for row in rows[start:]:
+        parts = store.parts(row["id"])
+        if row["role"] == "summary":
+            summary = "".join(p["text"] for p in parts if p["kind"] == "summary")
+            out = [{"role": "user", "content": f"(Summary of the earlier conversation)\n{summary}"}]
+            covered: int = json.loads(parts[0]["metadata"] or "{}").get("covers", 0) if parts else 0
+            out += _after(store, rows, covered)
+            return out
+        out += _message(row["role"], parts)
+    return out
+
+
+def _after(store: Store, rows: list[Any], covered: int) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for row in rows:
+        if row["seq"] > covered and row["role"] != "summary":
+            out += _message(row["role"], store.parts(row["id"]))
+    return out
+
+
+def _message(role: str, parts: list[Any]) -> list[dict[str, Any]]:
+    text = "".join(p["text"] for p in parts if p["kind"] == "text")
+    if role == "user":
+        return [{"role": "user", "content": text}]
+    calls = [p for p in parts if p["kind"] == "tool"]
+    if not text and not calls:
+        return []
+    assistant: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if calls:
+        assistant["tool_calls"] = [
+            {
+                "id": p["call_id"],
+                "type": "function",
+                "function": {"name": p["tool"], "arguments": p["input"] or "{}"},
+            }
+            for p in calls
+        ]
+    results = [
+        {
+            "role": "tool",
+            "tool_call_id": p["call_id"],
+            "content": p["output"]
+            if p["state"] in ("completed", "error") and p["output"] is not None
+            else "Error: this call was interrupted before it finished.",
+        }
+        for p in calls
+    ]
+    return [assistant, *results]
+
+
+async def compact(store: Store, session_id: str, model: ModelSettings) -> bool:
+    """Summarise all but the current turn; False when there is nothing older to summarise."""
+    rows = store.messages(session_id)
+    last_user = max((r["seq"] for r in rows if r["role"] == "user"), default=0)
+    full = messages(store, session_id)
+    older = full[: len(full) - len(_after(store, rows, last_user - 1))]
+    if not older:
+        return False
+    transcript = json.dumps(older, ensure_ascii=False)[-200_000:]
+    summary = await complete(
+        model,
+        [
+            {"role": "system", "content": SUMMARY_PROMPT},
+            {"role": "user", "content": f"The conversation as JSON messages:\n{transcript}"},
+        ],
+    )
+    turn = rows[-1]["turn_id"] if rows else "compaction"
+    message = store.add_message(session_id, "summary", turn, model.model)
+    store.add_part(message, "summary", summary, metadata={"covers": last_user - 1})
+    return True

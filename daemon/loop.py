@@ -1,0 +1,248 @@
+"""The agent loop: prompt -> model step -> tool calls -> results -> ... until the model stops.
+
+Everything is written to the store as it happens and sent to the session's listeners as
+events. Cancel the task running ``run_turn`` to stop a turn at any point.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tools import (
+    PermissionRejected,
+    PermissionRequest,
+    ToolContext,
+    ToolEnv,
+    ToolError,
+    ToolRegistry,
+    execute,
+    tool_spec,
+)
+from tools.schema import provider_of
+
+from . import history
+from .agents import Agent
+from .model import ModelSettings, Step, ToolCall, arguments_text, classify, describe, retry_after, stream_step
+from .store import Store
+
+log = logging.getLogger(__name__)
+
+Listener = Callable[["Event"], None]
+DOOM_LOOP_REPEATS = 3
+
+
+@dataclass
+class Event:
+    type: str  # turn.start | text | reasoning | tool | retry | compaction | error | turn.end
+    session_id: str
+    data: dict[str, Any] = field(default_factory=dict[str, Any])
+
+
+@dataclass
+class TurnResult:
+    session_id: str
+    turn_id: str
+    stop_reason: str  # end | max_steps | cancelled | rejected | error
+    text: str = ""
+    error: str | None = None
+
+
+@dataclass
+class Retry:
+    attempts: int = 6
+    base_delay: float = 1.0
+    max_delay: float = 30.0
+
+
+@dataclass
+class Loop:
+    store: Store
+    registry: ToolRegistry
+    env: ToolEnv
+    agent: Agent
+    model: ModelSettings
+    system: str
+    listeners: list[Listener] = field(default_factory=list[Listener])
+    retry: Retry = field(default_factory=Retry)
+    _recent: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
+
+    def emit(self, kind: str, **data: Any) -> None:
+        event = Event(kind, self.env.session.id, data)
+        for listener in self.listeners:
+            try:
+                listener(event)
+            except Exception:
+                log.exception("listener failed on %s", kind)
+
+    def tools(self) -> list[dict[str, Any]]:
+        offered = self.registry.offered(self.env.permissions, self.model.model)
+        allowed = [t for t in offered if self.agent.tools is None or t.id in self.agent.tools]
+        provider = provider_of(self.model.model)
+        return [tool_spec(t, provider) for t in allowed]
+
+    async def run_turn(self, prompt: str) -> TurnResult:
+        session_id = self.env.session.id
+        turn = TurnResult(session_id, f"turn_{uuid.uuid4().hex[:12]}", "end")
+        user = self.store.add_message(session_id, "user", turn.turn_id)
+        self.store.add_part(user, "text", prompt)
+        self.store.touch(session_id, prompt.strip().splitlines()[0][:80] if prompt.strip() else None)
+        self.emit("turn.start", turnId=turn.turn_id, prompt=prompt)
+        message: str | None = None
+        try:
+            for _ in range(self.agent.max_steps):
+                message = self.store.add_message(session_id, "assistant", turn.turn_id, self.model.model)
+                step = await self._step(message)
+                turn.text = step.text or turn.text
+                if not step.tool_calls:
+                    return turn
+                if await self._run_tools(message, step.tool_calls):
+                    turn.stop_reason = "rejected"
+                    return turn
+            turn.stop_reason = "max_steps"
+            self._note(message, f"Stopped after {self.agent.max_steps} steps (the agent's step limit).")
+            return turn
+        except asyncio.CancelledError:
+            turn.stop_reason = "cancelled"
+            self._note(message, "Cancelled by the user.")
+            raise
+        except TurnFailed as failed:
+            turn.stop_reason, turn.error = "error", str(failed)
+            self._note(message, str(failed))
+            self.emit("error", message=str(failed))
+            return turn
+        finally:
+            self.emit("turn.end", turnId=turn.turn_id, stopReason=turn.stop_reason, error=turn.error)
+
+    def _note(self, message: str | None, text: str) -> None:
+        if message:
+            self.store.add_part(message, "error", text)
+
+    async def _step(self, message: str) -> Step:
+        """One model call, retried on transient errors and after compaction on overflow."""
+        compacted = False
+        for attempt in range(1, self.retry.attempts + 1):
+            step = Step()
+            text_part: int | None = None
+            try:
+                messages = [
+                    {"role": "system", "content": self.system},
+                    *history.messages(self.store, self.env.session.id),
+                ]
+                async for delta in stream_step(self.model, messages, self.tools(), step):
+                    self.emit(delta.kind, delta=delta.text, messageId=message)
+                    if delta.kind == "text" and text_part is None:
+                        text_part = self.store.add_part(message, "text", "")
+                if step.reasoning:
+                    self.store.add_part(message, "reasoning", step.reasoning)
+                if text_part is not None:
+                    self.store.update_part(text_part, text=step.text)
+                self.store.finish_message(message, step.finish, step.usage, step.cost)
+                return step
+            except asyncio.CancelledError:
+                if text_part is not None:  # keep what had streamed before the stop
+                    self.store.update_part(text_part, text=step.text)
+                raise
+            except Exception as error:
+                kind = classify(error)
+                if text_part is not None:
+                    self.store.update_part(text_part, text="")
+                if kind == "overflow" and not compacted:
+                    compacted = True
+                    self.emit("compaction", reason=describe(error))
+                    if await history.compact(self.store, self.env.session.id, self.model):
+                        continue
+                if kind != "transient" or attempt == self.retry.attempts:
+                    raise TurnFailed(f"The model call failed: {describe(error)}") from error
+                wait = retry_after(error) or min(
+                    self.retry.base_delay * 2 ** (attempt - 1), self.retry.max_delay
+                )
+                self.emit("retry", attempt=attempt, wait=wait, error=describe(error))
+                await asyncio.sleep(wait)
+        raise TurnFailed("The model call failed after compaction.")
+
+    async def _run_tools(self, message: str, calls: list[ToolCall]) -> bool:
+        """Run a step's calls concurrently; True if the user rejected one and the turn must stop."""
+        parts = {
+            call.id: self.store.add_part(
+                message, "tool", call_id=call.id, tool=call.name, input=call.arguments, state="pending"
+            )
+            for call in calls
+        }
+        for call in calls:
+            self.emit("tool", callId=call.id, tool=call.name, state="pending", input=call.arguments)
+        results = await asyncio.gather(*(self._run_tool(call, parts[call.id]) for call in calls))
+        return any(results)
+
+    async def _run_tool(self, call: ToolCall, part: int) -> bool:
+        started = asyncio.get_running_loop().time()
+        self.store.update_part(part, state="running", started=time.time())
+        self.emit("tool", callId=call.id, tool=call.name, state="running")
+
+        def progress(title: str | None, metadata: dict[str, Any]) -> None:
+            self.store.update_part(part, metadata=metadata)
+            self.emit("tool", callId=call.id, tool=call.name, state="running", title=title, metadata=metadata)
+
+        ctx = ToolContext(self.env, call.id, on_metadata=progress)
+        try:
+            await self._doom_loop_check(call, ctx)
+        except ToolError as error:
+            self._finish(call, part, "error", f"Error: {error}", {})
+            return isinstance(error, PermissionRejected) and error.stops_turn
+        try:
+            outcome = await execute(self.registry, call.name, call.arguments, ctx)
+        except asyncio.CancelledError:
+            self._finish(call, part, "error", "Error: cancelled by the user.", {})
+            raise
+        result = outcome.result
+        state = "completed" if result is not None else "error"
+        meta = result.metadata if result else {}
+        self._finish(call, part, state, outcome.model_text, meta, title=result.title if result else None)
+        log.debug("%s took %.3fs", call.name, asyncio.get_running_loop().time() - started)
+        return outcome.stops_turn
+
+    def _finish(
+        self,
+        call: ToolCall,
+        part: int,
+        state: str,
+        output: str,
+        metadata: dict[str, Any],
+        *,
+        title: str | None = None,
+    ) -> None:
+        self.store.update_part(part, state=state, output=output, metadata=metadata, ended=time.time())
+        self.emit("tool", callId=call.id, tool=call.name, state=state, title=title, output=output)
+
+    async def _doom_loop_check(self, call: ToolCall, ctx: ToolContext) -> None:
+        key = (call.name, arguments_text(call.arguments))
+        self._recent = [*self._recent, key][-DOOM_LOOP_REPEATS:]
+        if len(self._recent) == DOOM_LOOP_REPEATS and len(set(self._recent)) == 1:
+            self._recent = []
+            await ctx.ask(
+                PermissionRequest(
+                    "doom_loop",
+                    [call.name],
+                    [call.name],
+                    f"{call.name} was called with the same arguments {DOOM_LOOP_REPEATS} times in a row",
+                    {"tool": call.name, "arguments": json.loads(key[1]) if _is_json(key[1]) else key[1]},
+                )
+            )
+
+
+class TurnFailed(Exception):
+    pass
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+        return True
+    except json.JSONDecodeError:
+        return False

@@ -1,0 +1,89 @@
+"""Putting a session together from the config: agents, model, tools, store and the loop."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tools import Asker, ToolRegistry
+
+from . import config as configuration
+from . import tooling
+from .agents import BUILTIN, Agent, agents_from_config
+from .config import ConfigError
+from .loop import Listener, Loop
+from .model import ModelSettings
+from .prompt import system_prompt
+from .store import Store, StoredSession
+
+
+@dataclass
+class Runtime:
+    cfg: configuration.Config
+    store: Store
+    registry: ToolRegistry = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.registry = tooling.registry(self.cfg)
+
+    @classmethod
+    def open(cls, root: Path) -> Runtime:
+        return cls(configuration.load(root), Store(configuration.data_dir() / "lspilot.db"))
+
+    def agents(self) -> dict[str, Agent]:
+        agents = dict(BUILTIN)
+        for file, table in self.cfg.layers:
+            try:
+                agents.update(agents_from_config(table.get("agents", {}), str(file)))
+            except ValueError as error:
+                raise ConfigError(str(error)) from None
+        return agents
+
+    def agent(self, name: str | None) -> Agent:
+        agents = self.agents()
+        chosen = name or "build"
+        if chosen not in agents:
+            raise ConfigError(f"no agent called {chosen!r}; agents: {', '.join(sorted(agents))}")
+        return agents[chosen]
+
+    def model(self, agent: Agent, model: str | None = None, api_base: str | None = None) -> ModelSettings:
+        raw = self.cfg.raw
+        name = model or os.environ.get("LSPILOT_MODEL") or agent.model or raw.get("model")
+        if not name:
+            raise ConfigError(
+                "no model configured: set `model` in lspilot.toml, LSPILOT_MODEL, or pass --model "
+                "(any litellm model name, e.g. anthropic/claude-sonnet-4-5 or ollama/qwen3)"
+            )
+        base = api_base or os.environ.get("LSPILOT_API_BASE") or raw.get("api_base")
+        options: dict[str, Any] = dict(raw.get("provider_options", {}))
+        return ModelSettings(str(name), str(base) if base else None, options)
+
+    def loop(
+        self,
+        asker: Asker,
+        *,
+        session_id: str | None = None,
+        agent_name: str | None = None,
+        model: str | None = None,
+        api_base: str | None = None,
+        listeners: list[Listener] | None = None,
+    ) -> Loop:
+        agent = self.agent(agent_name)
+        if session_id is None:
+            session_id = self.store.create_session(self.cfg.workspace, agent.name)
+        elif self.store.session_root(session_id) is None:
+            raise ConfigError(f"no session {session_id}")
+        env = tooling.environment(
+            self.cfg, StoredSession(self.store, session_id), asker, agent.name, agent.rules
+        )
+        return Loop(
+            store=self.store,
+            registry=self.registry,
+            env=env,
+            agent=agent,
+            model=self.model(agent, model, api_base),
+            system=system_prompt(agent, self.cfg.workspace),
+            listeners=listeners or [],
+        )
