@@ -1,25 +1,89 @@
-"""The ``webfetch`` tool: fetch a URL and return it as markdown, text or html (work in progress)."""
+"""The ``webfetch`` tool: fetch one http(s) URL and return it as markdown, plain text or html.
+
+Asks the ``webfetch`` permission for the URL first. The download is bounded (5 MB, at most 120 s,
+10 redirects); cancelling the task (``execute`` does on ``ctx.abort``) closes the connection.
+HTML is converted with markdownify or a small text extractor; other text passes through; common
+image types come back as an attachment.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+import asyncio
+import re
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import PurePosixPath
+from typing import Any, Literal
+from urllib.parse import SplitResult, unquote, urlsplit
 
+import httpx
+from markdownify import ATX, MarkdownConverter
 from pydantic import BaseModel, ConfigDict, Field
 
-from .base import Tool, ToolError, ToolResult
+from .base import Attachment, Tool, ToolError, ToolResult
 from .context import ToolContext
+from .permission import PermissionRequest
+
+Format = Literal["markdown", "text", "html"]
+
+MAX_BYTES = 5 * 1024 * 1024
+DEFAULT_TIMEOUT = 30.0
+MAX_TIMEOUT = 120.0
+MAX_REDIRECTS = 10
+
+USER_AGENT = "Mozilla/5.0 (compatible; lspilot-webfetch/0.1)"
+ACCEPT: dict[Format, str] = {
+    "markdown": "text/markdown;q=1.0, text/x-markdown;q=0.9, text/plain;q=0.8, text/html;q=0.7, */*;q=0.1",
+    "text": "text/plain;q=1.0, text/markdown;q=0.9, text/html;q=0.8, */*;q=0.1",
+    "html": "text/html;q=1.0, application/xhtml+xml;q=0.9, text/plain;q=0.8, text/markdown;q=0.7, */*;q=0.1",
+}
+
+HTML_TYPES = {"text/html", "application/xhtml+xml"}
+IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
+TEXT_TYPES = {
+    "application/json",
+    "application/xml",
+    "application/javascript",
+    "application/x-javascript",
+    "application/ecmascript",
+    "application/x-ndjson",
+    "application/yaml",
+    "application/x-yaml",
+    "application/toml",
+    "application/x-sh",
+    "application/sql",
+    "application/graphql",
+    "image/svg+xml",
+}
+#: Elements whose content is never part of the readable page.
+DROPPED = {"script", "style", "noscript", "iframe", "object", "template", "svg", "canvas"}
 
 
 class Params(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    url: str = Field(description="The http:// or https:// URL to fetch.")
-    format: Literal["markdown", "text", "html"] = Field(
-        default="markdown", description="How to return the content: markdown (default), text, or html."
+    url: str = Field(description="The full http:// or https:// URL to fetch.")
+    format: Format = Field(
+        default="markdown",
+        description="How to return an HTML page: markdown (default), text (no markup) or html (as served).",
     )
     timeout: float | None = Field(
-        default=None, gt=0, le=120, description="Timeout in seconds (default 30, at most 120)."
+        default=None,
+        gt=0,
+        le=MAX_TIMEOUT,
+        description=f"Seconds for the whole fetch (default {DEFAULT_TIMEOUT:g}, at most {MAX_TIMEOUT:g}).",
     )
+
+
+@dataclass
+class Page:
+    url: str
+    final_url: str
+    status: int
+    content_type: str
+    media_type: str
+    charset: str | None
+    body: bytes
 
 
 class WebFetch(Tool[Params]):
@@ -28,4 +92,261 @@ class WebFetch(Tool[Params]):
     permission = "webfetch"
 
     async def run(self, params: Params, ctx: ToolContext) -> ToolResult:
-        raise ToolError("webfetch is not implemented yet.")
+        url = params.url.strip()
+        parts = _check_url(url)
+        await ctx.ask(
+            PermissionRequest(
+                "webfetch",
+                patterns=[url],
+                always=[f"{parts.scheme.lower()}://{_host(parts)}/*"],
+                title=f"Fetch {url}",
+                metadata={"url": url, "format": params.format},
+            )
+        )
+        ctx.metadata(url, {"url": url})
+        timeout = params.timeout or DEFAULT_TIMEOUT
+        try:
+            async with asyncio.timeout(timeout):
+                page = await _download(url, params.format, timeout)
+        except TimeoutError:
+            raise ToolError(_timed_out(url, timeout)) from None
+        return await _result(page, params.format)
+
+
+def _check_url(url: str) -> SplitResult:
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https"):
+        hint = " To read a local file use the read tool." if parts.scheme.lower() == "file" else ""
+        raise ToolError(f"webfetch fetches http:// and https:// URLs only, not {url!r}.{hint}")
+    try:
+        host = parts.hostname
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError as error:
+        raise ToolError(f"{url!r} is not a valid URL ({error}).") from None
+    if not host:
+        raise ToolError(f"{url!r} has no host name; give a full URL such as https://example.com/page.")
+    return parts
+
+
+def _host(parts: SplitResult) -> str:
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{host}:{parts.port}" if parts.port else host
+
+
+def _timed_out(url: str, timeout: float) -> str:
+    return (
+        f"Fetching {url} timed out after {timeout:g} s. The server may be slow or unreachable; "
+        f"retry with a larger timeout (at most {MAX_TIMEOUT:g}) or try another source."
+    )
+
+
+def _too_large(url: str, size: int, exact: bool) -> str:
+    amount = f"{size / 1024 / 1024:.1f} MB" if exact else "more than 5 MB"
+    return (
+        f"{url} is too large to fetch ({amount}; the limit is {MAX_BYTES // 1024 // 1024} MB). "
+        "Look for a smaller page, an API endpoint, or a raw file that covers what you need."
+    )
+
+
+async def _download(url: str, fmt: Format, timeout: float) -> Page:
+    headers = {"User-Agent": USER_AGENT, "Accept": ACCEPT[fmt], "Accept-Language": "en;q=0.9, *;q=0.5"}
+    client = httpx.AsyncClient(
+        headers=headers, timeout=timeout, follow_redirects=True, max_redirects=MAX_REDIRECTS
+    )
+    try:
+        async with client, client.stream("GET", url) as response:
+            _check_status(url, response)
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > MAX_BYTES:
+                raise ToolError(_too_large(url, int(declared), exact=True))
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > MAX_BYTES:
+                    raise ToolError(_too_large(url, size, exact=False))
+                chunks.append(chunk)
+            content_type = response.headers.get("content-type", "")
+            return Page(
+                url=url,
+                final_url=str(response.url),
+                status=response.status_code,
+                content_type=content_type,
+                media_type=content_type.partition(";")[0].strip().lower(),
+                charset=response.charset_encoding,
+                body=b"".join(chunks),
+            )
+    except httpx.TimeoutException:
+        raise ToolError(_timed_out(url, timeout)) from None
+    except httpx.TooManyRedirects:
+        raise ToolError(f"{url} redirected more than {MAX_REDIRECTS} times; giving up.") from None
+    except httpx.UnsupportedProtocol as error:
+        raise ToolError(f"{url} redirected to a URL webfetch cannot fetch ({error}).") from None
+    except httpx.ConnectError as error:
+        raise ToolError(
+            f"Could not connect to {urlsplit(url).hostname} ({error or type(error).__name__}). "
+            "Check the host name, or try again later."
+        ) from None
+    except httpx.HTTPError as error:
+        raise ToolError(f"Fetching {url} failed: {error or type(error).__name__}.") from None
+    except httpx.InvalidURL as error:
+        raise ToolError(f"{url!r} is not a valid URL ({error}).") from None
+
+
+def _check_status(url: str, response: httpx.Response) -> None:
+    status = response.status_code
+    if status < 400:
+        return
+    if status in (404, 410):
+        hint = "The page does not exist; check the URL or search for the page's current address."
+    elif status in (401, 403):
+        hint = "The site requires authentication or refuses automated clients; try another source."
+    elif status == 429:
+        hint = "The site is rate limiting requests; wait before retrying or try another source."
+    elif status >= 500:
+        hint = "The server failed; try again later or use another source."
+    else:
+        hint = "Check the URL."
+    raise ToolError(f"Fetching {url} failed with HTTP {status} {response.reason_phrase}. {hint}")
+
+
+async def _result(page: Page, fmt: Format) -> ToolResult:
+    title = f"{page.url} ({page.media_type or 'unknown type'})"
+    metadata: dict[str, Any] = {
+        "url": page.url,
+        "finalUrl": page.final_url,
+        "status": page.status,
+        "contentType": page.content_type,
+        "bytes": len(page.body),
+        "format": fmt,
+    }
+    kind = _kind(page.media_type, page.body)
+    if kind == "image":
+        name = PurePosixPath(unquote(urlsplit(page.final_url).path)).name or "image"
+        output = f"Image from {page.final_url} ({page.media_type}, {len(page.body)} bytes), attached."
+        return ToolResult(title, output, metadata, [Attachment(page.media_type, page.body, name)])
+    if kind == "binary":
+        raise ToolError(
+            f"{page.url} returned binary content ({page.media_type or 'unknown type'}, "
+            f"{len(page.body)} bytes); webfetch returns web pages, text and images only."
+        )
+    text = _decode(page.body, page.charset, html=kind == "html")
+    if kind == "html" and fmt == "markdown":
+        text = await asyncio.to_thread(html_to_markdown, text)
+    elif kind == "html" and fmt == "text":
+        text = await asyncio.to_thread(html_to_text, text)
+    if page.final_url != page.url:
+        text = f"(Redirected to {page.final_url})\n\n{text}"
+    return ToolResult(title, text if text.strip() else f"{page.final_url} returned no text.", metadata)
+
+
+def _kind(media_type: str, body: bytes) -> Literal["html", "text", "image", "binary"]:
+    if media_type in HTML_TYPES:
+        return "html"
+    if media_type in IMAGE_TYPES:
+        return "image"
+    if media_type.startswith("text/") or media_type in TEXT_TYPES or media_type.endswith(("+json", "+xml")):
+        return "text"
+    if media_type in ("", "application/octet-stream") and b"\x00" not in body[:8192]:
+        start = body[:512].lstrip().lower()
+        return "html" if start.startswith((b"<!doctype html", b"<html")) else "text"
+    return "binary"
+
+
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([\w.:-]+)""", re.IGNORECASE)
+
+
+def _decode(body: bytes, charset: str | None, html: bool) -> str:
+    if not charset and html:
+        found = _META_CHARSET.search(body[:4096])
+        charset = found.group(1).decode("ascii") if found else None
+    try:
+        return body.decode(charset or "utf-8", errors="replace")
+    except LookupError:
+        return body.decode("utf-8", errors="replace")
+
+
+def _drop(self: MarkdownConverter, el: Any, text: str, parent_tags: set[str]) -> str:
+    del self, el, text, parent_tags
+    return ""
+
+
+class _Markdown(MarkdownConverter):
+    convert_noscript = convert_iframe = convert_object = convert_embed = _drop
+    convert_template = convert_svg = convert_canvas = _drop
+
+
+def html_to_markdown(html: str) -> str:
+    """Readable markdown: ATX headings, links kept, scripts, styles and embeds dropped."""
+    markdown = _Markdown(heading_style=ATX, bullets="-", escape_underscores=False).convert(html)
+    return re.sub(r"\n{3,}", "\n\n", markdown).strip()
+
+
+class _TextExtractor(HTMLParser):
+    #: Blocks separated by a blank line, and blocks that only start a new line.
+    PARAGRAPHS = {
+        *("address", "article", "aside", "blockquote", "dl", "figure", "footer", "form", "h1", "h2"),
+        *("h3", "h4", "h5", "h6", "header", "hr", "main", "nav", "ol", "p", "pre", "section", "table"),
+        *("title", "ul"),
+    }
+    LINES = {"br", "dd", "div", "dt", "figcaption", "li", "tr"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.skipping: list[str] = []
+        self.pre = 0
+        self.newlines = 0  # how many newlines the text ends with
+
+    def _break(self, lines: int) -> None:
+        if self.parts and self.newlines < lines:
+            self.parts.append("\n" * (lines - self.newlines))
+            self.newlines = lines
+
+    def _block(self, tag: str) -> None:
+        if tag in self.PARAGRAPHS:
+            self._break(2)
+        elif tag in self.LINES:
+            self._break(1)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self.skipping or tag in DROPPED:
+            if tag in DROPPED:
+                self.skipping.append(tag)
+            return
+        self._block(tag)
+        if tag == "pre":
+            self.pre += 1
+        elif tag in ("td", "th") and self.parts and not self.newlines:
+            self.parts.append(" | ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.skipping:
+            if tag == self.skipping[-1]:
+                self.skipping.pop()
+            return
+        self._block(tag)
+        if tag == "pre":
+            self.pre = max(0, self.pre - 1)
+
+    def handle_data(self, data: str) -> None:
+        if self.skipping:
+            return
+        if not self.pre:
+            data = re.sub(r"\s+", " ", data)
+            if self.newlines or not self.parts:
+                data = data.lstrip()
+        if data:
+            self.parts.append(data)
+            self.newlines = len(data) - len(data.rstrip("\n"))
+
+
+def html_to_text(html: str) -> str:
+    """Plain text: no tags, no scripts or styles, one line per block, runs of blank lines collapsed."""
+    parser = _TextExtractor()
+    parser.feed(html)
+    parser.close()
+    lines = [line.rstrip() for line in "".join(parser.parts).split("\n")]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
