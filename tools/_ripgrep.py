@@ -31,6 +31,8 @@ LIMIT = 100
 
 _READ_SIZE = 1 << 20
 _STDERR_CAP = 64 * 1024
+#: Batches up to this many lines are consumed on the event loop; bigger ones in a worker thread.
+_INLINE_LINES = 2048
 
 
 @functools.cache
@@ -185,7 +187,8 @@ async def stream_rg(
 ) -> RgExit:
     """Run ``rg args`` in ``cwd`` and hand its stdout, in batches of whole lines, to ``consume``.
 
-    ``consume`` runs in a worker thread, one batch at a time. rg is killed (and reaped) if
+    Batches are consumed one at a time: on the event loop when small (a read rarely returns
+    more than a pipe buffer, 64 KiB), in a worker thread when large. rg is killed (and reaped) if
     ``abort`` is set or the calling task is cancelled; an abort then raises ``ToolError``.
     """
     proc = await asyncio.create_subprocess_exec(
@@ -208,12 +211,13 @@ async def stream_rg(
         while chunk := await proc.stdout.read(_READ_SIZE):
             lines = (tail + chunk).split(b"\n")
             tail = lines.pop()
-            if lines:
+            if len(lines) <= _INLINE_LINES:
+                consume(lines)  # a pipe's worth: a few ms at most, cheaper than a thread hop
+            else:
                 batch = asyncio.ensure_future(asyncio.to_thread(consume, lines))
                 await asyncio.shield(batch)
         if tail:
-            batch = asyncio.ensure_future(asyncio.to_thread(consume, [tail]))
-            await asyncio.shield(batch)
+            consume([tail])
         code = await proc.wait()
         stderr = await errors
     finally:
@@ -244,8 +248,31 @@ class DirFd:
         except OSError:
             return 0
 
+    def newest_first(self, names: list[bytes]) -> list[tuple[int, bytes]]:
+        """``(-mtime, name)`` pairs, which sort newest first (the hot loop of a big glob)."""
+        stat, fd = os.stat, self.fd
+        keyed: list[tuple[int, bytes]] = []
+        append = keyed.append
+        for name in names:
+            try:
+                append((-stat(name, dir_fd=fd).st_mtime_ns, name))
+            except OSError:
+                append((0, name))
+        return keyed
+
     def close(self) -> None:
         os.close(self.fd)
+
+
+def displayer(folder: Path, relative: Callable[[Path], str]) -> Callable[[bytes], str]:
+    """Turns the paths rg prints (relative to ``folder``) into workspace-relative text.
+
+    ``relative`` is ``ctx.relative``, applied once to ``folder`` rather than to every path.
+    """
+    prefix = relative(folder)
+    if os.path.isabs(prefix):
+        return lambda name: os.path.join(prefix, name.decode(errors="replace"))
+    return lambda name: os.path.normpath(os.path.join(prefix, name.decode(errors="replace")))
 
 
 def capped_note(shown: int, found: int, noun: str, refine: str) -> str:

@@ -6,7 +6,17 @@ import heapq
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._ripgrep import LIMIT, DirFd, capped_note, file_filter, rg_failure, search_flags, stream_rg
+from ._ripgrep import (
+    LIMIT,
+    DirFd,
+    FileFilter,
+    capped_note,
+    displayer,
+    file_filter,
+    rg_failure,
+    search_flags,
+    stream_rg,
+)
 from .base import Tool, ToolError, ToolResult
 from .context import ToolContext
 
@@ -23,6 +33,11 @@ class Params(BaseModel):
         description="The folder to search in, absolute or relative to the workspace root. "
         "Omit it to search the whole workspace.",
     )
+
+
+def glob_args(chosen: FileFilter) -> list[str]:
+    """rg's arguments for a file search (also used by bench/search.py for its baseline)."""
+    return ["--files", *search_flags(), *chosen.flags, "--", *chosen.roots]
 
 
 class Glob(Tool[Params]):
@@ -46,12 +61,10 @@ class Glob(Tool[Params]):
         def consume(lines: list[bytes]) -> None:
             if chosen.regex is not None:
                 lines = [name for name in lines if chosen.keeps(name)]
-            found.extend((-where.mtime(name), name) for name in lines)
+            found.extend(where.newest_first(lines))
 
         try:
-            done = await stream_rg(
-                ["--files", *search_flags(), *chosen.flags, "--", *chosen.roots], folder, ctx.abort, consume
-            )
+            done = await stream_rg(glob_args(chosen), folder, ctx.abort, consume)
         finally:
             where.close()
         if done.failed and not found:
@@ -59,7 +72,8 @@ class Glob(Tool[Params]):
         if not found:
             return ToolResult(title, "No files found", {"count": 0, "truncated": False})
         newest = heapq.nsmallest(LIMIT, found)
-        lines = [ctx.relative(folder / name.decode(errors="replace")) for _, name in newest]
+        show = displayer(folder, ctx.relative)
+        lines = [show(name) for _, name in newest]
         truncated = len(found) > LIMIT
         if truncated:
             lines += ["", capped_note(LIMIT, len(found), "files", "pattern or path")]

@@ -8,7 +8,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._ripgrep import LIMIT, DirFd, FileFilter, capped_note, file_filter, rg_failure, search_flags, stream_rg
+from ._ripgrep import (
+    LIMIT,
+    DirFd,
+    FileFilter,
+    capped_note,
+    displayer,
+    file_filter,
+    rg_failure,
+    search_flags,
+    stream_rg,
+)
 from .base import Tool, ToolError, ToolResult
 from .context import ToolContext
 
@@ -30,6 +40,24 @@ class Params(BaseModel):
         default=None,
         description='Only search files whose path matches this glob, e.g. "*.py" or "*.{ts,tsx}".',
     )
+
+
+def grep_args(pattern: str, chosen: FileFilter, names: list[str]) -> list[str]:
+    """rg's arguments for a search (also used by bench/search.py for its baseline)."""
+    return [
+        *search_flags(),
+        *chosen.flags,
+        "--line-number",
+        "--with-filename",
+        "--null",
+        "--no-heading",
+        f"--max-columns={MAX_LINE}",
+        "--max-columns-preview",
+        "--regexp",
+        pattern,
+        "--",
+        *names,
+    ]
 
 
 class Matches:
@@ -94,19 +122,9 @@ class Grep(Tool[Params]):
             folder, chosen, names = target.parent, file_filter(None, target), [target.name]
         where = DirFd(folder)
         matches = Matches(where, chosen)
-        flags = [
-            *search_flags(),
-            *chosen.flags,
-            "--line-number",
-            "--with-filename",
-            "--null",
-            "--no-heading",
-            f"--max-columns={MAX_LINE}",
-            "--max-columns-preview",
-        ]
         try:
             done = await stream_rg(
-                [*flags, "--regexp", params.pattern, "--", *names], folder, ctx.abort, matches.consume
+                grep_args(params.pattern, chosen, names), folder, ctx.abort, matches.consume
             )
         finally:
             where.close()
@@ -122,8 +140,9 @@ def _report(matches: Matches, ctx: ToolContext, folder: Path, skipped: bool) -> 
     budget = ctx.env.limits.max_bytes - 512
     shown = 0
     blocks: list[str] = []
+    show = displayer(folder, ctx.relative)
     for _, name in heapq.nsmallest(LIMIT, matches.keys):
-        lines = [f"{ctx.relative(folder / name.decode(errors='replace'))}:"]
+        lines = [f"{show(name)}:"]
         for raw in matches.files[name]:
             if shown == LIMIT:
                 break
