@@ -18,6 +18,7 @@ from typing import Any
 from tools import (
     PermissionRejected,
     PermissionRequest,
+    Tool,
     ToolContext,
     ToolEnv,
     ToolError,
@@ -81,11 +82,13 @@ class Loop:
             except Exception:
                 log.exception("listener failed on %s", kind)
 
-    def tools(self) -> list[dict[str, Any]]:
+    def allowed_tools(self) -> list[Tool[Any]]:
         offered = self.registry.offered(self.env.permissions, self.model.model)
-        allowed = [t for t in offered if self.agent.tools is None or t.id in self.agent.tools]
+        return [t for t in offered if self.agent.tools is None or t.id in self.agent.tools]
+
+    def tools(self) -> list[dict[str, Any]]:
         provider = provider_of(self.model.model)
-        return [tool_spec(t, provider) for t in allowed]
+        return [tool_spec(t, provider) for t in self.allowed_tools()]
 
     async def run_turn(self, prompt: str) -> TurnResult:
         session_id = self.env.session.id
@@ -190,6 +193,11 @@ class Loop:
             self.emit("tool", callId=call.id, tool=call.name, state="running", title=title, metadata=metadata)
 
         ctx = ToolContext(self.env, call.id, on_metadata=progress)
+        tool = self.registry.get(call.name)
+        if tool is not None and tool not in self.allowed_tools():
+            message = f"Error: the {tool.id} tool is not available to the {self.agent.name} agent."
+            self._finish(call, part, "error", message, {})
+            return False
         try:
             await self._doom_loop_check(call, ctx)
         except ToolError as error:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import re
 import threading
@@ -28,6 +29,13 @@ def litellm() -> ModuleType:
         module.suppress_debug_info = True
         module.drop_params = True  # providers that reject an option drop it instead of failing
         module.telemetry = False
+        # litellm's own handler writes INFO records to stdout; route its loggers to ours instead.
+        for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
+            logger = logging.getLogger(name)
+            for handler in list(logger.handlers):
+                logger.removeHandler(handler)
+            logger.setLevel(logging.WARNING)
+            logger.propagate = True
         return module
 
 

@@ -151,7 +151,8 @@ async def _run(tool: Tool[Any], params: BaseModel, ctx: ToolContext, outcome: Ou
     try:
         await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
     except asyncio.CancelledError:
-        task.cancel()
+        task.cancel()  # and let its cleanup (killing subprocesses) finish before the caller resumes
+        await asyncio.gather(task, return_exceptions=True)
         raise
     finally:
         aborted.cancel()

@@ -1,0 +1,299 @@
+"""The agent loop against real litellm talking HTTP to the scripted model server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from daemon.config import ConfigError
+from daemon.loop import Event, Loop, Retry
+from daemon.runtime import Runtime
+from daemon.scripted_model import ScriptedModel, Turn
+from daemon.transcript import as_json
+from tools import PermissionRequest, Reply
+
+LSPILOT = str(Path(sys.executable).with_name("lspilot"))
+
+
+class Human:
+    def __init__(self, *replies: Reply) -> None:
+        self.replies = list(replies)
+        self.asked: list[PermissionRequest] = []
+
+    async def permission(self, request: PermissionRequest) -> Reply:
+        self.asked.append(request)
+        return self.replies.pop(0) if self.replies else Reply("reject")
+
+    async def question(self, question: str, options: list[str]) -> str:
+        return options[0] if options else "yes"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("LSPILOT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("LSPILOT_CONFIG_DIR", str(tmp_path / "user-config"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.py").write_text("def area(r):\n    return 3.14 * r * r\n")
+    (root / "b.py").write_text("from a import area\nprint(area(2))\n")
+    (root / "AGENTS.md").write_text("Always answer in haiku.\n")
+    return root
+
+
+@pytest.fixture
+def fake() -> Iterator[ScriptedModel]:
+    with ScriptedModel() as model:
+        yield model
+
+
+def script(fake: ScriptedModel, *turns: Turn) -> None:
+    fake.turns.extend(turns)
+
+
+class Recorder(list[Event]):
+    """The loop's events, with a way to wait for one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.changed = asyncio.Event()
+
+    def __call__(self, event: Event) -> None:
+        self.append(event)
+        self.changed.set()
+
+    async def until(self, predicate: Callable[[Event], bool]) -> None:
+        while not any(predicate(e) for e in self):
+            self.changed.clear()
+            await self.changed.wait()
+
+
+def make_loop(root: Path, fake: ScriptedModel, human: Human, **kwargs: Any) -> tuple[Loop, Recorder]:
+    events = Recorder()
+    runtime = Runtime.open(root)
+    loop = runtime.loop(human, model="openai/scripted", api_base=fake.api_base, listeners=[events], **kwargs)
+    loop.retry = Retry(attempts=4, base_delay=0.01)
+    return loop, events
+
+
+def tool_parts(loop: Loop) -> list[dict[str, Any]]:
+    data = as_json(loop.store, loop.env.session.id)
+    return [p for m in data["messages"] for p in m["parts"] if p["kind"] == "tool"]
+
+
+async def test_multi_step_turn_with_parallel_tool_calls(workspace: Path, fake: ScriptedModel) -> None:
+    script(
+        fake,
+        Turn(
+            text="Reading both.", tool_calls=[("read", {"filePath": "a.py"}), ("grep", {"pattern": "area"})]
+        ),
+        Turn(text="area is defined in a.py and used in b.py."),
+    )
+    loop, events = make_loop(workspace, fake, Human())
+    result = await loop.run_turn("where is area used?")
+    assert (result.stop_reason, result.text) == ("end", "area is defined in a.py and used in b.py.")
+    first, second = fake.requests
+    assert first["messages"][0]["role"] == "system"
+    assert "Always answer in haiku." in first["messages"][0]["content"]
+    assert str(workspace) in first["messages"][0]["content"]
+    assert {t["function"]["name"] for t in first["tools"]} >= {"read", "grep", "glob", "batch"}
+    tool_messages = [m for m in second["messages"] if m["role"] == "tool"]
+    assert len(tool_messages) == 2
+    assert "return 3.14 * r * r" in tool_messages[0]["content"]
+    assert "b.py" in tool_messages[1]["content"]
+    states = [(e.data["tool"], e.data["state"]) for e in events if e.type == "tool"]
+    assert states.count(("read", "completed")) == 1 and states.count(("grep", "completed")) == 1
+    # Both calls were running before either completed: they ran concurrently.
+    assert states.index(("grep", "running")) < states.index(("read", "completed"))
+    parts = tool_parts(loop)
+    assert [p["state"] for p in parts] == ["completed", "completed"]
+    assert all(p["ended"] >= p["started"] for p in parts)
+
+
+async def test_rate_limit_is_retried_visibly(workspace: Path, fake: ScriptedModel) -> None:
+    script(fake, Turn.rate_limited(retry_after=0.05), Turn(error=500), Turn(text="ok"))
+    loop, events = make_loop(workspace, fake, Human())
+    result = await loop.run_turn("hi")
+    assert (result.stop_reason, result.text) == ("end", "ok")
+    retries = [e.data for e in events if e.type == "retry"]
+    assert [r["attempt"] for r in retries] == [1, 2]
+    assert retries[0]["wait"] == 0.05 and retries[0]["error"].startswith("RateLimitError")
+    assert len(fake.requests) == 3
+
+
+async def test_auth_errors_stop_the_turn_with_a_message(workspace: Path, fake: ScriptedModel) -> None:
+    script(fake, Turn(error=401, error_message="Incorrect API key provided"))
+    loop, _ = make_loop(workspace, fake, Human())
+    result = await loop.run_turn("hi")
+    assert result.stop_reason == "error"
+    assert result.error is not None and "Incorrect API key provided" in result.error
+    assert len(fake.requests) == 1
+
+
+async def test_overflow_compacts_then_succeeds(workspace: Path, fake: ScriptedModel) -> None:
+    script(fake, Turn(text="first answer"))
+    loop, events = make_loop(workspace, fake, Human())
+    await loop.run_turn("first question")
+    script(
+        fake,
+        Turn.context_overflow(),
+        Turn(text="SUMMARY: asked a first question"),
+        Turn(text="second answer"),
+    )
+    result = await loop.run_turn("second question")
+    assert (result.stop_reason, result.text) == ("end", "second answer")
+    assert any(e.type == "compaction" for e in events)
+    summary_request, retried = fake.requests[-2:]
+    assert "first question" in json.dumps(summary_request["messages"])
+    sent = retried["messages"]
+    assert "SUMMARY: asked a first question" in sent[1]["content"]
+    assert sent[-1] == {"role": "user", "content": "second question"}
+    assert "first answer" not in json.dumps(sent)
+
+
+async def test_malformed_tool_arguments_reach_the_model(workspace: Path, fake: ScriptedModel) -> None:
+    script(fake, Turn(tool_calls=[("read", '{"filePath": "a.py"')]), Turn(text="sorry"))
+    loop, _ = make_loop(workspace, fake, Human())
+    assert (await loop.run_turn("read a.py")).stop_reason == "end"
+    [tool_message] = [m for m in fake.requests[1]["messages"] if m["role"] == "tool"]
+    assert "not valid JSON" in tool_message["content"]
+
+
+async def test_doom_loop_asks_before_the_third_identical_call(workspace: Path, fake: ScriptedModel) -> None:
+    same = ("read", {"filePath": "a.py"})
+    script(fake, Turn(tool_calls=[same]), Turn(tool_calls=[same]), Turn(tool_calls=[same]))
+    human = Human(Reply("reject"))
+    loop, _ = make_loop(workspace, fake, human)
+    result = await loop.run_turn("loop")
+    assert [a.permission for a in human.asked] == ["doom_loop"]
+    assert result.stop_reason == "rejected"
+    assert [p["state"] for p in tool_parts(loop)] == ["completed", "completed", "error"]
+
+
+async def test_plan_agent_cannot_edit(workspace: Path, fake: ScriptedModel) -> None:
+    tools_dir = workspace / ".lspilot" / "tools"
+    tools_dir.mkdir(parents=True)
+    (tools_dir / "touch.py").write_text(
+        "from pydantic import BaseModel, ConfigDict, Field\n"
+        "from tools import ToolResult, define_tool\n"
+        "class P(BaseModel):\n"
+        "    model_config = ConfigDict(extra='forbid')\n"
+        "    path: str = Field(description='file')\n"
+        "@define_tool('Creates a file.', P, permission='edit')\n"
+        "async def tool(params, ctx):\n"
+        "    (ctx.root / params.path).write_text('x')\n"
+        "    return ToolResult('touched', 'ok')\n"
+    )
+    script(fake, Turn(tool_calls=[("touch", {"path": "new.txt"})]), Turn(text="I may not edit."))
+    loop, _ = make_loop(workspace, fake, Human(Reply("once")), agent_name="plan")
+    result = await loop.run_turn("create new.txt")
+    assert result.stop_reason == "end"
+    assert "touch" not in {t["function"]["name"] for t in fake.requests[0]["tools"]}
+    [tool_message] = [m for m in fake.requests[1]["messages"] if m["role"] == "tool"]
+    assert tool_message["content"] == "Error: the touch tool is not available to the plan agent."
+    assert not (workspace / "new.txt").exists()
+
+
+async def test_cancel_mid_stream_keeps_what_streamed(workspace: Path, fake: ScriptedModel) -> None:
+    script(fake, Turn(text="partial answer that never ends", stall_after_chunks=2))
+    loop, events = make_loop(workspace, fake, Human())
+    task = asyncio.create_task(loop.run_turn("go"))
+    await asyncio.wait_for(events.until(lambda e: e.type == "text"), 60)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    ends = [e.data for e in events if e.type == "turn.end"]
+    assert ends == [{"turnId": ends[0]["turnId"], "stopReason": "cancelled", "error": None}]
+    messages = as_json(loop.store, loop.env.session.id)["messages"]
+    kinds = [(p["kind"], p.get("text")) for p in messages[-1]["parts"]]
+    assert kinds[0][0] == "text" and kinds[0][1] and "partial answer".startswith(kinds[0][1][:4])
+    assert kinds[-1] == ("error", "Cancelled by the user.")
+
+
+async def test_cancel_mid_tool_stops_the_tool(workspace: Path, fake: ScriptedModel) -> None:
+    script(fake, Turn(tool_calls=[("question", {"question": "Which one?"})]))
+
+    class SlowHuman(Human):
+        async def question(self, question: str, options: list[str]) -> str:
+            await asyncio.sleep(3600)
+            return ""
+
+    loop, events = make_loop(workspace, fake, SlowHuman())
+    task = asyncio.create_task(loop.run_turn("ask me"))
+    await asyncio.wait_for(events.until(lambda e: e.type == "tool" and e.data["state"] == "running"), 60)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    [part] = tool_parts(loop)
+    assert (part["state"], part["output"]) == ("error", "Error: cancelled by the user.")
+    # The session stays usable: the interrupted call is answered in the next request.
+    script(fake, Turn(text="fine"))
+    assert (await loop.run_turn("never mind")).text == "fine"
+    [tool_message] = [m for m in fake.requests[-1]["messages"] if m["role"] == "tool"]
+    assert tool_message["content"] == "Error: cancelled by the user."
+
+
+def test_kill_9_mid_turn_keeps_everything_before_the_cut(workspace: Path, fake: ScriptedModel) -> None:
+    script(
+        fake,
+        Turn(text="Reading.", tool_calls=[("read", {"filePath": "a.py"})]),
+        Turn(text="never finished", stall_after_chunks=1),
+    )
+    command = [LSPILOT, "run", "what is in a.py?", "--root", str(workspace), "--json"]
+    proc = subprocess.Popen(
+        [*command, "--model", "openai/scripted", "--api-base", fake.api_base],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=os.environ,
+    )
+    assert proc.stdout is not None
+    session = ""
+    for line in proc.stdout:
+        event = json.loads(line)
+        session = event["session_id"]
+        if event["type"] == "tool" and event["data"]["state"] == "completed":
+            break
+    deadline = time.monotonic() + 60
+    while len(fake.requests) < 2 and time.monotonic() < deadline:  # the second step is now streaming
+        time.sleep(0.05)
+    assert len(fake.requests) == 2
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    shown = subprocess.run(
+        [LSPILOT, "sessions", "export", session, "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    data = json.loads(shown.stdout)
+    roles = [m["role"] for m in data["messages"]]
+    assert roles[:2] == ["user", "assistant"]
+    first = data["messages"][1]["parts"]
+    assert first[0] == {**first[0], "kind": "text", "text": "Reading."}
+    assert first[1]["kind"] == "tool" and first[1]["state"] == "completed"
+    assert "return 3.14" in first[1]["output"]
+    listed = subprocess.run(
+        [LSPILOT, "sessions", "list", "--root", str(workspace)], capture_output=True, text=True, check=True
+    )
+    assert session in listed.stdout and "what is in a.py?" in listed.stdout
+
+
+def test_config_errors_name_the_file_and_key(workspace: Path) -> None:
+    (workspace / "lspilot.toml").write_text('model = "openai/x"\n[agents.review]\ncolour = "blue"\n')
+    with pytest.raises(ConfigError, match=r"lspilot.toml: agents.review: unknown keys \['colour'\]"):
+        Runtime.open(workspace).agent("review")
+    (workspace / "lspilot.toml").write_text("")
+    with pytest.raises(ConfigError, match="no model configured"):
+        Runtime.open(workspace).loop(Human())
+    with pytest.raises(ConfigError, match="no agent called 'nope'"):
+        Runtime.open(workspace).agent("nope")
