@@ -42,7 +42,8 @@ class ToolResult:
 
 
 class Tool(Generic[P]):
-    """Subclass with ``id``, ``Params`` and ``run``; ``description`` defaults to the sibling ``.md``."""
+    """Subclass with ``id``, ``Params`` and ``run``; ``description`` defaults to ``<id>.md`` (or
+    ``<module>.md``) beside the module."""
 
     id: str
     Params: type[P]
@@ -52,11 +53,17 @@ class Tool(Generic[P]):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if not cls.__dict__.get("description"):
-            source = inspect.getsourcefile(cls)
-            doc = Path(source).with_suffix(".md") if source else None
-            if doc and doc.is_file():
+        if cls.__dict__.get("description"):
+            return
+        source = inspect.getsourcefile(cls)
+        if not source:
+            return
+        tool_id = cls.__dict__.get("id")
+        names = [f"{tool_id}.md"] if isinstance(tool_id, str) else []
+        for doc in (Path(source).with_name(n) for n in [*names, Path(source).with_suffix(".md").name]):
+            if doc.is_file():
                 cls.description = doc.read_text().strip()
+                return
 
     async def init(self, ctx: InitContext) -> None:
         """Optional: adapt ``description`` or state to the configuration before the tool is offered."""
