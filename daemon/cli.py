@@ -90,7 +90,7 @@ def _named_files(value: Any, ctx_root: Path) -> list[Path]:
 
 
 async def _run_tool(args: argparse.Namespace) -> int:
-    from tools import MemorySession, ToolContext, execute  # noqa: PLC0415
+    from tools import InitContext, MemorySession, ToolContext, execute  # noqa: PLC0415
 
     from . import store as storage  # noqa: PLC0415
     from . import tooling  # noqa: PLC0415
@@ -116,6 +116,7 @@ async def _run_tool(args: argparse.Namespace) -> int:
             session.record_read(file)
     env = tooling.environment(cfg, session, TerminalAsker(yes=args.yes))
     registry = tooling.registry(cfg)
+    await registry.initialize(InitContext(root, env.agent, cfg.raw))
     for problem in registry.load_errors:
         log.warning("%s", problem)
     try:

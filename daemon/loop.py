@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tools import (
+    InitContext,
     PermissionRejected,
     PermissionRequest,
     Tool,
@@ -81,6 +82,10 @@ class Loop:
                 listener(event)
             except Exception:
                 log.exception("listener failed on %s", kind)
+
+    async def initialize(self) -> None:
+        """Let tools adapt to the configuration before they are first offered."""
+        await self.registry.initialize(InitContext(self.env.root, self.agent.name, self.env.settings))
 
     def allowed_tools(self) -> list[Tool[Any]]:
         offered = self.registry.offered(self.env.permissions, self.model.model)

@@ -69,6 +69,7 @@ async def run(args: argparse.Namespace) -> int:
         listeners=[listener],
     )
     try:
+        await loop.initialize()
         result = await loop.run_turn(args.prompt)
     finally:
         await loop.env.close()

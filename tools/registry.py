@@ -18,7 +18,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .base import Tool
+from .base import InitContext, Tool
 from .permission import PermissionEngine
 
 if TYPE_CHECKING:
@@ -83,6 +83,17 @@ class ToolRegistry:
             and not (tool.permission and permissions.denied_outright(tool.permission))
             and tool.available_for(model)
         ]
+
+    async def initialize(self, ctx: InitContext) -> None:
+        """Run every tool's ``init`` (descriptions or schemas that depend on config); a tool whose
+        init fails is dropped with the reason in ``load_errors`` rather than offered broken."""
+        for tool_id, tool in list(self.tools.items()):
+            try:
+                await tool.init(ctx)
+            except Exception as error:
+                del self.tools[tool_id]
+                self.load_errors.append(f"tool {tool_id}: init failed: {error}")
+                log.warning("tool %s init failed", tool_id, exc_info=True)
 
     def load_folder(self, folder: Path, namespace: str) -> None:
         for file in sorted(folder.glob("*.py")):

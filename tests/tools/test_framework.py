@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tools import (
     HookCall,
+    InitContext,
     OutputLimits,
     Tool,
     ToolContext,
@@ -251,6 +252,29 @@ async def test_entry_point_plugins_register_tools_and_hooks(echo: Harness, tmp_p
     echo.registry = registry
     outcome = await echo.ok("plugin_ping", {"noise": 1})
     assert outcome.result is not None and outcome.result.output == "pong"
+
+
+async def test_init_adapts_tools_to_the_config_and_drops_broken_ones(echo: Harness) -> None:
+    class Configured(Echo):
+        id = "configured"
+
+        async def init(self, ctx: InitContext) -> None:
+            self.description = (
+                f"Repeats text for {ctx.agent} in {ctx.root.name}; limit {ctx.settings['limit']}."
+            )
+
+    class BadInit(Echo):
+        id = "badinit"
+
+        async def init(self, ctx: InitContext) -> None:
+            raise RuntimeError("needs a token")
+
+    echo.registry.register(Configured())
+    echo.registry.register(BadInit())
+    await echo.registry.initialize(InitContext(echo.root, "plan", {"limit": 3}))
+    assert echo.registry.tools["configured"].description == "Repeats text for plan in ws; limit 3."
+    assert "badinit" not in echo.registry.tools
+    assert echo.registry.load_errors == ["tool badinit: init failed: needs a token"]
 
 
 def test_register_replaces_a_tool_with_the_same_id(echo: Harness) -> None:
