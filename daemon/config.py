@@ -24,6 +24,9 @@ class ConfigError(Exception):
     """A configuration file is invalid; the message names the file and the key."""
 
 
+TOP_LEVEL_KEYS = {"model", "api_base", "provider_options", "agents", "permission", "tools", "lsp"}
+
+
 def data_dir() -> Path:
     override = os.environ.get("LSPILOT_DATA_DIR")
     return Path(override) if override else Path(platformdirs.user_data_dir("lspilot"))
@@ -106,6 +109,11 @@ def load(workspace: Path) -> Config:
                 table = tomllib.loads(file.read_text())
             except tomllib.TOMLDecodeError as error:
                 raise ConfigError(f"{file}: invalid TOML: {error}") from None
+            unknown = set(table) - TOP_LEVEL_KEYS
+            if unknown:
+                raise ConfigError(
+                    f"{file}: unknown settings {sorted(unknown)}; known: {sorted(TOP_LEVEL_KEYS)}"
+                )
             layers.append((file, table))
             raw = _merge(raw, table)
     return Config(workspace=workspace.resolve(), raw=raw, layers=tuple(layers))

@@ -292,6 +292,9 @@ def test_config_errors_name_the_file_and_key(workspace: Path) -> None:
     (workspace / "lspilot.toml").write_text('model = "openai/x"\n[agents.review]\ncolour = "blue"\n')
     with pytest.raises(ConfigError, match=r"lspilot.toml: agents.review: unknown keys \['colour'\]"):
         Runtime.open(workspace).agent("review")
+    (workspace / "lspilot.toml").write_text('modle = "openai/x"\n')
+    with pytest.raises(ConfigError, match=r"lspilot.toml: unknown settings \['modle'\]"):
+        Runtime.open(workspace)
     (workspace / "lspilot.toml").write_text("")
     with pytest.raises(ConfigError, match="no model configured"):
         Runtime.open(workspace).loop(Human())
