@@ -74,6 +74,7 @@ class Loop:
     listeners: list[Listener] = field(default_factory=list[Listener])
     retry: Retry = field(default_factory=Retry)
     _recent: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
+    _specs: tuple[tuple[int, ...], list[dict[str, Any]]] = ((), [])
 
     def emit(self, kind: str, **data: Any) -> None:
         event = Event(kind, self.env.session.id, data)
@@ -93,7 +94,11 @@ class Loop:
 
     def tools(self) -> list[dict[str, Any]]:
         provider = provider_of(self.model.model)
-        return [tool_spec(t, provider) for t in self.allowed_tools()]
+        allowed = self.allowed_tools()
+        key = tuple(id(t) for t in allowed)
+        if self._specs[0] != key:  # schemas are costly to build: rebuild only when the tool set changes
+            self._specs = (key, [tool_spec(t, provider) for t in allowed])
+        return self._specs[1]
 
     async def run_turn(self, prompt: str) -> TurnResult:
         session_id = self.env.session.id

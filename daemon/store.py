@@ -80,6 +80,8 @@ class Store:
         self.path = path
         self.db = sqlite3.connect(path, isolation_level=None)
         self.db.execute("PRAGMA journal_mode=WAL")
+        # WAL + NORMAL: every write survives a killed process; only a power cut may lose the last ones.
+        self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.execute("PRAGMA busy_timeout=5000")
         self._migrate()
