@@ -66,11 +66,12 @@ class Runtime:
         *,
         session_id: str | None = None,
         agent_name: str | None = None,
+        agent: Agent | None = None,
         model: str | None = None,
         api_base: str | None = None,
         listeners: list[Listener] | None = None,
     ) -> Loop:
-        agent = self.agent(agent_name)
+        agent = agent or self.agent(agent_name)
         if session_id is None:
             session_id = self.store.create_session(self.cfg.workspace, agent.name)
         elif self.store.session_root(session_id) is None:
@@ -78,12 +79,17 @@ class Runtime:
         env = tooling.environment(
             self.cfg, StoredSession(self.store, session_id), asker, agent.name, agent.rules
         )
+        settings = self.model(agent, model, api_base)
+        if not agent.subagent and "task" not in self.registry.tools:
+            from .task import Task  # noqa: PLC0415 - task imports the loop, as does this module
+
+            self.registry.register(Task(self, asker, settings))
         return Loop(
             store=self.store,
             registry=self.registry,
             env=env,
             agent=agent,
-            model=self.model(agent, model, api_base),
+            model=settings,
             system=system_prompt(agent, self.cfg.workspace),
             listeners=listeners or [],
         )

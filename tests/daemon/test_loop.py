@@ -300,3 +300,33 @@ def test_config_errors_name_the_file_and_key(workspace: Path) -> None:
         Runtime.open(workspace).loop(Human())
     with pytest.raises(ConfigError, match="no agent called 'nope'"):
         Runtime.open(workspace).agent("nope")
+
+
+async def test_task_runs_a_subagent_in_a_child_session(workspace: Path, fake: ScriptedModel) -> None:
+    task = {"description": "find area", "prompt": "Where is area defined?", "subagent_type": "explore"}
+    script(
+        fake,
+        Turn(tool_calls=[("task", task)]),
+        Turn(tool_calls=[("read", {"filePath": "a.py"})]),  # the subagent's first step
+        Turn(text="area is defined in a.py line 1."),  # the subagent's answer
+        Turn(text="The subagent says: a.py line 1."),
+    )
+    loop, events = make_loop(workspace, fake, Human())
+    result = await loop.run_turn("where is area?")
+    assert result.text == "The subagent says: a.py line 1."
+    parent_tools = {t["function"]["name"] for t in fake.requests[0]["tools"]}
+    child_tools = {t["function"]["name"] for t in fake.requests[1]["tools"]}
+    assert "task" in parent_tools and "todowrite" in parent_tools
+    assert child_tools <= {"read", "grep", "glob", "list", "lsp", "batch"} and "read" in child_tools
+    assert fake.requests[1]["messages"][-1] == {"role": "user", "content": "Where is area defined?"}
+    [tool_message] = [m for m in fake.requests[3]["messages"] if m["role"] == "tool"]
+    assert tool_message["content"].startswith("area is defined in a.py line 1.\n\n(subagent session_id: ses_")
+    progress = [e.data for e in events if e.type == "tool" and e.data.get("metadata", {}).get("steps")]
+    assert progress and progress[-1]["metadata"]["steps"] == ["read: a.py"]
+    child = progress[-1]["metadata"]["sessionId"]
+    assert child != loop.env.session.id and loop.store.session_root(child) == workspace
+    unknown = {**task, "subagent_type": "wizard"}
+    script(fake, Turn(tool_calls=[("task", unknown)]), Turn(text="ok"))
+    await loop.run_turn("again")
+    [bad] = [m for m in fake.requests[-1]["messages"] if m["role"] == "tool"][-1:]
+    assert "There is no subagent 'wizard'; use one of: explore, general." in bad["content"]
