@@ -6,6 +6,13 @@ Prints, for basedpyright on a generated ~300-file project:
 - cold start: time to the first complete references answer, and whether its count equals
   the warm count (it must).
 
+Like with like: both clients announce the same client capabilities (lsp_bridge's), open the same
+two files, make the same warm-up requests and then the same requests with the same params; the
+raw client parses every answer fully (json.loads). The two servers run side by side on copies of
+the project and the measured requests alternate between them (raw first on even rounds, bridge
+first on odd ones), so drift in machine load hits both alike. On the bridge side an edit is a
+write to disk that its file watcher notices; on the raw side it is a didChange of that line.
+
 Run: LSPILOT_DATA_DIR=... .venv/bin/python bench/lsp_bridge.py [--files 300] [--rounds 40]
 """
 
@@ -19,20 +26,29 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
+from pygls.protocol import default_converter
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from daemon import config as configuration
 from lsp_bridge import Bridge, BridgeConfig
 from lsp_bridge import install as installer
+from lsp_bridge.capabilities import client_capabilities
 from lsp_bridge.servers.basedpyright import SPEC
 
 CALL = "    return helper(a) + helper(a + 1)\n"
 BROKEN = "    return helper(a) + helper(a + 1) + undefined_name\n"
+CALL_LINE = 4
+AT_HELPER = lsp.Position(line=0, character=4)  # core.py: def helper
+AT_USE = lsp.Position(line=CALL_LINE, character=12)  # mod_0.py: return helper(a)
+NAMES = ("definition", "references", "diagnostics")
+
+Times = dict[str, list[float]]
 
 
 def generate(root: Path, files: int) -> None:
@@ -49,9 +65,8 @@ def generate(root: Path, files: int) -> None:
 class RawClient:
     """The thinnest correct LSP client: framing, ids, and answers to server requests."""
 
-    def __init__(self, proc: asyncio.subprocess.Process, settings: dict[str, Any]) -> None:
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
         self.proc = proc
-        self.settings = settings
         self.next_id = 0
         self.waiting: dict[int, asyncio.Future[Any]] = {}
         self.found = asyncio.Event()
@@ -80,10 +95,10 @@ class RawClient:
                 self.waiting.pop(message["id"]).set_result(message.get("result"))
             elif "id" in message:
                 self.send({"id": message["id"], "result": self._answer(message)})
-            elif message.get("method") == "window/logMessage" and (
-                "source file" in message["params"]["message"]
-            ):
-                self.found.set()
+            elif message.get("method") == "window/logMessage":
+                pattern = SPEC.readiness.log_pattern
+                if pattern is not None and pattern.search(message["params"]["message"]):
+                    self.found.set()
 
     def _answer(self, message: dict[str, Any]) -> Any:
         if message["method"] == "workspace/configuration":
@@ -91,113 +106,133 @@ class RawClient:
         return None
 
 
-async def raw_session(command: list[str], root: Path, rounds: int) -> dict[str, list[float]]:
-    proc = await asyncio.create_subprocess_exec(
-        *command,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        cwd=root,
-    )
-    client = RawClient(proc, SPEC.settings)
-    caps = {
-        "textDocument": {
-            "diagnostic": {"dynamicRegistration": True},
-            "publishDiagnostics": {"versionSupport": True},
-        },
-        "workspace": {"configuration": True, "workspaceFolders": True},
-        "window": {"workDoneProgress": True},
-    }
-    await client.request(
-        "initialize",
-        {
-            "processId": os.getpid(),
-            "rootUri": root.as_uri(),
-            "capabilities": caps,
-            "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
-        },
-    )
-    client.send({"method": "initialized", "params": {}})
-    client.send({"method": "workspace/didChangeConfiguration", "params": {"settings": SPEC.settings}})
-    core, mod = root / "pkg/core.py", root / "pkg/mod_0.py"
-    for version, path in enumerate((core, mod), 1):
-        client.send(
-            {
-                "method": "textDocument/didOpen",
-                "params": {
-                    "textDocument": {
-                        "uri": path.as_uri(),
-                        "languageId": "python",
-                        "version": version,
-                        "text": path.read_text(),
-                    }
-                },
-            }
+class RawSession:
+    """basedpyright driven by RawClient, with the same questions the bench asks the bridge."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, root: Path) -> None:
+        self.proc = proc
+        self.client = RawClient(proc)
+        self.core, self.mod = root / "pkg/core.py", root / "pkg/mod_0.py"
+        self.version = 2
+
+    @classmethod
+    async def start(cls, command: list[str], root: Path) -> RawSession:
+        proc = await asyncio.create_subprocess_exec(
+            *command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            cwd=root,
         )
-    await client.found.wait()
-    times: dict[str, list[float]] = {"definition": [], "references": [], "diagnostics": []}
-    definition = {"textDocument": {"uri": mod.as_uri()}, "position": {"line": 4, "character": 12}}
-    references = {**definition, "context": {"includeDeclaration": True}}
-    await client.request("textDocument/references", references)  # warm-up
-    for _ in range(rounds):
-        for name, method, params in (
-            ("definition", "textDocument/definition", definition),
-            ("references", "textDocument/references", references),
-        ):
-            started = time.perf_counter()
-            await client.request(method, params)
-            times[name].append(time.perf_counter() - started)
-    text = mod.read_text()
-    for version in range(3, 3 + rounds):
-        new = text.replace(CALL, BROKEN) if version % 2 else text
-        started = time.perf_counter()
-        client.send(
+        self = cls(proc, root)
+        client = self.client
+        await client.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": root.as_uri(),
+                "rootPath": str(root),
+                "capabilities": default_converter().unstructure(client_capabilities()),
+                "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+            },
+        )
+        client.send({"method": "initialized", "params": {}})
+        client.send({"method": "workspace/didChangeConfiguration", "params": {"settings": SPEC.settings}})
+        for version, path in enumerate((self.core, self.mod), 1):
+            text = path.read_text()
+            item = {"uri": path.as_uri(), "languageId": "python", "version": version, "text": text}
+            client.send({"method": "textDocument/didOpen", "params": {"textDocument": item}})
+        await client.found.wait()
+        return self
+
+    def _at(self, path: Path, pos: lsp.Position) -> dict[str, Any]:
+        return {
+            "textDocument": {"uri": path.as_uri()},
+            "position": {"line": pos.line, "character": pos.character},
+        }
+
+    async def definition(self, path: Path, pos: lsp.Position) -> Any:
+        return await self.client.request("textDocument/definition", self._at(path, pos))
+
+    async def references(self, path: Path, pos: lsp.Position) -> Any:
+        params = {**self._at(path, pos), "context": {"includeDeclaration": True}}
+        return await self.client.request("textDocument/references", params)
+
+    async def change_and_pull(self, line: str) -> Any:
+        """didChange replacing the call line, then the server's own pull answer."""
+        self.version += 1
+        span = {"start": {"line": CALL_LINE, "character": 0}, "end": {"line": CALL_LINE + 1, "character": 0}}
+        self.client.send(
             {
                 "method": "textDocument/didChange",
                 "params": {
-                    "textDocument": {"uri": mod.as_uri(), "version": version},
-                    "contentChanges": [{"text": new}],
+                    "textDocument": {"uri": self.mod.as_uri(), "version": self.version},
+                    "contentChanges": [{"range": span, "text": line}],
                 },
             }
         )
-        await client.request(
+        return await self.client.request(
             "textDocument/diagnostic",
-            {"textDocument": {"uri": mod.as_uri()}, "identifier": "basedpyright"},
+            {"textDocument": {"uri": self.mod.as_uri()}, "identifier": "basedpyright"},
         )
-        times["diagnostics"].append(time.perf_counter() - started)
-    await client.request("shutdown", None)
-    client.send({"method": "exit"})
-    await proc.wait()
-    client.reader.cancel()
-    return times
+
+    async def stop(self) -> None:
+        await self.client.request("shutdown", None)
+        self.client.send({"method": "exit"})
+        await self.proc.wait()
+        self.client.reader.cancel()
 
 
-async def bridge_session(
-    config: BridgeConfig, root: Path, rounds: int
-) -> tuple[dict[str, list[float]], float, int, int]:
-    core, mod = root / "pkg/core.py", root / "pkg/mod_0.py"
-    at_helper = lsp.Position(line=0, character=4)
-    at_use = lsp.Position(line=4, character=12)
-    times: dict[str, list[float]] = {"definition": [], "references": [], "diagnostics": []}
-    async with Bridge(root, config) as bridge:
-        started = time.perf_counter()
-        cold = await bridge.references(core, at_helper)
-        cold_time = time.perf_counter() - started
-        warm = await bridge.references(core, at_helper)
-        await bridge.references(mod, at_use)  # warm-up, as for raw
-        for _ in range(rounds):
-            for name, ask in (("definition", bridge.definition), ("references", bridge.references)):
-                started = time.perf_counter()
-                await ask(mod, at_use)
-                times[name].append(time.perf_counter() - started)
-        text = mod.read_text()
-        for version in range(3, 3 + rounds):
-            mod.write_text(text.replace(CALL, BROKEN) if version % 2 else text)
+async def timed(times: list[float], ask: Callable[..., Awaitable[Any]], *args: Any) -> None:
+    started = time.perf_counter()
+    await ask(*args)
+    times.append(time.perf_counter() - started)
+
+
+async def session(
+    config: BridgeConfig, command: list[str], raw_root: Path, bridge_root: Path, rounds: int
+) -> tuple[Times, Times, float, int, int]:
+    raw_times: Times = {name: [] for name in NAMES}
+    bridge_times: Times = {name: [] for name in NAMES}
+    raw = await RawSession.start(command, raw_root)
+    core, mod = bridge_root / "pkg/core.py", bridge_root / "pkg/mod_0.py"
+    try:
+        async with Bridge(bridge_root, config) as bridge:
             started = time.perf_counter()
-            await bridge.diagnostics_after_change(mod)
-            times["diagnostics"].append(time.perf_counter() - started)
-        mod.write_text(text)
-    return times, cold_time, len(cold.value), len(warm.value)
+            cold = await bridge.references(core, AT_HELPER)
+            cold_time = time.perf_counter() - started
+            warm = await bridge.references(core, AT_HELPER)
+            await bridge.references(mod, AT_USE)
+            # The same warm-up on the raw side (it waited for the server's file count).
+            await raw.references(raw.core, AT_HELPER)
+            await raw.references(raw.core, AT_HELPER)
+            await raw.references(raw.mod, AT_USE)
+            asks = {
+                "definition": (raw.definition, bridge.definition),
+                "references": (raw.references, bridge.references),
+            }
+            for i in range(rounds):
+                for name, (raw_ask, bridge_ask) in asks.items():
+                    pair = [(raw_times, raw_ask, raw.mod), (bridge_times, bridge_ask, mod)]
+                    for times, ask, path in pair if i % 2 == 0 else pair[::-1]:
+                        await timed(times[name], ask, path, AT_USE)
+            text = mod.read_text()
+
+            async def raw_change(line: str) -> None:
+                await timed(raw_times["diagnostics"], raw.change_and_pull, line)
+
+            async def bridge_change(line: str) -> None:
+                mod.write_text(text.replace(CALL, line))  # an outside edit, seen by the watcher
+                await timed(bridge_times["diagnostics"], bridge.diagnostics_after_change, mod)
+
+            changes = [raw_change, bridge_change]
+            for i in range(rounds):
+                for change in changes if i % 2 == 0 else changes[::-1]:
+                    await change(BROKEN if i % 2 == 0 else CALL)
+            mod.write_text(text)
+    finally:
+        await raw.stop()
+    return raw_times, bridge_times, cold_time, len(cold.value), len(warm.value)
 
 
 def main() -> None:
@@ -210,21 +245,22 @@ def main() -> None:
     if status.command is None:
         sys.exit(f"basedpyright is not installed; run: {installer.install_command(SPEC)}")
     with tempfile.TemporaryDirectory(prefix="lspilot-bench-") as tmp:
-        cold_root, raw_root, bridge_root = (Path(tmp) / n for n in ("cold", "raw", "bridge"))
-        for root in (cold_root, raw_root, bridge_root):
+        raw_root, bridge_root = Path(tmp) / "raw", Path(tmp) / "bridge"
+        for root in (raw_root, bridge_root):
             generate(root, args.files)
-        raw = asyncio.run(raw_session(status.command, raw_root, args.rounds))
-        ours, cold_time, cold_count, warm_count = asyncio.run(
-            bridge_session(config, bridge_root, args.rounds)
+        raw, ours, cold_time, cold_count, warm_count = asyncio.run(
+            session(config, status.command, raw_root, bridge_root, args.rounds)
         )
     print(f"basedpyright, {args.files + 2} files, {args.rounds} rounds (medians)")
+    print("  (paired: the median of bridge/raw over rounds, each pair measured back to back)")
     targets = {"definition": 1.10, "references": 1.10, "diagnostics": 1.2}
     for name, target in targets.items():
         a, b = statistics.median(ours[name]) * 1000, statistics.median(raw[name]) * 1000
+        paired = statistics.median(x / y for x, y in zip(ours[name], raw[name], strict=True))
         verdict = "ok" if a / b <= target else "over target"
         print(
             f"  {name:12} bridge {a:7.2f} ms   raw {b:7.2f} ms   ratio {a / b:5.2f}"
-            f"  (target <= {target}) {verdict}"
+            f"  (target <= {target}) {verdict}   paired {paired:5.2f}"
         )
     same = "equal" if cold_count == warm_count else "DIFFERENT"
     print(

@@ -20,10 +20,11 @@ from typing import Any, Generic, TypeVar, cast
 from lsprotocol import types as lsp
 
 from . import install
-from .connection import ServerConnection
+from .connection import Decode, ServerConnection
 from .documents import Document, DocumentStore, uri_to_path
-from .errors import BridgeError, NoServerForFile, ServerBroken
-from .registry import BridgeConfig, ServerRegistry, find_root
+from .errors import BridgeError, ServerBroken
+from .registry import BridgeConfig, Route, Router, ServerRegistry
+from .results import locations_from_json, merge_locations
 from .spec import ServerSpec
 from .sync import Synchronizer
 
@@ -55,8 +56,11 @@ class Bridge:
         self._locks: dict[Key, asyncio.Lock] = {}
         self._crashes: dict[Key, list[float]] = {}
         self._idle: dict[Key, asyncio.TimerHandle] = {}
+        self._last_used: dict[Key, float] = {}
         self._last_stderr: dict[Key, str] = {}
         self._sync = Synchronizer(self.documents)
+        self._router = Router(self.registry, self.workspace)
+        self._stopping: set[asyncio.Task[None]] = set()
         self._closed = False
 
     async def __aenter__(self) -> Bridge:
@@ -73,11 +77,18 @@ class Bridge:
 
     async def connections_for(self, path: Path) -> list[ServerConnection]:
         """Running, synced connections of every enabled server for ``path``."""
-        specs = self.registry.for_file(path)
-        if not specs:
-            raise NoServerForFile(f"no language server is configured for {path.name}")
+        return await self._connections_at(self._route(path))
+
+    def _route(self, path: Path) -> Route:
+        self._sync.drain()  # a created or deleted file may move a root: see Router
+        return self._router.route(path, self._sync.layout_version)
+
+    async def _connections_at(self, route: Route) -> list[ServerConnection]:
+        if len(route.targets) == 1:  # the usual case: no gather (a task, more loop turns)
+            spec, root = route.targets[0]
+            return [await self._connection(spec, root)]
         results = await asyncio.gather(
-            *(self._connection(s, find_root(path, s.root_markers, self.workspace)) for s in specs),
+            *(self._connection(spec, root) for spec, root in route.targets),
             return_exceptions=True,
         )
         connections = [r for r in results if isinstance(r, ServerConnection)]
@@ -92,6 +103,10 @@ class Bridge:
         if self._closed:
             raise BridgeError("the bridge is shut down")
         key = (spec.name, root)
+        conn = self._connections.get(key)
+        if conn is not None and conn.alive:  # the usual case: no lock, no event loop round trip
+            self._touch(key)
+            return conn
         async with self._locks.setdefault(key, asyncio.Lock()):
             conn = self._connections.get(key)
             if conn is None or not conn.alive:
@@ -140,13 +155,21 @@ class Bridge:
         return status.command
 
     def _touch(self, key: Key) -> None:
-        timer = self._idle.pop(key, None)
-        if timer is not None:
-            timer.cancel()
+        """Note a use; one timer per server checks for idleness (not a new timer per request)."""
         loop = asyncio.get_running_loop()
-        self._idle[key] = loop.call_later(
-            self.config.idle_timeout, lambda: asyncio.ensure_future(self._stop_idle(key))
-        )
+        self._last_used[key] = loop.time()
+        if key not in self._idle:
+            self._idle[key] = loop.call_later(self.config.idle_timeout, self._check_idle, key)
+
+    def _check_idle(self, key: Key) -> None:
+        loop = asyncio.get_running_loop()
+        idle_for = loop.time() - self._last_used.get(key, 0.0)
+        if idle_for >= self.config.idle_timeout:
+            del self._idle[key]
+            self._stopping.add(task := loop.create_task(self._stop_idle(key)))
+            task.add_done_callback(self._stopping.discard)
+        else:
+            self._idle[key] = loop.call_later(self.config.idle_timeout - idle_for, self._check_idle, key)
 
     async def _stop_idle(self, key: Key) -> None:
         conn = self._connections.pop(key, None)
@@ -160,6 +183,7 @@ class Bridge:
         self._closed = True
         for timer in self._idle.values():
             timer.cancel()
+        self._idle.clear()
         await asyncio.gather(*(c.stop() for c in self._connections.values()))
         self._connections.clear()
         self._sync.close()
@@ -180,16 +204,16 @@ class Bridge:
         self.documents.unpin(path)
 
     async def _prepare(self, path: Path) -> tuple[list[ServerConnection], Document]:
-        path = path.resolve()
-        connections = await self.connections_for(path)
-        doc = self._sync.refresh(self.connections, path)
+        route = self._route(path)
+        connections = await self._connections_at(route)
+        doc = self._sync.refresh(self.connections, route.path)
         for conn in connections:
             self._sync.ensure_open(conn, doc)
         self._sync.evict(self.connections)
         return connections, doc
 
     async def _ready(self, conn: ServerConnection, notes: list[str]) -> bool:
-        if await conn.wait_ready(self.config.ready_timeout):
+        if conn.ready or await conn.wait_ready(self.config.ready_timeout):
             return True
         busy = ", ".join(conn.busy) or "its project load"
         notes.append(
@@ -206,8 +230,12 @@ class Bridge:
         method: str,
         provider: str,
         params: Callable[[Document], Any],
+        decode: Decode | None = None,
     ) -> Answer[list[tuple[ServerConnection, Any]]]:
-        """Send ``method`` to every ready server for ``path`` that supports it."""
+        """Send ``method`` to every ready server for ``path`` that supports it.
+
+        Results are lsprotocol objects, or ``decode(raw JSON)`` when given.
+        """
         connections, doc = await self._prepare(path)
         able = [c for c in connections if c.supports(provider, method)]
         if not able:
@@ -215,20 +243,20 @@ class Bridge:
             raise BridgeError(f"{method} is not supported by the server(s) for {path.name}: {names}")
         notes: list[str] = []
         ready = [await self._ready(c, notes) for c in able]
-        results = await asyncio.gather(
-            *(c.request(method, params(doc), self.config.request_timeout, read_only=True) for c in able)
-        )
+        timeout = self.config.request_timeout
+        if len(able) == 1:  # no gather: it would cost a task and extra event loop turns
+            results = [await able[0].request(method, params(doc), timeout, read_only=True, decode=decode)]
+        else:
+            results = await asyncio.gather(
+                *(c.request(method, params(doc), timeout, read_only=True, decode=decode) for c in able)
+            )
         return Answer(list(zip(able, results, strict=True)), all(ready), notes)
 
     async def _locations(
         self, path: Path, method: str, provider: str, params: Callable[[Document], Any]
     ) -> Answer[list[lsp.Location]]:
-        answer = await self.ask(path, method, provider, params)
-        locations: list[lsp.Location] = []
-        for _conn, result in answer.value:
-            for loc in _as_locations(result):
-                if loc not in locations:
-                    locations.append(loc)
+        answer = await self.ask(path, method, provider, params, decode=locations_from_json)
+        locations = merge_locations([result for _conn, result in answer.value])
         return Answer(locations, answer.complete, answer.notes)
 
     async def definition(self, path: Path, pos: lsp.Position) -> Answer[list[lsp.Location]]:
@@ -387,17 +415,3 @@ def _pull_identifier(conn: ServerConnection) -> str | None:
             if reg.method == "textDocument/diagnostic" and isinstance(options, dict):
                 identifier = cast(dict[str, Any], options).get("identifier")
     return identifier if isinstance(identifier, str) else None
-
-
-def _as_locations(result: Any) -> list[lsp.Location]:
-    """Definition-like results (Location, Location[], LocationLink[]) as Locations."""
-    if result is None:
-        return []
-    items: list[Any] = result if isinstance(result, list) else [result]  # pyright: ignore[reportUnknownVariableType]
-    locations: list[lsp.Location] = []
-    for item in items:
-        if isinstance(item, lsp.LocationLink):
-            locations.append(lsp.Location(uri=item.target_uri, range=item.target_selection_range))
-        elif isinstance(item, lsp.Location):
-            locations.append(item)
-    return locations

@@ -4,6 +4,11 @@ It initializes with honest client capabilities, answers the server's requests, t
 readiness ($/progress and per-server log signals), dynamic registrations and pushed diagnostics,
 and sends requests with a timeout that ends in $/cancelRequest. When the process dies, every
 pending request fails at once with ServerTerminated.
+
+The server's requests and notifications are dispatched by pygls (its handlers, lsprotocol types
+and converter); our requests and their answers go through ``rpc.RpcStream`` (see there why not
+through pygls). An answer is read by the caller's ``decode`` from raw JSON, by default into the
+method's lsprotocol result type through the same converter.
 """
 
 from __future__ import annotations
@@ -19,20 +24,36 @@ from pathlib import Path
 from typing import Any, cast
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException
-from pygls.io_ import run_async
 from pygls.lsp.client import LanguageClient
+from pygls.protocol import default_converter
 
 from .capabilities import client_capabilities
 from .errors import RequestFailed, RequestTimeout, ServerStartError, ServerTerminated
 from .process import ServerProcess, spawn
+from .rpc import Message, RpcStream
 from .spec import ServerSpec
 
 log = logging.getLogger(__name__)
 
 CONTENT_MODIFIED = -32801
 SERVER_CANCELLED = -32802
+INTERNAL_ERROR = -32603
 READ_ONLY_RETRIES = 3
+
+Decode = Callable[[Any], Any]
+
+# Server requests whose answer is always null (diagnostics are pulled fresh for every question,
+# so a refresh needs no work; lspilot shows no message boxes).
+NULL_REPLIES = frozenset(
+    {
+        "window/workDoneProgress/create",
+        "window/showMessageRequest",
+        "workspace/diagnostic/refresh",
+        "workspace/semanticTokens/refresh",
+        "workspace/inlayHint/refresh",
+        "workspace/codeLens/refresh",
+    }
+)
 
 
 @dataclass
@@ -54,6 +75,8 @@ class ServerConnection:
         self.diagnostics: dict[str, PushedDiagnostics] = {}
         # uri -> (version, text sent, publishDiagnostics count when it was sent)
         self.open_documents: dict[str, tuple[int, str, int]] = {}
+        # the document store's latest version when open_documents were last brought up to date
+        self.synced_version = 0
         self.process: ServerProcess | None = None
         self.on_exit: Callable[[ServerConnection], None] | None = None
         self._publish_seq = 0
@@ -69,9 +92,11 @@ class ServerConnection:
         self._load_done = asyncio.Event()  # a progress ended after the first didOpen
         if not any((root / name).exists() for name in spec.readiness.open_starts_progress):
             self._load_done.set()
-        self._ids = itertools.count(1)
+        self._rpc = RpcStream(spec.name, self._on_server_message)
         self._stopping = False
-        self.client = LanguageClient("lspilot", "0.1.0")
+        self._tasks: list[asyncio.Task[None]] = []
+        self._converter = default_converter()
+        self.client = LanguageClient("lspilot", "0.1.0", converter_factory=lambda: self._converter)
         self._register_handlers()
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -80,17 +105,9 @@ class ServerConnection:
         self.process = await spawn(self.spec.name, self.argv, self.root, self.spec.env)
         proc = self.process.proc
         assert proc.stdin is not None and proc.stdout is not None
-        self.client.protocol.set_writer(proc.stdin)
+        self.client.protocol.set_writer(proc.stdin)  # pygls answers the server's requests
         self._tasks = [
-            asyncio.create_task(
-                run_async(
-                    stop_event=self.client._stop_event,  # pyright: ignore[reportPrivateUsage]
-                    reader=proc.stdout,
-                    protocol=self.client.protocol,
-                    logger=log,
-                    error_handler=self._report_error,
-                )
-            ),
+            self._rpc.start(proc.stdout, proc.stdin),
             asyncio.create_task(self._watch_exit()),
         ]
         root_uri = self.root.as_uri()
@@ -111,9 +128,9 @@ class ServerConnection:
                 f"{self.spec.name} failed to initialize: {error}{self._stderr_suffix()}"
             ) from error
         self.capabilities = result.capabilities
-        self.client.protocol.notify("initialized", lsp.InitializedParams())
+        self.notify("initialized", lsp.InitializedParams())
         if self.spec.settings:
-            self.client.protocol.notify(
+            self.notify(
                 "workspace/didChangeConfiguration",
                 lsp.DidChangeConfigurationParams(settings=self.spec.settings),
             )
@@ -127,10 +144,10 @@ class ServerConnection:
             params: dict[str, Any] | None = None if self.spec.shutdown_params_null else {}
             with contextlib.suppress(Exception):
                 await self.request("shutdown", params, timeout)
-                self.client.protocol.notify("exit", None)
+                self.notify("exit", None)
                 await asyncio.wait_for(self.process.proc.wait(), timeout)
         await self.process.stop()
-        self.client._stop_event.set()  # pyright: ignore[reportPrivateUsage]
+        self._rpc.close()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -143,6 +160,7 @@ class ServerConnection:
         assert self.process is not None
         code = await self.process.proc.wait()
         self._terminated.set()
+        self._rpc.close()
         if not self._stopping:
             log.warning("%s (root %s) exited with code %s", self.spec.name, self.root, code)
             if self.on_exit is not None:
@@ -152,59 +170,86 @@ class ServerConnection:
         tail = self.process.stderr_text() if self.process else ""
         return f"\n--- {self.spec.name} stderr (tail) ---\n{tail}" if tail else ""
 
-    def _report_error(self, error: Exception, source: Any) -> None:
-        log.error("%s sent something unexpected (%s): %s", self.spec.name, source, error)
+    def _on_server_message(self, message: Message) -> None:
+        """A request or notification from the server: answered here or by pygls's handlers."""
+        if message["method"] in NULL_REPLIES and "id" in message:
+            # The server may wait for this (pyright does before every references search):
+            # answer at once rather than through pygls's dispatch.
+            self._rpc.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+            return
+        protocol = self.client.protocol
+        structured: Any = protocol.structure_message(message)
+        protocol.handle_message(structured)
 
     # -- requests ------------------------------------------------------------------------
 
-    async def request(self, method: str, params: Any, timeout: float, *, read_only: bool = False) -> Any:
-        """Send a request; on timeout cancel it; retry ContentModified for read-only ones."""
+    async def request(
+        self,
+        method: str,
+        params: Any,
+        timeout: float,
+        *,
+        read_only: bool = False,
+        decode: Decode | None = None,
+    ) -> Any:
+        """Send a request; on timeout cancel it; retry ContentModified for read-only ones.
+
+        The result is ``decode(raw JSON)``, or by default the lsprotocol type of ``method``.
+        """
         for attempt in itertools.count():
             try:
-                return await self._request_once(method, params, timeout)
+                return await self._request_once(method, params, timeout, decode)
             except RequestFailed as error:
                 if not (read_only and error.code == CONTENT_MODIFIED and attempt < READ_ONLY_RETRIES):
                     raise
                 log.debug("%s: %s got ContentModified, retrying", self.spec.name, method)
         raise AssertionError("unreachable")
 
-    async def _request_once(self, method: str, params: Any, timeout: float) -> Any:
+    async def _request_once(self, method: str, params: Any, timeout: float, decode: Decode | None) -> Any:
         if self._terminated.is_set():
             raise ServerTerminated(f"{self.spec.name} is not running{self._stderr_suffix()}")
-        msg_id = next(self._ids)
-        response = self.client.protocol.send_request_async(method, params, msg_id=msg_id)
-        terminated = asyncio.ensure_future(self._terminated.wait())
+        raw = None if params is None else self._converter.unstructure(params)
         try:
-            done, _ = await asyncio.wait(
-                {response, terminated}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-            )
-        finally:
-            terminated.cancel()
-        if response in done:
-            try:
-                return response.result()
-            except JsonRpcException as error:
-                raise RequestFailed(method, error.code, error.message) from error
-            except RuntimeError as error:  # pygls fails pending futures when the process exits
-                raise ServerTerminated(f"{self.spec.name}: {error}{self._stderr_suffix()}") from error
-        # The late answer (or the server's RequestCancelled error) is dropped when it arrives.
-        response.add_done_callback(_consume)
-        if terminated in done:
-            raise ServerTerminated(f"{self.spec.name} exited during {method}{self._stderr_suffix()}")
-        self.client.protocol.notify("$/cancelRequest", lsp.CancelParams(id=msg_id))
-        raise RequestTimeout(f"{self.spec.name} did not answer {method} within {timeout:g}s")
+            answer = await self._rpc.call(method, raw, timeout)
+        except ServerTerminated:
+            raise ServerTerminated(
+                f"{self.spec.name} exited during {method}{self._stderr_suffix()}"
+            ) from None
+        error: Any = answer.get("error")
+        if error is not None:
+            error = cast(dict[str, Any], error) if isinstance(error, dict) else {}
+            raise RequestFailed(method, error.get("code"), str(error.get("message", "")))
+        try:
+            return (decode or self._decoder(method))(answer.get("result"))
+        except Exception as problem:
+            log.exception("%s: cannot read the result of %s", self.spec.name, method)
+            raise RequestFailed(method, INTERNAL_ERROR, f"unreadable result: {problem}") from problem
+
+    def _decoder(self, method: str) -> Decode:
+        response_type = self.client.protocol.get_result_type(method)
+        if response_type is None:
+            return lambda result: result
+        return lambda result: (
+            self._converter.structure({"jsonrpc": "2.0", "id": 0, "result": result}, response_type).result
+        )
 
     def notify(self, method: str, params: Any) -> None:
         if self._terminated.is_set():
             raise ServerTerminated(f"{self.spec.name} is not running{self._stderr_suffix()}")
         if method == "textDocument/didOpen":
             self._opened = True
-        self.client.protocol.notify(method, params)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = self._converter.unstructure(params)
+        self._rpc.send(message)
 
     # -- readiness -----------------------------------------------------------------------
 
     async def wait_ready(self, bound: float) -> bool:
         """Wait until the server's answers are complete; False if ``bound`` passed first."""
+
+        if self.ready:
+            return True
 
         async def ready() -> None:
             await self._log_ready.wait()
@@ -219,6 +264,15 @@ class ServerConnection:
         except TimeoutError:
             return False
         return True
+
+    @property
+    def ready(self) -> bool:
+        """Whether answers are complete now (``wait_ready`` without waiting)."""
+        return (
+            self._log_ready.is_set()
+            and (not self._opened or self._load_done.is_set())
+            and (not self.spec.readiness.progress or self._progress_idle.is_set())
+        )
 
     def expect_rescan(self) -> None:
         """Files were created or deleted: servers with a load log message load again."""
@@ -248,15 +302,6 @@ class ServerConnection:
         kind = sync.change if isinstance(sync, lsp.TextDocumentSyncOptions) else sync
         return kind == lsp.TextDocumentSyncKind.Incremental
 
-    def watched_file_globs(self) -> list[str | lsp.RelativePattern]:
-        globs: list[str | lsp.RelativePattern] = []
-        for reg in self.registrations.values():
-            if reg.method != "workspace/didChangeWatchedFiles" or reg.register_options is None:
-                continue
-            for watcher in _watchers(reg.register_options):
-                globs.append(watcher)
-        return globs
-
     # -- pushed diagnostics ----------------------------------------------------------------
 
     async def wait_published(
@@ -285,18 +330,12 @@ class ServerConnection:
             "workspace/configuration": self._on_configuration,
             "client/registerCapability": self._on_register,
             "client/unregisterCapability": self._on_unregister,
-            "window/workDoneProgress/create": lambda _params: None,
             "workspace/workspaceFolders": lambda _params: [
                 lsp.WorkspaceFolder(uri=self.root.as_uri(), name=self.root.name)
             ],
-            "window/showMessageRequest": lambda _params: None,
             "workspace/applyEdit": lambda _params: lsp.ApplyWorkspaceEditResult(
                 applied=False, failure_reason="lspilot applies edits through its own tools"
             ),
-            "workspace/diagnostic/refresh": lambda _params: None,
-            "workspace/semanticTokens/refresh": lambda _params: None,
-            "workspace/inlayHint/refresh": lambda _params: None,
-            "workspace/codeLens/refresh": lambda _params: None,
             "$/progress": self._on_progress,
             "window/logMessage": self._on_log_message,
             "window/showMessage": self._on_log_message,
@@ -359,28 +398,3 @@ def _function(handler: Callable[[Any], Any]) -> Callable[[Any], Any]:
         return handler(params)
 
     return call
-
-
-def _consume(future: asyncio.Future[Any]) -> None:
-    if not future.cancelled():
-        future.exception()
-
-
-def _watchers(options: Any) -> list[str | lsp.RelativePattern]:
-    """Glob patterns of a didChangeWatchedFiles registration (typed or raw JSON)."""
-    raw: list[Any] = (
-        cast(dict[str, Any], options).get("watchers", []) if isinstance(options, dict) else options.watchers
-    )
-    patterns: list[str | lsp.RelativePattern] = []
-    for watcher in raw:
-        pattern: Any = (
-            cast(dict[str, Any], watcher).get("globPattern")
-            if isinstance(watcher, dict)
-            else watcher.glob_pattern
-        )
-        if isinstance(pattern, dict):
-            relative = cast(dict[str, str], pattern)
-            pattern = lsp.RelativePattern(base_uri=relative["baseUri"], pattern=relative["pattern"])
-        if pattern is not None:
-            patterns.append(pattern)
-    return patterns

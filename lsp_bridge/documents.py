@@ -60,6 +60,11 @@ class DocumentStore:
         self._version += 1
         return self._version
 
+    @property
+    def latest_version(self) -> int:
+        """The newest version handed out: unchanged means no document changed."""
+        return self._version
+
     def get(self, path: Path) -> Document | None:
         return self._docs.get(path)
 
@@ -126,6 +131,8 @@ class DocumentStore:
         """Drop least recently used unpinned documents beyond the cap; return them."""
         evicted: list[Document] = []
         excess = len(self._docs) - self.max_open
+        if excess <= 0:
+            return evicted
         for doc in list(self._docs.values()):
             if excess <= 0:
                 break

@@ -1,4 +1,5 @@
-"""Which servers serve a file, and at which root: built-ins plus servers declared in config."""
+"""Which servers serve a file, and at which root (kept per path until files are created or
+deleted): built-ins plus servers declared in config."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .errors import BridgeError
+from .errors import BridgeError, NoServerForFile
 from .servers import BUILTIN
 from .spec import Install, ServerSpec
 
@@ -108,3 +109,46 @@ def find_root(path: Path, markers: Iterable[str], workspace: Path | None = None)
     if workspace is not None and start.is_relative_to(workspace):
         return workspace
     return start
+
+
+ROUTE_CACHE_SIZE = 4096
+
+
+@dataclass(frozen=True)
+class Route:
+    """Where a path's questions go: its resolved form and the (server, root) pairs for it."""
+
+    path: Path
+    targets: list[tuple[ServerSpec, Path]]
+    layout: int  # the layout version it was computed at
+
+
+class Router:
+    """Paths to routes, kept while the layout version (created/deleted files) is unchanged.
+
+    Resolving symlinks and looking for root markers costs a dozen stat calls per question, so
+    routes are kept until the file watchers report a created or deleted file or folder (the
+    only way a symlink or a root marker changes). Only paths inside the workspace are kept:
+    there every folder between a file and its root is watched.
+    """
+
+    def __init__(self, registry: ServerRegistry, workspace: Path) -> None:
+        self.registry = registry
+        self.workspace = workspace
+        self._routes: dict[Path, Route] = {}
+
+    def route(self, path: Path, layout: int) -> Route:
+        cached = self._routes.get(path)
+        if cached is not None and cached.layout == layout:
+            return cached
+        resolved = path.resolve()
+        specs = self.registry.for_file(resolved)
+        if not specs:
+            raise NoServerForFile(f"no language server is configured for {path.name}")
+        targets = [(s, find_root(resolved, s.root_markers, self.workspace)) for s in specs]
+        route = Route(resolved, targets, layout)
+        if resolved.is_relative_to(self.workspace):
+            if len(self._routes) >= ROUTE_CACHE_SIZE:
+                self._routes.clear()
+            self._routes[path] = route
+        return route

@@ -2,7 +2,9 @@
 
 Before every request the bridge calls ``refresh``: queued file-system events are drained,
 changed documents re-read, every server gets didChange for documents it has open at an older
-version, and didChangeWatchedFiles for files matching the globs it registered.
+version, and didChangeWatchedFiles for files matching the globs it registered. When the watcher
+reported nothing and no overlay changed, that is one non-blocking read per watched root and an
+integer compare per server.
 """
 
 from __future__ import annotations
@@ -11,22 +13,27 @@ import logging
 import re
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, cast
 
 from lsprotocol import types as lsp
 
 from .connection import ServerConnection
 from .documents import Document, DocumentStore, incremental_change, uri_to_path
-from .watch import Watcher, watch
+from .watch import Watcher, merge_change, watch
 
 log = logging.getLogger(__name__)
 
-OVERFLOW = Path("/")
+OVERFLOW = Path("/")  # the watcher lost events: re-read every document
 
 
 class Synchronizer:
     def __init__(self, documents: DocumentStore) -> None:
         self.documents = documents
         self._watchers: dict[Path, Watcher] = {}
+        self._changes: dict[Path, lsp.FileChangeType] = {}
+        # Counts drains that saw files or folders created or deleted (what can move a root
+        # marker or a symlink); the bridge keeps path lookups while it stays the same.
+        self.layout_version = 0
 
     def watch(self, root: Path) -> None:
         if any(root.is_relative_to(watched) for watched in self._watchers):
@@ -40,11 +47,20 @@ class Synchronizer:
             watcher.close()
         self._watchers.clear()
 
+    def drain(self) -> None:
+        """Collect the watchers' queued events (applied by the next ``refresh``)."""
+        for watcher in self._watchers.values():
+            drained = watcher.drain()
+            if drained:
+                if OVERFLOW in drained or any(k != lsp.FileChangeType.Changed for k in drained.values()):
+                    self.layout_version += 1
+                for path, kind in drained.items():
+                    merge_change(self._changes, path, kind)
+
     def refresh(self, connections: list[ServerConnection], path: Path) -> Document:
         """Apply every change seen on disk, then return the (loaded) document for ``path``."""
-        changes: dict[Path, lsp.FileChangeType] = {}
-        for watcher in self._watchers.values():
-            changes.update(watcher.drain())
+        self.drain()
+        changes, self._changes = self._changes, {}
         stale = (
             list(self.documents)
             if OVERFLOW in changes
@@ -57,11 +73,15 @@ class Synchronizer:
         if changes:
             self._notify_watched(connections, changes)
         doc = self.documents.load(path)
+        latest = self.documents.latest_version
         for conn in connections:
+            if conn.synced_version == latest:  # no document changed since the last pass
+                continue
             for uri, (version, _text, _seq) in list(conn.open_documents.items()):
                 current = self.documents.get(uri_to_path(uri))
                 if current is not None and current.version != version:
                     self.ensure_open(conn, current)
+            conn.synced_version = latest
         return doc
 
     def ensure_open(self, conn: ServerConnection, doc: Document) -> None:
@@ -116,7 +136,7 @@ class Synchronizer:
         self, connections: list[ServerConnection], changes: dict[Path, lsp.FileChangeType]
     ) -> None:
         for conn in connections:
-            globs = conn.watched_file_globs()
+            globs = watched_file_globs(conn)
             events = [
                 lsp.FileEvent(uri=path.as_uri(), type=kind)
                 for path, kind in changes.items()
@@ -130,6 +150,35 @@ class Synchronizer:
                     "workspace/didChangeWatchedFiles",
                     lsp.DidChangeWatchedFilesParams(changes=events),
                 )
+
+
+def watched_file_globs(conn: ServerConnection) -> list[str | lsp.RelativePattern]:
+    """The glob patterns of the server's didChangeWatchedFiles registrations."""
+    globs: list[str | lsp.RelativePattern] = []
+    for reg in conn.registrations.values():
+        if reg.method == "workspace/didChangeWatchedFiles" and reg.register_options is not None:
+            globs.extend(_watchers(reg.register_options))
+    return globs
+
+
+def _watchers(options: Any) -> list[str | lsp.RelativePattern]:
+    """Glob patterns of a didChangeWatchedFiles registration (typed or raw JSON)."""
+    raw: list[Any] = (
+        cast(dict[str, Any], options).get("watchers", []) if isinstance(options, dict) else options.watchers
+    )
+    patterns: list[str | lsp.RelativePattern] = []
+    for watcher in raw:
+        pattern: Any = (
+            cast(dict[str, Any], watcher).get("globPattern")
+            if isinstance(watcher, dict)
+            else watcher.glob_pattern
+        )
+        if isinstance(pattern, dict):
+            relative = cast(dict[str, str], pattern)
+            pattern = lsp.RelativePattern(base_uri=relative["baseUri"], pattern=relative["pattern"])
+        if pattern is not None:
+            patterns.append(pattern)
+    return patterns
 
 
 def _matches(globs: list[str | lsp.RelativePattern], path: Path, root: Path) -> bool:

@@ -79,7 +79,8 @@ def watch(root: Path) -> Watcher:
         return SnapshotWatcher(root)
 
 
-def _merge(changes: Changes, path: Path, kind: FileChangeType) -> None:
+def merge_change(changes: Changes, path: Path, kind: FileChangeType) -> None:
+    """Record ``kind`` for ``path``, folding it into an earlier event for the same path."""
     previous = changes.get(path)
     if previous == FileChangeType.Created and kind == FileChangeType.Changed:
         return
@@ -117,7 +118,7 @@ class InotifyWatcher:
             self._dirs[wd] = Path(folder)
             if changes is not None:  # a new directory: its files appeared with it
                 for filename in filenames:
-                    _merge(changes, Path(folder, filename), FileChangeType.Created)
+                    merge_change(changes, Path(folder, filename), FileChangeType.Created)
 
     def drain(self) -> Changes:
         changes: Changes = {}
@@ -149,13 +150,15 @@ class InotifyWatcher:
             if mask & _IN_ISDIR:
                 if mask & (_IN_CREATE | _IN_MOVED_TO) and path.name not in IGNORED_DIRS:
                     self._add_tree(path, changes)
+                elif mask & (_IN_DELETE | _IN_MOVED_FROM):
+                    merge_change(changes, path, FileChangeType.Deleted)  # a folder went away
                 continue
             if mask & (_IN_CREATE | _IN_MOVED_TO):
-                _merge(changes, path, FileChangeType.Created)
+                merge_change(changes, path, FileChangeType.Created)
             elif mask & (_IN_DELETE | _IN_MOVED_FROM):
-                _merge(changes, path, FileChangeType.Deleted)
+                merge_change(changes, path, FileChangeType.Deleted)
             else:
-                _merge(changes, path, FileChangeType.Changed)
+                merge_change(changes, path, FileChangeType.Changed)
 
     def close(self) -> None:
         if self._fd >= 0:

@@ -1,0 +1,70 @@
+"""A tiny stdio language server for protocol edge cases no real server produces on demand.
+
+For every ``textDocument/definition`` request with id N it first sends two requests of its own
+that reuse id N (``window/workDoneProgress/create``, then ``workspace/configuration``), waits for
+the client's answers, and only then answers N with a location at the top of the file. JSON-RPC
+ids are per sender, so this is legal; a client that keeps its own pending requests and the
+server's requests in one table keyed by id loses its request and waits forever.
+
+Run: python scripted_server.py  (speaks LSP on stdin/stdout)
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+
+def read() -> dict[str, Any] | None:
+    length = 0
+    while True:
+        line = sys.stdin.buffer.readline()
+        if not line:
+            return None
+        if line in (b"\r\n", b"\n"):
+            break
+        name, _, value = line.decode().partition(":")
+        if name.strip().lower() == "content-length":
+            length = int(value)
+    return json.loads(sys.stdin.buffer.read(length))
+
+
+def send(message: dict[str, Any]) -> None:
+    body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+    sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+    sys.stdout.buffer.flush()
+
+
+def ask_client(msg_id: int, method: str, params: dict[str, Any]) -> None:
+    """Send a request with ``msg_id`` and wait for the client's answer to it."""
+    send({"id": msg_id, "method": method, "params": params})
+    while (message := read()) is not None:
+        if message.get("id") == msg_id and "method" not in message:
+            return
+    sys.exit(0)
+
+
+def main() -> None:
+    while (message := read()) is not None:
+        method, msg_id = message.get("method"), message.get("id")
+        if method == "initialize":
+            capabilities = {"definitionProvider": True, "textDocumentSync": 1}
+            send({"id": msg_id, "result": {"capabilities": capabilities}})
+        elif method == "textDocument/definition":
+            assert isinstance(msg_id, int)
+            ask_client(msg_id, "window/workDoneProgress/create", {"token": f"t{msg_id}"})
+            ask_client(msg_id, "workspace/configuration", {"items": [{"section": "scripted"}]})
+            uri = message["params"]["textDocument"]["uri"]
+            span = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}
+            send({"id": msg_id, "result": [{"uri": uri, "range": span}]})
+        elif method == "shutdown":
+            send({"id": msg_id, "result": None})
+        elif method == "exit":
+            return
+        elif msg_id is not None and method is not None:
+            send({"id": msg_id, "error": {"code": -32601, "message": f"no {method}"}})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""JSON-RPC bookkeeping, result reading and path routing: the parts that must not drift."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from lsprotocol import types as lsp
+
+from lsp_bridge import Bridge
+from lsp_bridge.results import locations_from_json, merge_locations
+from tests.conftest import position, where
+
+Factory = Callable[..., Bridge]
+SCRIPTED = Path(__file__).with_name("scripted_server.py")
+
+
+async def test_server_requests_reusing_our_ids_do_not_lose_answers(
+    tmp_path: Path, bridge_factory: Factory
+) -> None:
+    # The scripted server sends requests with the same id as our pending request before
+    # answering it; pygls's shared table used to drop our request, which then timed out.
+    (tmp_path / "a.py").write_text("x = 1\n")
+    bridge = bridge_factory(
+        tmp_path,
+        request_timeout=20.0,
+        servers={
+            "basedpyright": {"enabled": False},
+            "scripted": {"command": [sys.executable, str(SCRIPTED)], "extensions": [".py"]},
+        },
+    )
+    for _ in range(5):
+        answer = await bridge.definition(tmp_path / "a.py", lsp.Position(line=0, character=0))
+        assert [where(tmp_path, loc) for loc in answer.value] == [("a.py", 1)]
+
+
+async def test_many_rounds_of_questions_all_get_answers(
+    project: Callable[[str], Path], bridge_factory: Factory
+) -> None:
+    # basedpyright numbers its own requests (one workDoneProgress/create per references) from
+    # 1 too; our ids overtake its ids within a few dozen questions.
+    root = project("py_project")
+    bridge = bridge_factory(root)
+    calc = root / "pkg/calc.py"
+    at = position(calc, "total_area")
+    for _ in range(40):
+        assert len((await bridge.definition(calc, at)).value) == 1
+        assert len((await bridge.references(calc, at)).value) == 4
+
+
+async def test_new_root_marker_moves_the_file_to_a_new_root(
+    project: Callable[[str], Path], bridge_factory: Factory
+) -> None:
+    root = project("py_project")
+    bridge = bridge_factory(root)
+    calc = root / "pkg/calc.py"
+    await bridge.definition(calc, position(calc, "total_area"))
+    assert {c.root for c in bridge.connections} == {root}
+
+    (root / "pkg/pyproject.toml").write_text('[project]\nname = "pkg"\nversion = "0"\n')
+    await bridge.definition(calc, position(calc, "total_area"))
+    assert {c.root for c in bridge.connections} == {root, root / "pkg"}
+
+
+def _loc(uri: str, a: int, b: int, c: int, d: int) -> lsp.Location:
+    return lsp.Location(
+        uri=uri,
+        range=lsp.Range(start=lsp.Position(line=a, character=b), end=lsp.Position(line=c, character=d)),
+    )
+
+
+def _span(a: int, b: int, c: int, d: int) -> dict[str, object]:
+    return {"start": {"line": a, "character": b}, "end": {"line": c, "character": d}}
+
+
+def test_locations_from_json_builds_the_same_objects_as_the_constructors() -> None:
+    assert locations_from_json(None) == []
+    single = {"uri": "file:///a.py", "range": _span(1, 2, 1, 5)}
+    assert locations_from_json(single) == [_loc("file:///a.py", 1, 2, 1, 5)]
+    link = {
+        "targetUri": "file:///b.py",
+        "targetRange": _span(0, 0, 9, 0),
+        "targetSelectionRange": _span(3, 4, 3, 8),
+    }
+    decoded = locations_from_json([single, link, dict(single)])
+    assert decoded == [_loc("file:///a.py", 1, 2, 1, 5), _loc("file:///b.py", 3, 4, 3, 8)]
+    assert all(type(loc) is lsp.Location for loc in decoded)
+    assert repr(decoded[1]) == repr(_loc("file:///b.py", 3, 4, 3, 8))
+    decoded[0].range.start.line = 7  # ordinary mutable lsprotocol objects
+    assert decoded[0].range.start == lsp.Position(line=7, character=2)
+
+
+def test_locations_from_json_rejects_what_the_constructors_reject() -> None:
+    for bad in (-1, 2**31, 1.5, "1", None):
+        with pytest.raises((ValueError, TypeError)):
+            locations_from_json([{"uri": "file:///a.py", "range": _span(0, 0, 0, bad)}])  # type: ignore[arg-type]
+
+
+def test_merge_locations_keeps_the_first_of_each() -> None:
+    a, b, c = _loc("file:///a", 0, 0, 0, 1), _loc("file:///b", 0, 0, 0, 1), _loc("file:///a", 0, 0, 0, 1)
+    assert merge_locations([[a, b], [c]]) == [a, b]
+    assert merge_locations([[a, b]]) == [a, b]
