@@ -75,26 +75,19 @@ def classify(error: BaseException) -> ErrorKind:
     lib = litellm()
     if isinstance(error, lib.ContextWindowExceededError):
         return "overflow"
-    transient = (
+    transient: tuple[type[BaseException], ...] = (
         lib.RateLimitError,
-        lib.InternalServerError,
+        lib.InternalServerError,  # also how litellm reports a dropped connection
         lib.ServiceUnavailableError,
         lib.APIConnectionError,
         lib.Timeout,
+        getattr(lib, "MidStreamFallbackError", ConnectionError),  # the stream broke off midway
         ConnectionError,
         TimeoutError,
     )
     if isinstance(error, transient):
         return "transient"
-    if isinstance(error, lib.APIError) and getattr(error, "status_code", 0) in (
-        408,
-        409,
-        429,
-        500,
-        502,
-        503,
-        504,
-    ):
+    if getattr(error, "status_code", None) in (408, 409, 429, 500, 502, 503, 504):
         return "transient"
     return "fatal"
 
