@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -326,3 +328,17 @@ def test_every_builtin_has_a_description_and_described_fields(echo: Harness) -> 
         for name, prop in schema.get("properties", {}).items():
             assert prop.get("description"), f"{tool.id}.{name} has no description"
         assert tool.Params.model_config.get("extra") == "forbid", tool.id
+
+
+def test_saved_outputs_older_than_a_week_are_removed(tmp_path: Path) -> None:
+    from tools.truncate import save  # noqa: PLC0415
+
+    folder = tmp_path / "tool-output"
+    folder.mkdir()
+    old, recent = folder / "old.txt", folder / "recent.txt"
+    old.write_text("old")
+    recent.write_text("recent")
+    eight_days_ago = time.time() - 8 * 24 * 3600
+    os.utime(old, (eight_days_ago, eight_days_ago))
+    saved = save("new output", folder, "call-7")
+    assert not old.exists() and recent.exists() and saved.read_text() == "new output"
