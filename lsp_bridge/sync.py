@@ -10,8 +10,6 @@ integer compare per server.
 from __future__ import annotations
 
 import logging
-import re
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, cast
 
@@ -19,6 +17,7 @@ from lsprotocol import types as lsp
 
 from .connection import ServerConnection
 from .documents import Document, DocumentStore, incremental_change, uri_to_path
+from .globs import glob_regex
 from .watch import Watcher, merge_change, watch
 
 log = logging.getLogger(__name__)
@@ -184,55 +183,13 @@ def _watchers(options: Any) -> list[str | lsp.RelativePattern]:
 def _matches(globs: list[str | lsp.RelativePattern], path: Path, root: Path) -> bool:
     for glob in globs:
         if isinstance(glob, str):
-            if _glob_regex(glob).match(str(path)) or _glob_regex(glob).match(str(path.relative_to(root))):
+            if glob_regex(glob).match(str(path)) or glob_regex(glob).match(str(path.relative_to(root))):
                 return True
             continue
         base = glob.base_uri if isinstance(glob.base_uri, str) else glob.base_uri.uri
         base_path = uri_to_path(base)
-        if path.is_relative_to(base_path) and _glob_regex(glob.pattern).match(
+        if path.is_relative_to(base_path) and glob_regex(glob.pattern).match(
             str(path.relative_to(base_path))
         ):
             return True
     return False
-
-
-@lru_cache(maxsize=256)
-def _glob_regex(glob: str) -> re.Pattern[str]:
-    """LSP glob syntax: ``*``, ``**``, ``?``, ``{a,b}``, ``[...]``."""
-    out: list[str] = []
-    i = 0
-    while i < len(glob):
-        char = glob[i]
-        if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if char == "*":
-            out.append("[^/]*")
-        elif char == "?":
-            out.append("[^/]")
-        elif char == "{":
-            end = glob.find("}", i)
-            if end < 0:
-                out.append(re.escape(char))
-            else:
-                alternatives = glob[i + 1 : end].split(",")
-                out.append("(?:" + "|".join(_glob_regex(a).pattern[:-2] for a in alternatives) + ")")
-                i = end + 1
-                continue
-        elif char == "[":
-            end = glob.find("]", i)
-            if end < 0:
-                out.append(re.escape(char))
-            else:
-                out.append("[" + glob[i + 1 : end].replace("!", "^", 1) + "]")
-                i = end + 1
-                continue
-        else:
-            out.append(re.escape(char))
-        i += 1
-    return re.compile("".join(out) + r"\Z")

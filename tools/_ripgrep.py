@@ -19,6 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from lsp_bridge.globs import glob_pattern
+
 from .base import ToolError
 
 #: Flags every search uses: .gitignore/.ignore are respected even outside a git repository,
@@ -97,39 +99,8 @@ def file_filter(glob: str | None, folder: Path) -> FileFilter:
     name = parts[-1]
     flags = [] if name in ("*", "**") else [f"--type-add=lspilot:{name}", "--type=lspilot"]
     simple = len(parts) == 1 or (len(parts) == 2 and parts[0] == "**")
-    regex = None if simple else re.compile(_translate("/".join([*roots, *parts])).encode())
+    regex = None if simple else re.compile(glob_pattern("/".join([*roots, *parts])).encode())
     return FileFilter(flags, ["/".join(roots)] if roots else [], regex)
-
-
-def _translate(glob: str) -> str:
-    """A gitignore-style glob (``*``, ``**``, ``?``, ``[...]``, ``{a,b}``) as a regex for whole paths."""
-    out: list[str] = []
-    i = 0
-    while i < len(glob):
-        char = glob[i]
-        if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if char == "*":
-            out.append("[^/]*")
-        elif char == "?":
-            out.append("[^/]")
-        elif char == "[" and (end := glob.find("]", i + 2)) != -1:
-            body = glob[i + 1 : end]
-            out.append("[" + ("^" + body[1:] if body.startswith("!") else body).replace("\\", "\\\\") + "]")
-            i = end
-        elif char == "{" and (end := glob.find("}", i)) != -1:
-            out.append("(?:" + "|".join(_translate(alt) for alt in glob[i + 1 : end].split(",")) + ")")
-            i = end
-        else:
-            out.append(re.escape(char))
-        i += 1
-    return "".join(out)
 
 
 @dataclass(frozen=True)
