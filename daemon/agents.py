@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, cast
 
 from tools import Rule, rules_from_config
 
@@ -25,7 +25,6 @@ class Agent:
     model: str | None = None
     subagent: bool = False
     max_steps: int = 50
-    extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
 READ_ONLY = (Rule("edit", "*", "deny", "agent"), Rule("bash", "*", "deny", "agent"))
@@ -66,24 +65,25 @@ def agents_from_config(table: dict[str, Any], source: str) -> dict[str, Agent]:
     """``[agents.NAME]`` tables: description, prompt, model, tools, permission, max_steps, subagent."""
     known = {"description", "prompt", "model", "tools", "permission", "max_steps", "subagent"}
     agents: dict[str, Agent] = {}
-    for name, spec in table.items():
-        if not isinstance(spec, dict):
+    for name, raw in table.items():
+        if not isinstance(raw, dict):
             raise AgentConfigError(f"{source}: agents.{name} must be a table")
-        unknown = set(spec) - known  # pyright: ignore[reportUnknownArgumentType]
+        spec = cast(dict[str, Any], raw)
+        unknown = set(spec) - known
         if unknown:
             raise AgentConfigError(
                 f"{source}: agents.{name}: unknown keys {sorted(unknown)}; known: {sorted(known)}"
             )
         base = BUILTIN.get(name, BUILTIN["build"])
-        tools = spec.get("tools")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        tools = spec.get("tools")
         agents[name] = Agent(
             name=name,
-            description=str(spec.get("description", base.description)),  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
-            prompt=str(spec.get("prompt", base.prompt)),  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
-            rules=(*base.rules, *rules_from_config(spec.get("permission", {}), f"{source} agents.{name}")),  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
-            tools=frozenset(tools) if tools is not None else base.tools,  # pyright: ignore[reportUnknownArgumentType]
-            model=spec.get("model", base.model),  # pyright: ignore[reportUnknownMemberType]
-            subagent=bool(spec.get("subagent", base.subagent)),  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
-            max_steps=int(spec.get("max_steps", base.max_steps)),  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+            description=str(spec.get("description", base.description)),
+            prompt=str(spec.get("prompt", base.prompt)),
+            rules=(*base.rules, *rules_from_config(spec.get("permission", {}), f"{source} agents.{name}")),
+            tools=frozenset(tools) if tools is not None else base.tools,
+            model=spec.get("model", base.model),
+            subagent=bool(spec.get("subagent", base.subagent)),
+            max_steps=int(spec.get("max_steps", base.max_steps)),
         )
     return agents

@@ -7,6 +7,7 @@ metadata; its final answer is the result. Passing ``session_id`` resumes an earl
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -54,7 +55,7 @@ class Task(Tool[TaskParams]):
             names = ", ".join(a.name for a in self.runtime.agents().values() if a.subagent)
             raise ToolError(f"There is no subagent {params.subagent_type!r}; use one of: {names}.")
         tools = (agent.tools or frozenset(self.runtime.registry.tools)) - EXCLUDED
-        child_agent = type(agent)(**{**vars(agent), "tools": frozenset(tools)})
+        child_agent = dataclasses.replace(agent, tools=frozenset(tools))
         steps: list[str] = []
 
         def forward(event: Event) -> None:
