@@ -17,6 +17,7 @@ from .errors import (
     ServerNotInstalled,
     ServerStartError,
     ServerTerminated,
+    UnsupportedOperation,
 )
 from .registry import BridgeConfig, ServerRegistry
 
@@ -33,4 +34,5 @@ __all__ = [
     "ServerRegistry",
     "ServerStartError",
     "ServerTerminated",
+    "UnsupportedOperation",
 ]

@@ -22,7 +22,7 @@ from lsprotocol import types as lsp
 from . import install
 from .connection import Decode, ServerConnection
 from .documents import Document, DocumentStore, uri_to_path
-from .errors import BridgeError, ServerBroken
+from .errors import BridgeError, ServerBroken, UnsupportedOperation
 from .registry import BridgeConfig, Route, Router, ServerRegistry
 from .results import locations_from_json, merge_locations
 from .spec import ServerSpec
@@ -62,6 +62,8 @@ class Bridge:
         self._router = Router(self.registry, self.workspace)
         self._stopping: set[asyncio.Task[None]] = set()
         self._closed = False
+        # The last complete diagnostics per document: (its text, the store's version, them).
+        self._answered: dict[Path, tuple[str, int, list[lsp.Diagnostic]]] = {}
 
     async def __aenter__(self) -> Bridge:
         return self
@@ -239,8 +241,7 @@ class Bridge:
         connections, doc = await self._prepare(path)
         able = [c for c in connections if c.supports(provider, method)]
         if not able:
-            names = ", ".join(c.spec.name for c in connections)
-            raise BridgeError(f"{method} is not supported by the server(s) for {path.name}: {names}")
+            raise UnsupportedOperation(method, provider, [c.spec.name for c in connections], path.name)
         notes: list[str] = []
         ready = [await self._ready(c, notes) for c in able]
         timeout = self.config.request_timeout
@@ -367,7 +368,20 @@ class Bridge:
         notes: list[str] = []
         results = await asyncio.gather(*(self._diagnostics(c, doc, notes) for c in connections))
         merged = [d for result in results for d in result]
+        if not notes:
+            self._answered.pop(doc.path, None)
+            self._answered[doc.path] = (doc.text, self.documents.latest_version, merged)
+            if len(self._answered) > self.config.max_open_documents:
+                del self._answered[next(iter(self._answered))]
         return Answer(merged, not notes, notes)
+
+    def known_diagnostics(self, path: Path, text: str) -> list[lsp.Diagnostic] | None:
+        """What ``diagnostics_after_change`` last answered for ``path``, if that was for exactly
+        ``text`` and no document has changed since; None otherwise. Sends nothing."""
+        answered = self._answered.get(path.resolve())
+        if answered is None or answered[0] != text or answered[1] != self.documents.latest_version:
+            return None
+        return list(answered[2])
 
     async def _diagnostics(
         self, conn: ServerConnection, doc: Document, notes: list[str]

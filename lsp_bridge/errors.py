@@ -11,6 +11,16 @@ class NoServerForFile(BridgeError):
     """No configured language server handles this file type."""
 
 
+class UnsupportedOperation(BridgeError):
+    """No server for the file offers the capability a request needs."""
+
+    def __init__(self, method: str, provider: str, servers: list[str], path: str) -> None:
+        super().__init__(f"{method} is not supported by the server(s) for {path}: {', '.join(servers)}")
+        self.method = method
+        self.provider = provider
+        self.servers = servers
+
+
 class ServerNotInstalled(BridgeError):
     """The server's executable is missing; the message names the install command."""
 

@@ -1,0 +1,235 @@
+"""What the model reads from the lsp tool, and the structured copy editors get in metadata.
+
+Locations: a count line, then ``path:line:col  source line`` (workspace-relative, 1-based),
+grouped by file, capped with a note. Calls: the prepared item, then each caller or callee as
+``name (kind) path:line:col`` with its call sites. Positions in metadata are 1-based too.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+
+from lsp_bridge.documents import uri_to_path
+
+from ._lsp_resolve import Symbol, kind_name
+from ._lsp_source import Sources, shown
+
+#: Locations, symbols, calls or diagnostics shown to the model; the rest is counted in a note.
+LIMIT = 100
+SEVERITY = {1: "error", 2: "warning", 3: "info", 4: "hint"}
+
+
+@dataclass
+class Navigation:
+    """The answer: ``text`` for the model, ``metadata`` (1-based, workspace-relative) for editors."""
+
+    title: str
+    text: str
+    metadata: dict[str, Any] = field(default_factory=dict[str, Any])
+
+
+def with_notes(lines: list[str], complete: bool, notes: list[str], found: bool) -> list[str]:
+    """Never a bare "no results" from a server that was still loading."""
+    if complete:
+        return lines
+    why = "; ".join(notes) or "a language server was still loading"
+    if found:
+        return [*lines, "", f"(The answer may be incomplete: {why}.)"]
+    return [f"Nothing found yet, but the answer may be incomplete: {why}. Ask again in a moment.", *lines]
+
+
+def plural(count: int, one: str, many: str | None = None) -> str:
+    return f"{count} {one if count == 1 else many or one + 's'}"
+
+
+def span(sources: Sources, path: Path, rng: lsp.Range) -> dict[str, int]:
+    return {
+        "line": rng.start.line + 1,
+        "character": sources.column(path, rng.start),
+        "endLine": rng.end.line + 1,
+        "endCharacter": sources.column(path, rng.end),
+    }
+
+
+def where(sources: Sources, path: Path, pos: lsp.Position) -> str:
+    return f"{sources.relative(path)}:{pos.line + 1}:{sources.column(path, pos)}"
+
+
+def entry(sources: Sources, path: Path, pos: lsp.Position, indent: str = "") -> str:
+    text = shown(sources.line(path, pos.line))
+    return f"{indent}{where(sources, path, pos)}  {text}".rstrip()
+
+
+def capped(shown_count: int, total: int, noun: str) -> list[str]:
+    if shown_count >= total:
+        return []
+    return [f"(Showing {shown_count} of {total} {noun}; the full list is in the metadata.)"]
+
+
+def locations(
+    sources: Sources, found: list[lsp.Location], one: str, many: str, subject: str
+) -> tuple[list[str], dict[str, Any]]:
+    """Lines for a list of locations, sorted by file then position, a blank line between files."""
+    items = sorted(
+        ((uri_to_path(loc.uri), loc.range) for loc in found),
+        key=lambda item: (sources.relative(item[0]), item[1].start.line, item[1].start.character),
+    )
+    files = len({path for path, _ in items})
+    lines = [f"{plural(len(items), one, many)} {subject} in {plural(files, 'file')}:"]
+    previous: Path | None = None
+    for path, rng in items[:LIMIT]:
+        if path != previous:
+            lines.append("")
+            previous = path
+        lines.append(entry(sources, path, rng.start))
+    lines += ["", *capped(min(len(items), LIMIT), len(items), many)] if len(items) > LIMIT else []
+    metadata = [{"path": sources.relative(path), **span(sources, path, rng)} for path, rng in items]
+    return lines, {"locations": metadata, "files": files, "capped": len(items) > LIMIT}
+
+
+def item_line(sources: Sources, item: lsp.CallHierarchyItem) -> str:
+    path = uri_to_path(item.uri)
+    return f"{item.name} ({kind_name(item.kind)}) {where(sources, path, item.selection_range.start)}"
+
+
+def item_data(sources: Sources, item: lsp.CallHierarchyItem) -> dict[str, Any]:
+    path = uri_to_path(item.uri)
+    start = item.selection_range.start
+    return {
+        "name": item.name,
+        "kind": kind_name(item.kind),
+        "path": sources.relative(path),
+        "line": start.line + 1,
+        "character": sources.column(path, start),
+        "detail": item.detail or "",
+    }
+
+
+def calls(
+    sources: Sources,
+    item: lsp.CallHierarchyItem,
+    found: Sequence[lsp.CallHierarchyIncomingCall | lsp.CallHierarchyOutgoingCall],
+) -> tuple[list[str], dict[str, Any]]:
+    """The item, then its callers (call sites in the caller) or callees (call sites in the item)."""
+    incoming = all(isinstance(c, lsp.CallHierarchyIncomingCall) for c in found)
+    noun = ("caller", "callers") if incoming else ("callee", "callees")
+    lines = [item_line(sources, item)]
+    data: list[dict[str, Any]] = []
+    files: set[str] = set()
+    for call in found[:LIMIT]:
+        other = call.from_ if isinstance(call, lsp.CallHierarchyIncomingCall) else call.to
+        site_path = uri_to_path(other.uri if incoming else item.uri)
+        lines.append(f"  {item_line(sources, other)}")
+        for rng in call.from_ranges[:10]:
+            lines.append(entry(sources, site_path, rng.start, "      called at "))
+        if len(call.from_ranges) > 10:
+            lines.append(f"      ... and {len(call.from_ranges) - 10} more call sites")
+        files.add(sources.relative(uri_to_path(other.uri)))
+        data.append(
+            {
+                **item_data(sources, other),
+                "fromPath": sources.relative(site_path),
+                "fromRanges": [span(sources, site_path, rng) for rng in call.from_ranges],
+            }
+        )
+    head = f"{plural(len(found), *noun)} in {plural(len(files), 'file')}"
+    if not found:
+        head = f"no {noun[1]}"
+    lines.insert(1, f"{head}:" if found else head)
+    lines += capped(min(len(found), LIMIT), len(found), noun[1])
+    return lines, {"item": item_data(sources, item), "calls": data, "capped": len(found) > LIMIT}
+
+
+def symbol_data(sources: Sources, symbol: Symbol) -> dict[str, Any]:
+    return {
+        "name": symbol.chain[-1],
+        "container": ".".join(symbol.chain[:-1]),
+        "kind": kind_name(symbol.kind),
+        "path": sources.relative(symbol.path),
+        "line": symbol.selection.start.line + 1,
+        "character": sources.column(symbol.path, symbol.selection.start),
+    }
+
+
+def outline(sources: Sources, path: Path, symbols: list[Symbol]) -> tuple[list[str], dict[str, Any]]:
+    """documentSymbol as an indented outline: ``name (kind) line:col``."""
+    lines = [f"{plural(len(symbols), 'symbol')} in {sources.relative(path)}:"]
+    for symbol in symbols[: LIMIT * 3]:
+        start = symbol.selection.start
+        indent = "  " * len(symbol.chain)
+        column = sources.column(path, start)
+        lines.append(f"{indent}{symbol.chain[-1]} ({kind_name(symbol.kind)}) {start.line + 1}:{column}")
+    lines += capped(min(len(symbols), LIMIT * 3), len(symbols), "symbols")
+    data = [symbol_data(sources, s) for s in symbols]
+    return lines, {"symbols": data, "capped": len(symbols) > LIMIT * 3}
+
+
+def symbol_list(sources: Sources, symbols: list[Symbol], head: str) -> tuple[list[str], dict[str, Any]]:
+    """Symbols from several files: ``Container.name (kind) path:line:col  source line``."""
+    ordered = sorted(symbols, key=lambda s: (sources.relative(s.path), s.selection.start.line))
+    lines = [head]
+    for symbol in ordered[:LIMIT]:
+        start = symbol.selection.start
+        lines.append(f"  {symbol.name} ({kind_name(symbol.kind)}) {entry(sources, symbol.path, start)}")
+    lines += capped(min(len(ordered), LIMIT), len(ordered), "symbols")
+    return lines, {"symbols": [symbol_data(sources, s) for s in ordered], "capped": len(ordered) > LIMIT}
+
+
+def hover_text(hovers: list[lsp.Hover]) -> str:
+    """The server's markdown as text (HTML entities that some servers put in docstrings decoded)."""
+    parts: list[str] = []
+    for hover in hovers:
+        contents = hover.contents
+        for part in (
+            contents if isinstance(contents, Sequence) and not isinstance(contents, str) else [contents]
+        ):
+            if isinstance(part, lsp.MarkupContent | str):
+                parts.append(part if isinstance(part, str) else part.value)
+            elif isinstance(part, lsp.MarkedStringWithLanguage):
+                parts.append(f"```{part.language}\n{part.value}\n```")
+    text = "\n\n".join(p.strip() for p in parts if p.strip())
+    return html.unescape(text).replace("\xa0", " ")
+
+
+def diagnostics(
+    sources: Sources, found: list[tuple[Path, lsp.Diagnostic]], checked: int
+) -> tuple[list[str], dict[str, Any]]:
+    """Diagnostics, errors first: ``path:line:col  severity: message [code] (source)``."""
+    ordered = sorted(
+        found,
+        key=lambda f: (f[1].severity or 1, sources.relative(f[0]), f[1].range.start.line),
+    )
+    counts: dict[str, int] = {}
+    for _path, diag in ordered:
+        name = SEVERITY.get(diag.severity or 1, "error")
+        counts[name] = counts.get(name, 0) + 1
+    files = len({path for path, _ in ordered})
+    summary = ", ".join(plural(n, name) for name, n in counts.items())
+    lines = [f"{summary} in {plural(files, 'file')} (checked {plural(checked, 'file')}):"]
+    data: list[dict[str, Any]] = []
+    for path, diag in ordered:
+        severity = SEVERITY.get(diag.severity or 1, "error")
+        code = f" [{diag.code}]" if diag.code not in (None, "") else ""
+        source = f" ({diag.source})" if diag.source else ""
+        message = diag.message.replace("\n", " ")
+        if len(data) < LIMIT:
+            lines.append(f"{where(sources, path, diag.range.start)}  {severity}: {message}{code}{source}")
+            lines.append(f"    | {shown(sources.line(path, diag.range.start.line))}")
+        data.append(
+            {
+                "path": sources.relative(path),
+                **span(sources, path, diag.range),
+                "severity": severity,
+                "message": diag.message,
+                "code": diag.code,
+                "source": diag.source,
+            }
+        )
+    lines += capped(min(len(ordered), LIMIT), len(ordered), "diagnostics")
+    return lines, {"diagnostics": data, "files": files, "capped": len(ordered) > LIMIT}

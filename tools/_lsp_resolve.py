@@ -1,0 +1,290 @@
+"""Where an lsp call points: a file and an LSP position, from a symbol's name path or a line.
+
+Models name things better than they count columns. ``symbol`` is a name or a name path
+(``Shape.area``, ``geometry/total_volume``, ``ns::f``) matched against documentSymbol in the
+file, or against workspace/symbol hits (then documentSymbol in their files) without one. Several
+matches are returned as candidates, never guessed between.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lsprotocol import types as lsp
+from rapidfuzz import fuzz, process
+
+from lsp_bridge import Bridge, BridgeError
+from lsp_bridge.documents import uri_to_path
+
+from ._lsp_source import KEYWORDS, Name, Sources, from_utf16, names_on, shown, to_utf16
+from .base import ToolError
+
+SEPARATORS = re.compile(r"::|[./#]")
+NEAR_BUDGET = 5000
+SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "venv", "build", "dist", "target", "out"})
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A declared symbol: its chain of names (containers, then its own), kind and name range."""
+
+    chain: tuple[str, ...]
+    kind: lsp.SymbolKind
+    path: Path
+    selection: lsp.Range
+    detail: str = ""
+
+    @property
+    def name(self) -> str:
+        return ".".join(self.chain)
+
+
+@dataclass
+class Target:
+    """A resolved position, how it was chosen, and notes from the lookups that found it."""
+
+    path: Path
+    position: lsp.Position
+    name: str
+    note: str = ""
+    complete: bool = True
+    notes: list[str] = field(default_factory=list[str])
+
+
+@dataclass
+class Ambiguous:
+    """``symbol`` named several symbols: the model picks one."""
+
+    symbol: str
+    candidates: list[Symbol]
+
+
+@dataclass
+class Hits:
+    """Symbols from lookups, with the readiness of the servers that gave them."""
+
+    symbols: list[Symbol] = field(default_factory=list[Symbol])
+    complete: bool = True
+    notes: list[str] = field(default_factory=list[str])
+
+
+def flatten(items: Sequence[lsp.DocumentSymbol | lsp.SymbolInformation], path: Path) -> list[Symbol]:
+    """documentSymbol trees (or flat SymbolInformation) as a list, parents first."""
+    found: list[Symbol] = []
+
+    def walk(item: lsp.DocumentSymbol | lsp.SymbolInformation, parents: tuple[str, ...]) -> None:
+        if isinstance(item, lsp.SymbolInformation):
+            found.append(
+                Symbol((*_parts(item.container_name or ""), item.name), item.kind, path, item.location.range)
+            )
+            return
+        chain = (*parents, item.name)
+        found.append(Symbol(chain, item.kind, path, item.selection_range, item.detail or ""))
+        for child in item.children or []:
+            walk(child, chain)
+
+    for item in items:
+        walk(item, ())
+    return found
+
+
+def _parts(name_path: str) -> tuple[str, ...]:
+    return tuple(p for p in SEPARATORS.split(name_path.strip()) if p)
+
+
+def module_parts(relative: str) -> tuple[str, ...]:
+    """``pkg/calc.py`` -> (pkg, calc): a name path may start with the module or file."""
+    parts = relative.replace("\\", "/").split("/")
+    parts[-1] = parts[-1].split(".")[0]
+    return tuple(p for p in parts if p not in ("", "__init__", "index", ".."))
+
+
+def match(symbols: list[Symbol], wanted: str, sources: Sources) -> list[Symbol]:
+    """Symbols whose chain (optionally after their module path) ends with ``wanted``'s parts;
+    exact case first, then ignoring case. Each declaration once."""
+    parts = _parts(wanted)
+    if not parts:
+        return []
+    folds: tuple[Callable[[str], str], ...] = (str, str.casefold)
+    for fold in folds:
+        key = tuple(fold(p) for p in parts)
+        chosen: dict[tuple[Path, int, int], Symbol] = {}
+        for symbol in symbols:
+            full = (*module_parts(sources.relative(symbol.path)), *symbol.chain)
+            if tuple(fold(p) for p in full[-len(key) :]) == key:
+                start = symbol.selection.start
+                chosen.setdefault((symbol.path, start.line, start.character), symbol)
+        if chosen:
+            return list(chosen.values())
+    return []
+
+
+def name_position(sources: Sources, symbol: Symbol) -> lsp.Position:
+    """Where ``symbol``'s name is written: servers give the name range, or (workspace symbols of
+    some servers) the whole declaration, which starts with ``export``, ``def``..."""
+    name = symbol.chain[-1]
+    start = symbol.selection.start
+    pattern = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+    for number in range(start.line, max(start.line, symbol.selection.end.line) + 1):
+        line = sources.line(symbol.path, number)
+        first = from_utf16(line, start.character) if number == start.line else 0
+        found = pattern.search(line, first)
+        if found:
+            return lsp.Position(line=number, character=to_utf16(line, found.start()))
+    return start
+
+
+def suggestions(symbols: list[Symbol], wanted: str, limit: int = 5) -> list[Symbol]:
+    by_name = {s.name: s for s in symbols}
+    best = process.extract(wanted, list(by_name), scorer=fuzz.WRatio, limit=limit, score_cutoff=60)
+    return [by_name[name] for name, _score, _ in best]
+
+
+async def file_symbols(bridge: Bridge, path: Path) -> Hits:
+    answer = await bridge.document_symbols(path)
+    return Hits(flatten(answer.value, path), answer.complete, list(answer.notes))
+
+
+async def workspace_symbols(bridge: Bridge, root: Path, query: str, near: Path | None) -> Hits:
+    """workspace/symbol from the servers of ``near``, or of one file per language in the workspace."""
+    hits = Hits()
+    targets = [near] if near is not None else near_files(bridge, root)
+    if not targets:
+        raise ToolError(
+            f"No file in {root} is handled by a language server, so there are no symbols to search; "
+            "give filePath, or use grep."
+        )
+    for path in targets:
+        try:
+            answer = await bridge.workspace_symbols(query, near=path)
+        except BridgeError as error:
+            if near is not None or len(targets) == 1:
+                raise
+            hits.notes.append(f"{path.suffix} files were not searched: {error}")
+            hits.complete = False
+            continue
+        hits.complete &= answer.complete
+        hits.notes += answer.notes
+        for item in answer.value:
+            location = item.location
+            if isinstance(location, lsp.Location):  # not a bare URI (no server here sends those)
+                chain = (*_parts(item.container_name or ""), item.name)
+                hits.symbols.append(Symbol(chain, item.kind, uri_to_path(location.uri), location.range))
+    return hits
+
+
+def source_files(bridge: Bridge, root: Path) -> list[Path]:
+    """Files in the workspace that a language server handles (bounded walk, shallow first;
+    hidden, dependency and build folders skipped)."""
+    found: list[Path] = []
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
+        found += [Path(folder, n) for n in sorted(files) if bridge.registry.for_file(Path(n))]
+        seen += len(files)
+        if seen > NEAR_BUDGET:
+            break
+    return found
+
+
+def near_files(bridge: Bridge, root: Path) -> list[Path]:
+    """One file per language server in the workspace: where workspace/symbol is asked when no
+    file is given."""
+    chosen: dict[str, Path] = {}
+    for path in source_files(bridge, root):
+        for spec in bridge.registry.for_file(path):
+            chosen.setdefault(spec.name, path)
+    return list(dict.fromkeys(chosen.values()))
+
+
+async def resolve_symbol(
+    bridge: Bridge, sources: Sources, root: Path, wanted: str, path: Path | None
+) -> Target | Ambiguous:
+    """The declaration ``wanted`` names, in ``path`` or anywhere in the workspace."""
+    last = _parts(wanted)[-1:] or (wanted,)
+    if path is not None:
+        hits = await file_symbols(bridge, path)
+        where = sources.relative(path)
+        pool = hits.symbols
+    else:
+        hits = await workspace_symbols(bridge, root, last[0], None)
+        where = "the workspace"
+        files = {s.path for s in hits.symbols if s.chain[-1].casefold() == last[0].casefold()}
+        pool = []
+        for file in sorted(files):
+            found = await file_symbols(bridge, file)
+            hits.complete &= found.complete
+            hits.notes += found.notes
+            pool += found.symbols
+        pool = pool or hits.symbols
+    matches = match(pool, wanted, sources)
+    if len(matches) > 1:
+        return Ambiguous(wanted, matches)
+    if not matches:
+        raise ToolError(_missing(wanted, where, pool, hits, sources))
+    symbol = matches[0]
+    pos = name_position(sources, symbol)
+    column = sources.column(symbol.path, pos)
+    note = f"{symbol.name} at {sources.relative(symbol.path)}:{pos.line + 1}:{column}"
+    return Target(symbol.path, pos, symbol.chain[-1], note, hits.complete, hits.notes)
+
+
+def _missing(wanted: str, where: str, pool: list[Symbol], hits: Hits, sources: Sources) -> str:
+    message = f"No symbol named {wanted!r} in {where}."
+    if not hits.complete:
+        message += " The language server was still loading, so it may not know every symbol yet: " + (
+            "; ".join(hits.notes)
+        )
+    close = suggestions(pool, wanted)
+    if close:
+        rows = [
+            f"  {s.name} ({kind_name(s.kind)}) {sources.relative(s.path)}:{s.selection.start.line + 1}"
+            for s in close
+        ]
+        message += "\nDid you mean one of these?\n" + "\n".join(rows)
+    else:
+        message += " Use documentSymbol on the file (or workspaceSymbol) to see the names there."
+    return message
+
+
+def kind_name(kind: lsp.SymbolKind | int) -> str:
+    try:
+        return lsp.SymbolKind(kind).name.lower()
+    except ValueError:
+        return "symbol"
+
+
+def describe_line(sources: Sources, path: Path, line: int) -> str:
+    """What is on a (0-based) line, for errors about positions: its text and its names' columns."""
+    text = sources.line(path, line)
+    names = [n for n in names_on(text) if n.text not in KEYWORDS]
+    where = f"Line {line + 1} of {sources.relative(path)}"
+    if not text.strip():
+        return f"{where} is empty."
+    listed = ", ".join(f"{n.text} (character {n.column + 1})" for n in names[:12])
+    found = f" Names on it: {listed}." if listed else " It has no names on it."
+    return f"{where} is: {shown(text)}\n{found.strip()}"
+
+
+def on_line(sources: Sources, path: Path, line: int, name: str, character: int | None) -> Name | None:
+    """``name`` on a (0-based) line; the occurrence nearest ``character`` (0-based) if several."""
+    found = [n for n in names_on(sources.line(path, line)) if n.text == name]
+    if not found:
+        return None
+    if character is None:
+        return found[0]
+    return min(found, key=lambda n: 0 if n.column <= character <= n.end else abs(n.column - character))
+
+
+def check_line(sources: Sources, path: Path, line: int) -> None:
+    """Refuse a (0-based) line outside the file, saying how long it is."""
+    count = len(sources.lines(path))
+    if not 0 <= line < max(count, 1):
+        raise ToolError(
+            f"line {line + 1} is outside {sources.relative(path)}, which has {count} lines "
+            "(lines are 1-based)."
+        )

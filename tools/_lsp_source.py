@@ -1,0 +1,106 @@
+"""Source text for the lsp tool: lines as the server saw them, column conversions, names on a line.
+
+The model counts in characters, 1-based; LSP counts UTF-16 code units, 0-based. Everything
+the model sees or sends goes through here, so the two never mix.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lsprotocol import types as lsp
+
+from lsp_bridge import Bridge
+
+#: Longest source line shown beside a location.
+MAX_SHOWN = 160
+IDENTIFIER = re.compile(r"[^\W\d]\w*|\$\w*")
+#: Words that name no symbol in the languages we serve; skipped when a line is given without a column.
+_KEYWORD_TEXT = """
+def class return import from as async await if elif else for while with try except finally raise
+pass lambda yield not and or in is None True False self cls function const let var new export
+default interface type extends implements public private protected readonly static constructor
+this typeof void null undefined int char long short unsigned signed float double bool struct enum
+union typedef include define ifndef endif sizeof
+"""
+KEYWORDS = frozenset(_KEYWORD_TEXT.split())
+
+
+@dataclass(frozen=True)
+class Name:
+    """An identifier on a line: its 0-based code point column and its text."""
+
+    column: int
+    text: str
+
+    @property
+    def end(self) -> int:
+        return self.column + len(self.text)
+
+
+def names_on(line: str) -> list[Name]:
+    return [Name(m.start(), m.group()) for m in IDENTIFIER.finditer(line)]
+
+
+def to_utf16(line: str, column: int) -> int:
+    """A 0-based code point column as LSP's UTF-16 column."""
+    return len(line[:column].encode("utf-16-le")) // 2
+
+
+def from_utf16(line: str, units: int) -> int:
+    """An LSP UTF-16 column as a 0-based code point column."""
+    if line.isascii():
+        return min(units, len(line))
+    seen = 0
+    for index, char in enumerate(line):
+        if seen >= units:
+            return index
+        seen += 2 if ord(char) > 0xFFFF else 1
+    return len(line)
+
+
+def shown(line: str) -> str:
+    text = line.strip()
+    return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "..."
+
+
+@dataclass
+class Sources:
+    """Lines of the files an answer mentions, read once each (the server's open text when it has
+    one, so an editor's unsaved buffer matches its positions), and workspace-relative naming."""
+
+    root: Path
+    bridge: Bridge
+    _lines: dict[Path, list[str]] = field(default_factory=dict[Path, list[str]])
+
+    def lines(self, path: Path) -> list[str]:
+        cached = self._lines.get(path)
+        if cached is None:
+            doc = self.bridge.documents.get(path.resolve())
+            if doc is not None:
+                text = doc.text
+            else:
+                try:
+                    text = path.read_bytes().decode(errors="replace")
+                except OSError:
+                    text = ""
+            cached = self._lines[path] = text.splitlines()
+        return cached
+
+    def line(self, path: Path, number: int) -> str:
+        """Line ``number`` (0-based) of ``path``, or "" past the end."""
+        lines = self.lines(path)
+        return lines[number] if 0 <= number < len(lines) else ""
+
+    def column(self, path: Path, pos: lsp.Position) -> int:
+        """The 1-based character column of an LSP position."""
+        return from_utf16(self.line(path, pos.line), pos.character) + 1
+
+    def relative(self, path: Path) -> str:
+        """Workspace-relative text for paths inside the root, absolute text for the rest."""
+        if path == self.root or self.root in path.parents:
+            return os.path.relpath(path, self.root)
+        return str(path)
