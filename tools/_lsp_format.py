@@ -115,22 +115,21 @@ def calls(
     sources: Sources,
     item: lsp.CallHierarchyItem,
     found: Sequence[lsp.CallHierarchyIncomingCall | lsp.CallHierarchyOutgoingCall],
-) -> tuple[list[str], dict[str, Any]]:
-    """The item, then its callers (call sites in the caller) or callees (call sites in the item)."""
+) -> tuple[list[str], dict[str, Any], int]:
+    """The item, then its callers (call sites in the caller) or callees (call sites in the item).
+
+    Overloads of one callee called at the same places (``sum`` in typeshed) are shown once."""
     incoming = all(isinstance(c, lsp.CallHierarchyIncomingCall) for c in found)
     noun = ("caller", "callers") if incoming else ("callee", "callees")
-    lines = [item_line(sources, item)]
+    groups: dict[tuple[str, tuple[tuple[int, int], ...]], list[lsp.CallHierarchyItem]] = {}
+    sites: dict[tuple[str, tuple[tuple[int, int], ...]], Sequence[lsp.Range]] = {}
     data: list[dict[str, Any]] = []
-    files: set[str] = set()
-    for call in found[:LIMIT]:
+    for call in found:
         other = call.from_ if isinstance(call, lsp.CallHierarchyIncomingCall) else call.to
         site_path = uri_to_path(other.uri if incoming else item.uri)
-        lines.append(f"  {item_line(sources, other)}")
-        for rng in call.from_ranges[:10]:
-            lines.append(entry(sources, site_path, rng.start, "      called at "))
-        if len(call.from_ranges) > 10:
-            lines.append(f"      ... and {len(call.from_ranges) - 10} more call sites")
-        files.add(sources.relative(uri_to_path(other.uri)))
+        key = (other.name, tuple((r.start.line, r.start.character) for r in call.from_ranges))
+        groups.setdefault(key, []).append(other)
+        sites[key] = call.from_ranges
         data.append(
             {
                 **item_data(sources, other),
@@ -138,12 +137,20 @@ def calls(
                 "fromRanges": [span(sources, site_path, rng) for rng in call.from_ranges],
             }
         )
-    head = f"{plural(len(found), *noun)} in {plural(len(files), 'file')}"
-    if not found:
-        head = f"no {noun[1]}"
-    lines.insert(1, f"{head}:" if found else head)
-    lines += capped(min(len(found), LIMIT), len(found), noun[1])
-    return lines, {"item": item_data(sources, item), "calls": data, "capped": len(found) > LIMIT}
+    files = {sources.relative(uri_to_path(others[0].uri)) for others in groups.values()}
+    head = f"{plural(len(groups), *noun)} in {plural(len(files), 'file')}:" if groups else f"no {noun[1]}"
+    lines = [item_line(sources, item), head]
+    for key, others in list(groups.items())[:LIMIT]:
+        more = f" (and {plural(len(others) - 1, 'other overload')})" if len(others) > 1 else ""
+        lines.append(f"  {item_line(sources, others[0])}{more}")
+        site_path = uri_to_path(others[0].uri if incoming else item.uri)
+        for rng in sites[key][:10]:
+            lines.append(entry(sources, site_path, rng.start, "      called at "))
+        if len(sites[key]) > 10:
+            lines.append(f"      ... and {len(sites[key]) - 10} more call sites")
+    lines += capped(min(len(groups), LIMIT), len(groups), noun[1])
+    metadata = {"item": item_data(sources, item), "calls": data, "capped": len(groups) > LIMIT}
+    return lines, metadata, len(groups)
 
 
 def symbol_data(sources: Sources, symbol: Symbol) -> dict[str, Any]:

@@ -84,12 +84,17 @@ def flatten(items: Sequence[lsp.DocumentSymbol | lsp.SymbolInformation], path: P
             return
         chain = (*parents, item.name)
         found.append(Symbol(chain, item.kind, path, item.selection_range, item.detail or ""))
-        for child in item.children or []:
+        for child in sorted(item.children or [], key=_start):
             walk(child, chain)
 
-    for item in items:
+    for item in sorted(items, key=_start):
         walk(item, ())
     return found
+
+
+def _start(item: lsp.DocumentSymbol | lsp.SymbolInformation) -> tuple[int, int]:
+    start = item.location.range.start if isinstance(item, lsp.SymbolInformation) else item.range.start
+    return (start.line, start.character)
 
 
 def _parts(name_path: str) -> tuple[str, ...]:
@@ -149,13 +154,13 @@ async def file_symbols(bridge: Bridge, path: Path) -> Hits:
     return Hits(flatten(answer.value, path), answer.complete, list(answer.notes))
 
 
-async def workspace_symbols(bridge: Bridge, root: Path, query: str, near: Path | None) -> Hits:
+async def workspace_symbols(bridge: Bridge, sources: Sources, query: str, near: Path | None) -> Hits:
     """workspace/symbol from the servers of ``near``, or of one file per language in the workspace."""
     hits = Hits()
-    targets = [near] if near is not None else near_files(bridge, root)
+    targets = [near] if near is not None else near_files(bridge, sources.root)
     if not targets:
         raise ToolError(
-            f"No file in {root} is handled by a language server, so there are no symbols to search; "
+            f"No file in {sources.root} is handled by a language server, so there are no symbols to search; "
             "give filePath, or use grep."
         )
     for path in targets:
@@ -173,7 +178,10 @@ async def workspace_symbols(bridge: Bridge, root: Path, query: str, near: Path |
             location = item.location
             if isinstance(location, lsp.Location):  # not a bare URI (no server here sends those)
                 chain = (*_parts(item.container_name or ""), item.name)
-                hits.symbols.append(Symbol(chain, item.kind, uri_to_path(location.uri), location.range))
+                symbol = Symbol(chain, item.kind, uri_to_path(location.uri), location.range)
+                start = name_position(sources, symbol)  # some servers give the whole declaration
+                end = lsp.Position(line=start.line, character=start.character + len(item.name))
+                hits.symbols.append(Symbol(chain, item.kind, symbol.path, lsp.Range(start=start, end=end)))
     return hits
 
 
@@ -211,7 +219,7 @@ async def resolve_symbol(
         where = sources.relative(path)
         pool = hits.symbols
     else:
-        hits = await workspace_symbols(bridge, root, last[0], None)
+        hits = await workspace_symbols(bridge, sources, last[0], None)
         where = "the workspace"
         files = {s.path for s in hits.symbols if s.chain[-1].casefold() == last[0].casefold()}
         pool = []
@@ -227,10 +235,9 @@ async def resolve_symbol(
     if not matches:
         raise ToolError(_missing(wanted, where, pool, hits, sources))
     symbol = matches[0]
-    pos = name_position(sources, symbol)
-    column = sources.column(symbol.path, pos)
-    note = f"{symbol.name} at {sources.relative(symbol.path)}:{pos.line + 1}:{column}"
-    return Target(symbol.path, pos, symbol.chain[-1], note, hits.complete, hits.notes)
+    return Target(
+        symbol.path, name_position(sources, symbol), symbol.chain[-1], "", hits.complete, hits.notes
+    )
 
 
 def _missing(wanted: str, where: str, pool: list[Symbol], hits: Hits, sources: Sources) -> str:

@@ -110,6 +110,8 @@ class Reply:
     count: int
     complete: bool
     notes: list[str]
+    #: The server knew the name (a call hierarchy item with no callers still resolves).
+    resolved: bool
 
 
 async def navigate(
@@ -167,7 +169,7 @@ async def _workspace_symbols(
 ) -> Navigation:
     if not query:
         raise ToolError("workspaceSymbol needs query: the name, or part of it, to look for.")
-    hits = await workspace_symbols(bridge, sources.root, query, path)
+    hits = await workspace_symbols(bridge, sources, query, path)
     if not hits.symbols:
         return _empty("workspaceSymbol", query, f"No symbols match {query!r}", hits)
     head = f"{fmt.plural(len(hits.symbols), 'symbol')} match {query!r}:"
@@ -211,7 +213,8 @@ async def _symbol_near_line(bridge: Bridge, sources: Sources, path: Path, q: Que
         return Target(path, lsp.Position(line=line, character=to_utf16(text, name.column)), last)
     found = await resolve_symbol(bridge, sources, sources.root, symbol, path)
     if isinstance(found, Target):
-        found.note = f"{symbol!r} is not on line {q.line}; used {found.note}"
+        used = fmt.where(sources, found.path, found.position)
+        found.note = f"{symbol!r} is not on line {q.line}; used the declaration at {used}"
     return found
 
 
@@ -247,7 +250,7 @@ async def _first_on_line(
         target = Target(path, lsp.Position(line=line, character=to_utf16(text, name.column)), name.text)
         reply = await _ask(bridge, sources, operation, target)
         tried.append(name.text)
-        if reply.count:
+        if reply.resolved:
             if len(tried) > 1:
                 target.note = f"the first name on line {line + 1} with an answer; tried {', '.join(tried)}"
             return _answer(operation, sources, target, reply)
@@ -287,14 +290,14 @@ async def _ask(bridge: Bridge, sources: Sources, operation: Operation, target: T
     for item in prepared.value:
         ask = bridge.incoming_calls if operation == "incomingCalls" else bridge.outgoing_calls
         calls = await ask(item)
-        part, data = fmt.calls(sources, item, calls.value)
+        part, data, shown = fmt.calls(sources, item, calls.value)
         lines += part
         metadata["calls"] += data["calls"]
         metadata["items"].append(data["item"])
-        count += len(calls.value)
+        count += shown
         complete &= calls.complete
         notes += calls.notes
-    return Reply(lines, metadata, count, complete, notes)
+    return Reply(lines, metadata, count, complete, notes, resolved=True)
 
 
 def _quoted(name: str) -> str:
@@ -302,7 +305,7 @@ def _quoted(name: str) -> str:
 
 
 def _reply(lines: list[str], metadata: dict[str, Any], count: int, answer: Answer[Any], empty: str) -> Reply:
-    return Reply(lines if count else [empty], metadata, count, answer.complete, list(answer.notes))
+    return Reply(lines if count else [empty], metadata, count, answer.complete, list(answer.notes), count > 0)
 
 
 def _answer(operation: Operation, sources: Sources, target: Target, reply: Reply) -> Navigation:
@@ -310,7 +313,7 @@ def _answer(operation: Operation, sources: Sources, target: Target, reply: Reply
     title = f"{operation} {target.name or ''} {fmt.where(sources, target.path, pos)}".replace("  ", " ")
     lines = list(reply.lines)
     if target.note:
-        lines.insert(1 if reply.count else 0, f"(Symbol: {target.note}.)")
+        lines.insert(1 if reply.count else 0, f"({target.note}.)")
     if not reply.count and reply.complete and target.complete:
         lines.append(describe_line(sources, target.path, pos.line))
     complete = reply.complete and target.complete
