@@ -1,0 +1,226 @@
+"""What the shell analysis knows about commands: wrappers, file commands and their options.
+
+A ``Wrapper`` runs another command (``sudo``, ``env``, ``timeout``, ``xargs``, ...): its options
+are skipped and what follows is analyzed as a command of its own. A ``FileCommand`` reads or
+changes the paths among its operands (``rm``, ``cp``, ``cat``, ``sed``, ``tar``, ...): those are
+checked against the workspace. Options are read the way getopt does (``-xzf FILE``,
+``--file=FILE``, ``--`` ends them), so the operands are found even in clustered options.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+
+def _set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+@dataclass(frozen=True)
+class Wrapper:
+    #: Options followed by a value (``-u USER``); the value is not a path.
+    values: frozenset[str] = frozenset()
+    #: Options whose value is a path the wrapper itself reads or writes (``time -o FILE``).
+    paths: frozenset[str] = frozenset()
+    #: Operands before the wrapped command (``timeout DURATION``).
+    leading: int = 0
+    #: ``NAME=VALUE`` operands may precede the wrapped command (``env A=1 cmd``).
+    assignments: bool = False
+
+
+WRAPPERS: dict[str, Wrapper] = {
+    "sudo": Wrapper(
+        _set("-u -g -C -D -h -p -r -t -U -T -R --user --group --close-from --chdir --host --prompt")
+        | _set("--role --type --other-user --command-timeout --chroot"),
+        assignments=True,
+    ),
+    "doas": Wrapper(_set("-u -C")),
+    "env": Wrapper(_set("-u -C -S --unset --chdir --split-string"), assignments=True),
+    "nice": Wrapper(_set("-n --adjustment")),
+    "nohup": Wrapper(),
+    "timeout": Wrapper(_set("-s -k --signal --kill-after"), leading=1),
+    "time": Wrapper(_set("-f --format"), _set("-o --output")),
+    "command": Wrapper(),
+    "builtin": Wrapper(),
+    "exec": Wrapper(_set("-a")),
+    "stdbuf": Wrapper(_set("-i -o -e --input --output --error")),
+    "setsid": Wrapper(),
+    "ionice": Wrapper(_set("-c -n -p -P -u --class --classdata --pid --pgid --uid")),
+    "chrt": Wrapper(leading=1),
+    "taskset": Wrapper(leading=1),
+    "strace": Wrapper(_set("-e -p -s -u -a -b -E -I -O -P -S -X"), _set("-o --output")),
+    "xargs": Wrapper(
+        _set("-I -i -L -l -n -P -s -d -E -e --delimiter --max-args --max-lines --max-procs")
+        | _set("--max-chars --eof --replace --process-slot-var"),
+        _set("-a --arg-file"),
+    ),
+}
+
+#: Shells whose ``-c STRING`` is parsed as a script.
+SHELLS = _set("bash sh zsh dash ksh ash busybox")
+
+#: Assignments to these change which program runs or what it loads: a command preceded by one
+#: (or a script that exports one) can only be approved exactly, never by an "always" prefix.
+HIJACK_VARIABLES = _set(
+    "PATH LD_PRELOAD LD_LIBRARY_PATH LD_AUDIT DYLD_INSERT_LIBRARIES DYLD_LIBRARY_PATH "
+    "DYLD_FRAMEWORK_PATH BASH_ENV ENV IFS PROMPT_COMMAND SHELLOPTS BASHOPTS PS4 CDPATH GLOBIGNORE "
+    "PYTHONPATH PYTHONSTARTUP PYTHONHOME NODE_OPTIONS NODE_PATH PERL5OPT PERL5LIB RUBYOPT RUBYLIB "
+    "GIT_SSH GIT_SSH_COMMAND GIT_EXEC_PATH GIT_EDITOR GIT_PAGER GIT_ASKPASS GIT_CONFIG_GLOBAL "
+    "GIT_CONFIG_SYSTEM GIT_DIR GIT_WORK_TREE SSH_ASKPASS EDITOR VISUAL PAGER HOME"
+)
+
+Operands = Literal["all", "first", "keyed", "none"]
+
+
+@dataclass(frozen=True)
+class FileCommand:
+    #: Options followed by a value that is not a path.
+    values: frozenset[str] = frozenset()
+    #: Options followed by a path.
+    paths: frozenset[str] = frozenset()
+    #: Which operands are paths: all, the first (an interpreter's script), ``key=PATH`` (dd), none.
+    operands: Operands = "all"
+    #: Leading operands that are not paths (``grep PATTERN``, ``chmod MODE``, ``sed SCRIPT``)...
+    skip: int = 0
+    #: ...unless one of these options supplied them (``grep -e PATTERN``, ``sed -e SCRIPT``).
+    supplied_by: frozenset[str] = frozenset()
+    #: Options after which no operand is a path (``python -c CODE``, ``node -e CODE``).
+    stops: frozenset[str] = frozenset()
+    #: Options are only read before the first operand (``git -C DIR log``).
+    leading_options: bool = False
+    #: ``key=PATH`` operands that are paths, for ``operands="keyed"``.
+    keys: frozenset[str] = field(default_factory=frozenset[str])
+
+
+_PLAIN = FileCommand()
+_GREP = FileCommand(
+    _set("-m -A -B -C -d -D --max-count --context --after-context --before-context --color --label")
+    | _set("-g -t -T -j -M -E --glob --type --type-not --threads --max-columns --engine --sort"),
+    _set("-f --file"),
+    skip=1,
+    supplied_by=_set("-e -f --regexp --file"),
+)
+_INTERPRETER = FileCommand(
+    _set("-W -X -O --check-hash-based-pycs -r --require --import"),
+    operands="first",
+    stops=_set("-c -m -e -p -E --eval --print --command"),
+)
+_OWNER = FileCommand(_set("--from"), _set("--reference"), skip=1, supplied_by=_set("--reference"))
+_COPY = FileCommand(_set("-S --suffix -m --mode -o --owner -g --group"), _set("-t --target-directory"))
+
+FILE_COMMANDS: dict[str, FileCommand] = {
+    **dict.fromkeys(
+        _set(
+            "rm rmdir mkdir touch cat tac less more unlink shred stat file wc du ls ll nl od xxd "
+            "hexdump strings readlink realpath md5sum sha1sum sha256sum sha512sum cksum tee "
+            "diff cmp source . vim vi nano emacs code open xdg-open"
+        ),
+        _PLAIN,
+    ),
+    "head": FileCommand(_set("-n -c --lines --bytes")),
+    "tail": FileCommand(_set("-n -c --lines --bytes -s --sleep-interval --pid")),
+    "sort": FileCommand(_set("-k -t -S -T --key --field-separator --buffer-size"), _set("-o --output")),
+    "uniq": FileCommand(_set("-f -s -w")),
+    "cut": FileCommand(_set("-b -c -d -f --bytes --characters --delimiter --fields")),
+    "cp": _COPY,
+    "mv": _COPY,
+    "install": _COPY,
+    "ln": _COPY,
+    "rsync": FileCommand(
+        _set("-e --rsh --exclude --include --filter --chmod --chown -f"), _set("--log-file")
+    ),
+    "scp": FileCommand(_set("-P -i -o -c -F -l -J -S")),
+    "chmod": FileCommand(_set(""), _set("--reference"), skip=1, supplied_by=_set("--reference")),
+    "chown": _OWNER,
+    "chgrp": _OWNER,
+    "truncate": FileCommand(_set("-s --size"), _set("-r --reference")),
+    "dd": FileCommand(operands="keyed", keys=_set("if of")),
+    "tar": FileCommand(
+        _set("-b -H -K -N -V --format --exclude --transform --blocking-factor --owner --group"),
+        _set("-f -C -T -X --file --directory --files-from --exclude-from -g --listed-incremental"),
+    ),
+    "unzip": FileCommand(_set("-x -P"), _set("-d"), operands="first"),
+    "zip": FileCommand(_set("-x -i -P -n -t -tt")),
+    "gzip": _PLAIN,
+    "gunzip": _PLAIN,
+    "sed": FileCommand(
+        _set("-l --line-length"), _set("-f --file"), skip=1, supplied_by=_set("-e -f --expression --file")
+    ),
+    "awk": FileCommand(
+        _set("-F -v --assign --field-separator"), _set("-f --file"), skip=1, supplied_by=_set("-f --file")
+    ),
+    "grep": _GREP,
+    "egrep": _GREP,
+    "fgrep": _GREP,
+    "rg": _GREP,
+    "find": FileCommand(),  # handled by the analysis itself (start points, -exec, -fprint)
+    "git": FileCommand(
+        _set("-c --namespace --exec-path"), _set("-C --git-dir --work-tree"), "none", leading_options=True
+    ),
+    "make": FileCommand(_set("-j -l -o -W --jobs"), _set("-C -f --directory --file --makefile"), "none"),
+    "curl": FileCommand(
+        _set("-d -H -X -u -A -e -m -w --data --header --request --user"),
+        _set("-o -K -T -c -b --output --config --upload-file --cookie-jar"),
+        "none",
+    ),
+    "wget": FileCommand(
+        _set("-U -t -T --user-agent --tries --timeout"),
+        _set("-O -P -o -a --output-document --directory-prefix --output-file"),
+        "none",
+    ),
+    **dict.fromkeys(
+        _set("python python3 node ruby perl bash sh zsh dash deno bun tsx ts-node"), _INTERPRETER
+    ),
+}
+
+
+@dataclass
+class Parsed:
+    """A command's arguments sorted the getopt way: option values and operands."""
+
+    #: (option, word index, value attached to the option inside that word or None for the whole word)
+    values: list[tuple[str, int, str | None]] = field(default_factory=list[tuple[str, int, str | None]])
+    operands: list[int] = field(default_factory=list[int])  # word indexes
+    flags: set[str] = field(default_factory=set[str])
+
+
+def parse_options(
+    words: Sequence[str | None], takes_value: frozenset[str], leading_options: bool = False
+) -> Parsed:
+    """Split ``words`` (the arguments, quoting removed, None when unknown) getopt-style:
+    ``-xzf FILE``, ``-fFILE``, ``--file=FILE``, ``--file FILE``; ``--`` ends the options, and with
+    ``leading_options`` so does the first operand. An unknown word counts as an operand."""
+    parsed = Parsed()
+    index = 0
+    options_done = False
+    while index < len(words):
+        word = words[index]
+        if options_done or word is None or word == "-" or not word.startswith("-"):
+            parsed.operands.append(index)
+            options_done = options_done or leading_options
+        elif word == "--":
+            options_done = True
+        elif word.startswith("--"):
+            name, eq, value = word.partition("=")
+            parsed.flags.add(name)
+            if name in takes_value and eq:
+                parsed.values.append((name, index, value))
+            elif name in takes_value and index + 1 < len(words):
+                index += 1
+                parsed.values.append((name, index, None))
+        else:
+            for position in range(1, len(word)):
+                option = "-" + word[position]
+                parsed.flags.add(option)
+                if option not in takes_value:
+                    continue
+                if position + 1 < len(word):
+                    parsed.values.append((option, index, word[position + 1 :]))
+                elif index + 1 < len(words):
+                    index += 1
+                    parsed.values.append((option, index, None))
+                break
+        index += 1
+    return parsed
