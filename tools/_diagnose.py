@@ -1,0 +1,214 @@
+"""What a change broke, from the language servers: diagnostics before and after, only the new ones.
+
+``before`` runs while the user looks at the permission ask (it reads the files as they are, so it
+must finish before anything is written) and reuses what the bridge already knows for exactly that
+text. ``after`` pulls the new version of every written file; for ``write`` and ``apply_patch`` it
+also checks up to ``MAX_OTHER_FILES`` other files that used a symbol the change touched or deleted.
+A diagnostic is old when one with the same severity, code, source and message was on a line with
+the same text before, so lines moving up or down do not make old problems look new.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+
+from lsp_bridge import Bridge, BridgeError
+
+from .base import ToolError
+from .changes import Applied, FileChange
+from .context import ToolContext, is_within
+from .diff import hunks
+
+log = logging.getLogger(__name__)
+
+MAX_PER_FILE = 20
+MAX_OTHER_FILES = 5
+MAX_SYMBOLS = 10
+SEVERITY = {lsp.DiagnosticSeverity.Error: "ERROR", lsp.DiagnosticSeverity.Warning: "WARN"}
+
+Key = tuple[Any, ...]
+
+
+@dataclass
+class FileReport:
+    path: Path
+    new: list[str] = field(default_factory=list[str])
+    old: int = 0
+    note: str = ""
+
+
+def _bridge(ctx: ToolContext) -> Bridge | None:
+    try:
+        return ctx.env.bridge
+    except ToolError:
+        return None
+
+
+class Probe:
+    def __init__(self, ctx: ToolContext, changes: list[FileChange], others: bool) -> None:
+        self.ctx = ctx
+        self.bridge = _bridge(ctx)
+        self.changes = [c for c in changes if self.bridge and self.bridge.registry.for_file(c.target)]
+        self.others = others
+        edit_settings = ctx.env.settings.get("tools", {}).get("edit", {})
+        self.severities = {lsp.DiagnosticSeverity.Error}
+        if isinstance(edit_settings, dict) and edit_settings.get("warnings"):  # pyright: ignore[reportUnknownMemberType]
+            self.severities.add(lsp.DiagnosticSeverity.Warning)
+        self._before: dict[Path, Counter[Key]] = {}
+        self._other_text: dict[Path, str] = {}
+        self._notes: dict[Path, str] = {}
+
+    @property
+    def active(self) -> bool:
+        return bool(self.changes)
+
+    async def before(self) -> None:
+        """Diagnostics of the files as they are now (and, for ``others``, of the files using them)."""
+        if not self.active:
+            return
+        await asyncio.gather(
+            *(self._before_one(c.path, c.before, c.target) for c in self.changes if c.before is not None)
+        )
+        if self.others:
+            for path in await self._dependents():
+                text = path.read_text(errors="replace")
+                self._other_text[path] = text
+                await self._before_one(path, text, path)
+
+    async def _before_one(self, path: Path, text: str, key: Path) -> None:
+        """Diagnostics of ``path`` (holding ``text``), kept under ``key`` (where it will be after)."""
+        assert self.bridge is not None
+        known = self.bridge.known_diagnostics(path, text)
+        try:
+            found = known if known is not None else (await self.bridge.diagnostics_after_change(path)).value
+        except BridgeError as error:
+            self._notes[key] = f"no diagnostics ({error})"
+            return
+        lines = text.split("\n")
+        self._before[key] = Counter(_key(d, lines) for d in found if d.severity in self.severities)
+
+    async def _dependents(self) -> list[Path]:
+        """Other workspace files referring to symbols in changed or deleted lines (most uses first)."""
+        assert self.bridge is not None
+        changed = {c.path for c in self.changes} | {c.target for c in self.changes}
+        uses: Counter[Path] = Counter()
+        for change in self.changes:
+            if change.before is None or change.path in self._notes:
+                continue
+            try:
+                symbols = (await self.bridge.document_symbols(change.path)).value
+                for symbol in _touched(symbols, change)[:MAX_SYMBOLS]:
+                    refs = await self.bridge.references(change.path, symbol.selection_range.start, False)
+                    for loc in refs.value:
+                        path = Path(loc.uri.removeprefix("file://"))
+                        if path not in changed and is_within(path, self.ctx.root):
+                            uses[path] += 1
+            except BridgeError as error:
+                log.info("no dependents of %s: %s", change.path, error)
+        return [path for path, _n in uses.most_common(MAX_OTHER_FILES)]
+
+    async def after(self, applied: list[Applied]) -> list[FileReport]:
+        """New problems in every written file and in the files that used what changed."""
+        if not self.active:
+            return []
+        written = {a.change.target: a.written for a in applied if a.written is not None}
+        targets = [(c.target, written[c.target]) for c in self.changes if c.target in written]
+        targets += [(p, None) for p in self._other_text]
+        reports = await asyncio.gather(*(self._after_one(path, text) for path, text in targets))
+        return [r for r in reports if r.new or r.note or r.path in written]
+
+    async def _after_one(self, path: Path, text: str | None) -> FileReport:
+        assert self.bridge is not None
+        report = FileReport(path, note=self._notes.get(path, ""))
+        if report.note:
+            return report
+        try:
+            answer = await self.bridge.diagnostics_after_change(path)
+            text = text if text is not None else path.read_text(errors="replace")
+        except (BridgeError, OSError) as error:
+            report.note = f"no diagnostics ({error})"
+            return report
+        if not answer.complete:
+            report.note = "; ".join(answer.notes)
+        old = Counter(self._before.get(path, Counter[Key]()))
+        lines = text.split("\n")
+        for diagnostic in sorted(answer.value, key=lambda d: (d.range.start.line, d.range.start.character)):
+            if diagnostic.severity not in self.severities:
+                continue
+            key = _key(diagnostic, lines)
+            if old[key] > 0:
+                old[key] -= 1
+                report.old += 1
+            else:
+                report.new.append(format_diagnostic(diagnostic, lines))
+        return report
+
+
+def _key(diagnostic: lsp.Diagnostic, lines: list[str]) -> Key:
+    line = diagnostic.range.start.line
+    content = lines[line].strip() if line < len(lines) else ""
+    return (diagnostic.severity, diagnostic.code, diagnostic.source, diagnostic.message, content)
+
+
+def _touched(
+    symbols: list[lsp.DocumentSymbol | lsp.SymbolInformation], change: FileChange
+) -> list[lsp.DocumentSymbol]:
+    """The innermost symbols whose lines the change edits (all top-level ones for a delete/move)."""
+    flat = [s for s in symbols if isinstance(s, lsp.DocumentSymbol)]
+    if change.after is None or change.move_to is not None:
+        return flat
+    edited = [
+        (h.old_start - 1, h.old_start - 1 + max(h.old_lines, 1))
+        for h in hunks(change.before or "", change.after)
+    ]
+
+    def hit(symbol: lsp.DocumentSymbol) -> bool:
+        return any(a <= symbol.range.end.line and symbol.range.start.line < b for a, b in edited)
+
+    found: list[lsp.DocumentSymbol] = []
+    todo = [s for s in flat if hit(s)]
+    while todo:
+        symbol = todo.pop()
+        inner = [c for c in symbol.children or [] if hit(c)]
+        if inner:
+            todo += inner
+        else:
+            found.append(symbol)
+    return found
+
+
+def format_diagnostic(diagnostic: lsp.Diagnostic, lines: list[str]) -> str:
+    """``ERROR [line:col] message (source)``, 1-based, the column in characters."""
+    start = diagnostic.range.start
+    text = lines[start.line] if start.line < len(lines) else ""
+    units = text.encode("utf-16-le")[: start.character * 2]
+    column = len(units.decode("utf-16-le", errors="ignore")) + 1
+    label = SEVERITY.get(diagnostic.severity or lsp.DiagnosticSeverity.Error, "INFO")
+    source = f" ({diagnostic.source})" if diagnostic.source else ""
+    message = diagnostic.message.replace("\n", " ")
+    return f"{label} [{start.line + 1}:{column}] {message}{source}"
+
+
+def render(reports: list[FileReport], ctx: ToolContext) -> str:
+    """The text the model reads under the tool's own output (empty when there is nothing to say)."""
+    blocks: list[str] = []
+    for report in reports:
+        shown = ctx.relative(report.path)
+        if report.new:
+            head = f"New problems in {shown} after this change, please fix:"
+            body = report.new[:MAX_PER_FILE]
+            if len(report.new) > MAX_PER_FILE:
+                body.append(f"... and {len(report.new) - MAX_PER_FILE} more")
+            blocks.append("\n".join([head, *body]))
+        if report.old:
+            blocks.append(f"({shown}: {report.old} problem(s) that were there before are not shown.)")
+        if report.note:
+            blocks.append(f"({shown}: {report.note})")
+    return "\n".join(blocks)

@@ -1,0 +1,210 @@
+"""What edit, multiedit, write and apply_patch share: paths, per-file locks, read-before-write,
+and proposing a change (permission with the diff, atomic write, diagnostics) through
+``ctx.env.changes``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import weakref
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from ._diagnose import FileReport, Probe, render
+from ._text import FileText, looks_binary
+from .base import ToolError
+from .changes import Applied, FileChange
+from .context import FileStamp, ToolContext, is_within
+from .diff import unified_diff
+from .permission import PermissionRequest
+
+log = logging.getLogger(__name__)
+
+_LOCKS: weakref.WeakValueDictionary[Path, asyncio.Lock] = weakref.WeakValueDictionary()
+
+
+@dataclass(frozen=True)
+class Target:
+    given: Path  # as the model named it, normalised
+    path: Path  # symlinks resolved: what is read, locked and written
+    shown: str
+
+
+async def target(ctx: ToolContext, file_path: str, title: str) -> Target:
+    """The file a call names; ``external_directory`` is asked when it lies outside the workspace
+    (the ``edit`` ask comes later, once, with the diff)."""
+    given = ctx.resolve(file_path)
+    real = given.resolve()
+    if not is_within(real, ctx.root):
+        folder = real if real.is_dir() else real.parent
+        await ctx.ask(
+            PermissionRequest(
+                "external_directory",
+                patterns=[str(folder / "*")],
+                always=[str(folder / "*")],
+                title=f"{title} outside the workspace: {real}",
+                metadata={"path": str(real)},
+            )
+        )
+    return Target(given, real, ctx.relative(given))
+
+
+@contextlib.asynccontextmanager
+async def locked(paths: Iterable[Path]) -> AsyncIterator[None]:
+    """Hold the lock of every path (in one global order, so two calls never wait on each other)."""
+    async with contextlib.AsyncExitStack() as stack:
+        for path in sorted(set(paths)):
+            lock = _LOCKS.get(path)
+            if lock is None:
+                lock = _LOCKS[path] = asyncio.Lock()
+            await stack.enter_async_context(lock)
+        yield
+
+
+def load(ctx: ToolContext, file: Target) -> FileText | None:
+    """The file's text, None when it does not exist; refused when the model has not read it in
+    this session or it changed on disk since."""
+    if file.path.is_dir():
+        raise ToolError(f"{file.shown} is a directory, not a file. Name a file inside it.")
+    try:
+        with file.path.open("rb") as handle:
+            data = handle.read()
+            mtime_ns = os.fstat(handle.fileno()).st_mtime_ns
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise ToolError(f"Cannot read {file.shown}: {error.strerror or error}") from None
+    if looks_binary(data):
+        raise ToolError(f"{file.shown} is a binary file; the edit tools only change text files.")
+    _check_fresh(ctx, file, data, mtime_ns)
+    return FileText.from_bytes(data)
+
+
+def _check_fresh(ctx: ToolContext, file: Target, data: bytes, mtime_ns: int) -> None:
+    session = ctx.env.session
+    reads = [(at, p) for p in {file.given, file.path} if (at := session.last_read(p)) is not None]
+    if not reads:
+        raise ToolError(
+            f"{file.shown} exists but you have not read it in this session. Read it first (read tool), "
+            "then make the change: files are only changed once you have seen what they hold."
+        )
+    at, path = max(reads)
+    stamp = session.read_stamp(path)
+    changed = (
+        stamp.digest != FileStamp.of(data, mtime_ns).digest if stamp is not None else mtime_ns / 1e9 > at
+    )
+    if changed:
+        raise ToolError(
+            f"{file.shown} has changed on disk since you last read it (by the user, a formatter or "
+            "another program). Read it again before changing it, so those changes are not lost."
+        )
+
+
+@dataclass
+class Proposal:
+    """What came of proposing changes: the sink's answer and the diagnostics of the result."""
+
+    applied: list[Applied]
+    reports: list[FileReport] = field(default_factory=list[FileReport])
+
+    def diff(self, ctx: ToolContext) -> str:
+        parts: list[str] = []
+        for item in self.applied:
+            change = item.change
+            moved = ctx.relative(change.move_to) if change.move_to else None
+            after = item.written if item.status != "rejected" else change.before
+            parts.append(unified_diff(change.before or "", after or "", ctx.relative(change.path), moved))
+        return "".join(parts)
+
+    def notes(self, ctx: ToolContext) -> str:
+        """Lines about what the reviewer did differently, then the diagnostics."""
+        lines: list[str] = []
+        for item in self.applied:
+            shown = ctx.relative(item.change.target)
+            said = f" ({item.note})" if item.note else ""
+            if item.status == "rejected":
+                lines.append(f"The user rejected the change to {shown}{said}; the file is unchanged.")
+            elif item.written != item.change.after:
+                lines.append(
+                    f"The user changed or partly accepted the change to {shown}{said}; read it again "
+                    "before changing it further."
+                )
+        diagnostics = render(self.reports, ctx)
+        return "\n".join([*lines, *([diagnostics] if diagnostics else [])])
+
+    def metadata(self, ctx: ToolContext) -> dict[str, Any]:
+        return {
+            "diff": self.diff(ctx),
+            "files": [
+                {"path": str(a.change.target), "status": a.status, "note": a.note} for a in self.applied
+            ],
+            "diagnostics": {
+                str(r.path): {"new": r.new, "preexisting": r.old, "note": r.note} for r in self.reports
+            },
+        }
+
+
+@dataclass
+class _AskThenSettle(ToolContext):
+    """The call's context for the sink: its permission ask also waits for the "before"
+    diagnostics, which run meanwhile and must have read the files before anything is written."""
+
+    pending: asyncio.Future[None] | None = None
+
+    async def ask(self, request: PermissionRequest) -> None:
+        pending, self.pending = self.pending, None
+        try:
+            await super().ask(request)
+        except BaseException:
+            if pending is not None:
+                pending.cancel()
+                await asyncio.gather(pending, return_exceptions=True)
+            raise
+        if pending is not None:
+            await pending
+
+
+async def propose(ctx: ToolContext, changes: list[FileChange], title: str, others: bool = False) -> Proposal:
+    """Hand ``changes`` to the sink, record what was written as seen, and diagnose the result."""
+    probe = Probe(ctx, changes, others)
+    sink_ctx = ctx
+    if probe.active:
+        pending = asyncio.ensure_future(_quietly(probe))
+        sink_ctx = _AskThenSettle(
+            **{f.name: getattr(ctx, f.name) for f in fields(ToolContext)}, pending=pending
+        )
+    try:
+        applied = await ctx.env.changes.apply(sink_ctx, changes, title)
+    finally:
+        if isinstance(sink_ctx, _AskThenSettle) and sink_ctx.pending is not None:
+            sink_ctx.pending.cancel()  # the sink never asked: its diagnostics would be unreliable
+            probe.changes = []
+    for item in applied:
+        if item.written is not None and item.written == item.change.after:
+            _record(ctx, item)
+    return Proposal(applied, await probe.after(applied))
+
+
+async def _quietly(probe: Probe) -> None:
+    try:
+        await probe.before()
+    except Exception:  # diagnostics never fail an edit
+        log.exception("diagnostics before the change failed")
+        probe.changes = []
+
+
+def _record(ctx: ToolContext, item: Applied) -> None:
+    """The written text counts as read, so the next edit needs no read (until someone else writes)."""
+    assert item.written is not None
+    target = item.change.target
+    try:
+        mtime_ns = target.stat().st_mtime_ns
+    except OSError:
+        return
+    stamp = FileStamp.of(item.written.encode(item.change.encoding), mtime_ns)
+    ctx.env.session.record_read(target, stamp)

@@ -1,0 +1,227 @@
+"""Patches as models write them: the ``*** Begin Patch`` format and unified diffs (``git diff``).
+
+``parse`` turns either into ``FilePatch``es (add, delete, update, with an optional move);
+``locate`` finds where each chunk's old lines are in a file (exactly, then ignoring trailing, then
+all surrounding whitespace) and returns the replacements in body offsets.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ._match import Replacement
+from .base import ToolError
+from .diff import split_lines
+
+
+class PatchError(ToolError):
+    """The patch cannot be read or does not fit the file; the message says where."""
+
+
+@dataclass
+class Chunk:
+    old: list[str] = field(default_factory=list[str])
+    new: list[str] = field(default_factory=list[str])
+    context: str = ""  # the text after "@@" in the Begin Patch format: a line to find first
+    hint: int | None = None  # the old start line of a unified diff hunk (1-based)
+    at_end: bool = False
+
+
+@dataclass
+class FilePatch:
+    kind: Literal["add", "delete", "update"]
+    path: str
+    move_to: str | None = None
+    chunks: list[Chunk] = field(default_factory=list[Chunk])
+    content: str = ""  # for "add"
+
+
+_UNIFIED_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@")
+
+
+def parse(text: str) -> list[FilePatch]:
+    lines = text.replace("\r\n", "\n").strip("\n").split("\n")
+    if any(line.startswith("*** Begin Patch") for line in lines[:3]):
+        patches = _parse_begin_patch(lines)
+    else:
+        patches = _parse_unified(lines)
+    if not patches:
+        raise PatchError(
+            "The patch changes no file. Send '*** Begin Patch' ... '*** End Patch' with "
+            "'*** Add File:', '*** Update File:' or '*** Delete File:' sections, or a unified diff."
+        )
+    return patches
+
+
+def _parse_begin_patch(lines: list[str]) -> list[FilePatch]:
+    patches: list[FilePatch] = []
+    current: FilePatch | None = None
+    for number, line in enumerate(lines, 1):
+        if line.startswith(("*** Begin Patch", "*** End Patch")):
+            continue
+        header = re.match(r"^\*\*\* (Add|Delete|Update) File: (.+)$", line)
+        if header:
+            kind = header.group(1).lower()
+            current = FilePatch(kind, header.group(2).strip())  # type: ignore[arg-type]
+            patches.append(current)
+        elif current is None:
+            raise PatchError(
+                f"Patch line {number}: expected a '*** Add/Update/Delete File:' line, got {line!r}"
+            )
+        elif line.startswith("*** Move to: "):
+            current.move_to = line.removeprefix("*** Move to: ").strip()
+        elif line.strip() == "*** End of File":
+            if current.chunks:
+                current.chunks[-1].at_end = True
+        elif current.kind == "add":
+            if not line.startswith("+"):
+                raise PatchError(f"Patch line {number}: every line of an added file starts with '+'")
+            current.content += line[1:] + "\n"
+        elif current.kind == "delete":
+            raise PatchError(f"Patch line {number}: a deleted file takes no lines, got {line!r}")
+        elif line.startswith("@@"):
+            current.chunks.append(Chunk(context=line[2:].strip()))
+        else:
+            _body_line(current, line, number)
+    return patches
+
+
+def _body_line(current: FilePatch, line: str, number: int) -> None:
+    if not current.chunks:
+        current.chunks.append(Chunk())
+    chunk = current.chunks[-1]
+    mark, rest = (line[:1], line[1:]) if line else (" ", "")
+    if mark == " ":
+        chunk.old.append(rest)
+        chunk.new.append(rest)
+    elif mark == "-":
+        chunk.old.append(rest)
+    elif mark == "+":
+        chunk.new.append(rest)
+    elif line.startswith("\\"):  # "\ No newline at end of file"
+        chunk.at_end = True
+    else:
+        raise PatchError(
+            f"Patch line {number}: {line!r} starts with none of ' ', '-', '+' (context, removed, added)"
+        )
+
+
+def _parse_unified(lines: list[str]) -> list[FilePatch]:
+    patches: list[FilePatch] = []
+    current: FilePatch | None = None
+    renamed_from = ""
+    for number, line in enumerate(lines, 1):
+        if line.startswith("--- ") and number < len(lines) and lines[number].startswith("+++ "):
+            old, new = _unified_name(line[4:]), _unified_name(lines[number][4:])
+            if new is None and old is not None:
+                current = FilePatch("delete", old)
+            elif old is None and new is not None:
+                current = FilePatch("add", new)
+            elif old is not None and new is not None:
+                current = FilePatch(
+                    "update", renamed_from or old, new if new != (renamed_from or old) else None
+                )
+            else:
+                raise PatchError(f"Patch line {number}: both sides are /dev/null")
+            if renamed_from and patches and patches[-1].path == renamed_from and not patches[-1].chunks:
+                patches.pop()  # the "rename from/to" lines announced this same file
+            patches.append(current)
+            renamed_from = ""
+        elif line.startswith("rename from "):
+            renamed_from = line.removeprefix("rename from ").strip()
+        elif line.startswith("rename to ") and renamed_from:
+            current = FilePatch("update", renamed_from, line.removeprefix("rename to ").strip())
+            patches.append(current)
+        elif current is None or (line.startswith("+++ ") and lines[number - 2].startswith("--- ")):
+            continue
+        elif line.startswith(("diff --git", "index ", "new file mode", "deleted file mode", "similarity")):
+            current = None if line.startswith("diff --git") else current
+        elif (hunk := _UNIFIED_HUNK.match(line)) is not None:
+            current.chunks.append(Chunk(hint=int(hunk.group(1))))
+        elif current.kind == "add":
+            if line.startswith("+"):
+                current.content += line[1:] + "\n"
+        elif current.kind == "update":
+            _body_line(current, line, number)
+    return [p for p in patches if p.kind != "update" or p.chunks or p.move_to]
+
+
+def _unified_name(name: str) -> str | None:
+    name = name.split("\t", maxsplit=1)[0].strip()
+    if name == "/dev/null":
+        return None
+    return name[2:] if name.startswith(("a/", "b/")) else name
+
+
+Same = Callable[[str, str], bool]
+_LEVELS: tuple[Same, ...] = (
+    lambda a, b: a == b,
+    lambda a, b: a.rstrip() == b.rstrip(),
+    lambda a, b: a.strip() == b.strip(),
+)
+
+
+def replacements(body: str, chunks: list[Chunk], shown: str) -> list[Replacement]:
+    """Where each chunk goes in ``body`` (``\\n`` line endings), in order, as replacements."""
+    lines = split_lines(body)
+    bare = [line.rstrip("\n") for line in lines]
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    cursor = 0
+    out: list[Replacement] = []
+    for number, chunk in enumerate(chunks, 1):
+        where = f"{shown}, chunk {number}"
+        if chunk.context:
+            found = _seek(bare, [chunk.context], cursor, None, False)
+            if found is None:
+                raise PatchError(f"{where}: the line after @@ ({chunk.context!r}) is not in the file.")
+            cursor = found + 1
+        old, new = list(chunk.old), list(chunk.new)
+        if old and old[-1] == "" and _seek(bare, old, cursor, chunk.hint, chunk.at_end) is None:
+            old.pop()  # a blank context line at the very end of a chunk that the file lacks
+            if new and new[-1] == "":
+                new.pop()
+        if not old:
+            at = len(lines) if chunk.hint is None and not chunk.context else cursor
+            at = chunk.hint if chunk.hint is not None else at  # "@@ -5,0": after line 5
+        else:
+            found = _seek(bare, old, cursor, chunk.hint, chunk.at_end)
+            if found is None:
+                shown_old = "\n".join(old[:12])
+                raise PatchError(
+                    f"{where}: these lines were not found in the file (after line {cursor}):\n"
+                    f"{shown_old}\nRead the file again and make the context and '-' lines match it exactly."
+                )
+            at = found
+        at = max(0, min(at, len(lines)))
+        text = "".join(line + "\n" for line in new)
+        end = at + len(old)
+        if end == len(lines) and body and not body.endswith("\n"):  # keep "no newline at end of file"
+            text = ("\n" + text[:-1]) if not old and text else text[:-1]
+        out.append(Replacement(starts[at], starts[end], text))
+        cursor = end
+    return out
+
+
+def _seek(lines: list[str], wanted: list[str], cursor: int, hint: int | None, at_end: bool) -> int | None:
+    """The index where ``wanted`` starts: after ``cursor`` (anywhere, nearest the hint, for a
+    unified diff), at the end of the file for an end-of-file chunk, else the first."""
+    n = len(wanted)
+    for same in _LEVELS:
+        ranges = [range(cursor, len(lines) - n + 1)]
+        if hint is not None:
+            ranges.append(range(0, cursor))
+        for candidates in ranges:
+            found = [i for i in candidates if all(same(lines[i + k], wanted[k]) for k in range(n))]
+            if not found:
+                continue
+            if at_end and found[-1] == len(lines) - n:
+                return found[-1]
+            if hint is not None:
+                return min(found, key=lambda i: abs(i - (hint - 1)))
+            return found[0]
+    return None

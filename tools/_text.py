@@ -1,0 +1,93 @@
+"""A text file as the edit tools change it, keeping what the model never sees: the encoding, the
+BOM and the line endings of every line it does not touch.
+
+Matching works on ``body`` (``\\n`` line endings, no BOM). Replacements are given in body offsets
+and land in ``raw`` (the exact decoded text), new lines getting the file's usual line ending.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from bisect import bisect_left
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ._match import Replacement
+
+BOM = "\ufeff"
+_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+
+
+def looks_binary(data: bytes) -> bool:
+    """NUL bytes in the first 8 KB of a file without a UTF-16 BOM."""
+    return b"\0" in data[:8192] and not data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+
+
+def decode(data: bytes) -> tuple[str, str]:
+    """(text, encoding): a BOM stays in the text as U+FEFF, so encoding it again writes it back;
+    bytes that are not UTF-8 are read as Latin-1, which gives every byte back unchanged."""
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            return data.decode(encoding), encoding
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        return data.decode("latin-1"), "latin-1"
+
+
+def normalize(text: str) -> str:
+    """The model's strings with ``\\n`` line endings, as ``body`` has them."""
+    return text.replace("\r\n", "\n")
+
+
+@dataclass
+class FileText:
+    raw: str
+    encoding: str = "utf-8"
+    newline: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        crlf = self.raw.count("\r\n")
+        self.newline = "\r\n" if crlf and crlf * 2 >= self.raw.count("\n") else "\n"
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> FileText:
+        return cls(*decode(data))
+
+    @property
+    def bom(self) -> str:
+        return BOM if self.raw.startswith(BOM) else ""
+
+    @property
+    def body(self) -> str:
+        return normalize(self.raw[len(self.bom) :])
+
+    def _crlf_positions(self) -> list[int]:
+        """Body offsets of the ``\\n`` of every ``\\r\\n`` in raw."""
+        skip = len(self.bom)
+        return [m.start() - skip - n for n, m in enumerate(re.finditer("\r\n", self.raw[skip:]))]
+
+    def with_newlines(self, text: str) -> str:
+        return text.replace("\n", "\r\n") if self.newline == "\r\n" else text
+
+    def replace(self, replacements: Iterable[Replacement]) -> None:
+        """Apply non-overlapping replacements given in body offsets."""
+        crlf = self._crlf_positions()
+        skip = len(self.bom)
+
+        def raw_offset(offset: int) -> int:
+            return skip + offset + bisect_left(crlf, offset)
+
+        out: list[str] = []
+        at = 0
+        for rep in sorted(replacements, key=lambda r: r.start):
+            start, end = raw_offset(rep.start), raw_offset(rep.end)
+            out += [self.raw[at:start], self.with_newlines(normalize(rep.text))]
+            at = end
+        out.append(self.raw[at:])
+        self.raw = "".join(out)
+
+    def set_body(self, body: str) -> None:
+        """Replace the whole text (``write``), keeping the BOM and the usual line ending."""
+        self.raw = self.bom + self.with_newlines(normalize(body))

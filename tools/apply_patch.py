@@ -1,0 +1,69 @@
+"""apply_patch: add, change, move and delete files with one patch, atomically across files."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ._editing import Target, load, locked, propose, target
+from ._patch import FilePatch, PatchError, parse, replacements
+from ._text import FileText
+from .base import Tool, ToolError, ToolResult
+from .changes import FileChange
+from .context import ToolContext
+
+
+class ApplyPatchParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    patchText: str = Field(description="The patch: '*** Begin Patch' ... '*** End Patch' (or a unified diff)")
+
+
+def _change(ctx: ToolContext, patch: FilePatch, file: Target, moved: Target | None) -> tuple[FileChange, str]:
+    """The change one file section asks for, and a line saying what it does."""
+    current = load(ctx, file)
+    if patch.kind == "add":
+        if current is not None:
+            raise PatchError(
+                f"Add File {file.shown}: it already exists. Use '*** Update File:' to change it."
+            )
+        text = FileText("")
+        text.set_body(patch.content)
+        return FileChange(file.path, None, text.raw), f"A {file.shown}"
+    if current is None:
+        raise PatchError(f"{patch.kind.title()} File {file.shown}: no such file.")
+    if patch.kind == "delete":
+        return FileChange(file.path, current.raw, None, encoding=current.encoding), f"D {file.shown}"
+    before = current.raw
+    current.replace(replacements(current.body, patch.chunks, file.shown))
+    if moved is not None:
+        if moved.path.exists() and moved.path != file.path:
+            raise PatchError(f"Move to {moved.shown}: a file already exists there.")
+        change = FileChange(file.path, before, current.raw, moved.path, current.encoding)
+        return change, f"R {file.shown} -> {moved.shown}"
+    if current.raw == before:
+        raise PatchError(f"Update File {file.shown}: the patch changes nothing in it.")
+    return FileChange(file.path, before, current.raw, encoding=current.encoding), f"M {file.shown}"
+
+
+class ApplyPatch(Tool[ApplyPatchParams]):
+    id = "apply_patch"
+    Params = ApplyPatchParams
+    permission = "edit"
+
+    async def run(self, params: ApplyPatchParams, ctx: ToolContext) -> ToolResult:
+        patches = parse(params.patchText)
+        files = [await target(ctx, p.path, "Patch") for p in patches]
+        moves = [await target(ctx, p.move_to, "Patch") if p.move_to else None for p in patches]
+        paths = [f.path for f in files] + [m.path for m in moves if m]
+        if len(set(paths)) != len(paths):
+            raise ToolError(
+                "The patch names a file more than once; put all changes to a file in one section."
+            )
+        async with locked(paths):
+            built = [_change(ctx, p, f, m) for p, f, m in zip(patches, files, moves, strict=True)]
+            changes = [change for change, _line in built]
+            summary = [line for _change, line in built]
+            proposal = await propose(ctx, changes, f"Apply patch ({len(changes)} files)", others=True)
+        output = "\n".join(["Applied the patch:", *(f"  {line}" for line in summary)])
+        notes = proposal.notes(ctx)
+        title = ", ".join(f.shown for f in files)
+        return ToolResult(title, "\n".join([output, notes] if notes else [output]), proposal.metadata(ctx))

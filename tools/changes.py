@@ -1,0 +1,192 @@
+"""Where the edit tools' changes go: the seam between deciding a change and making it.
+
+The tools compute ``FileChange``s and hand them to ``ctx.env.changes``; they never write files.
+``DiskChanges`` asks the ``edit`` permission once for the whole set, with the diff, and writes
+every file atomically, all or nothing. An editor's review (a later sink) may instead let the user
+accept some hunks or edit the proposal; the ``Applied`` list says what really landed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from .base import ToolError
+from .diff import unified_diff
+from .permission import PermissionRequest
+
+if TYPE_CHECKING:
+    from .context import ToolContext
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file's proposed change. ``before`` None: the file does not exist yet; ``after`` None:
+    delete it. ``encoding`` is how the text is written (a BOM, if kept, is U+FEFF in the text)."""
+
+    path: Path
+    before: str | None
+    after: str | None
+    move_to: Path | None = None
+    encoding: str = "utf-8"
+
+    @property
+    def target(self) -> Path:
+        return self.move_to or self.path
+
+
+@dataclass
+class Applied:
+    """What happened to one change: ``written`` is the text now in the file (which differs from
+    ``change.after`` when the reviewer edited it or accepted part of it), None if nothing was
+    written or the file was deleted."""
+
+    change: FileChange
+    written: str | None
+    status: Literal["applied", "partial", "rejected"]
+    note: str = ""
+
+
+class ChangeSink(Protocol):
+    async def apply(self, ctx: ToolContext, changes: list[FileChange], title: str) -> list[Applied]: ...
+
+
+def diff_text(ctx: ToolContext, changes: list[FileChange]) -> str:
+    """The unified diff of every change, workspace-relative labels."""
+    parts: list[str] = []
+    for change in changes:
+        label = ctx.relative(change.path)
+        moved = ctx.relative(change.move_to) if change.move_to else None
+        parts.append(unified_diff(change.before or "", change.after or "", label, moved))
+    return "".join(parts)
+
+
+class DiskChanges:
+    """The default sink: one ``edit`` ask for the set, then atomic writes, all or nothing."""
+
+    async def apply(self, ctx: ToolContext, changes: list[FileChange], title: str) -> list[Applied]:
+        patterns = list(
+            dict.fromkeys(ctx.relative(p) for c in changes for p in (c.path, c.move_to) if p is not None)
+        )
+        files = [
+            {"path": str(c.target), "before": c.before, "after": c.after}
+            for c in changes
+            if c.before is not None or c.after is not None
+        ]
+        metadata = {"diff": diff_text(ctx, changes), "files": files}
+        await ctx.ask(PermissionRequest("edit", patterns, patterns, title, metadata))
+        await asyncio.to_thread(commit, changes)
+        return [Applied(c, c.after, "applied") for c in changes]
+
+
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
+
+@dataclass
+class _Step:
+    """One committed file operation and how to undo it."""
+
+    path: Path
+    original: bytes | None  # None: the file did not exist
+    mode: int = 0
+
+
+def commit(changes: list[FileChange]) -> None:
+    """Write every change or none: temp files first, then renames; undo on the first failure."""
+    for change in changes:
+        _check_unchanged(change)
+    staged: list[tuple[FileChange, Path | None]] = []
+    done: list[_Step] = []
+    try:
+        for change in changes:
+            staged.append((change, _stage(change) if change.after is not None else None))
+        for change, temp in staged:
+            if temp is not None:
+                done.append(_step(change.target))
+                os.replace(temp, change.target)
+                _sync_dir(change.target.parent)
+            if change.before is not None and (change.after is None or change.move_to is not None):
+                done.append(_step(change.path))
+                change.path.unlink()
+                _sync_dir(change.path.parent)
+    except OSError as error:
+        for step in reversed(done):
+            _undo(step)
+        raise ToolError(
+            f"Could not write {error.filename or 'the change'}: {error.strerror or error}. "
+            "No file was changed (every file of this change was put back)."
+        ) from None
+    finally:
+        for _change, temp in staged:
+            if temp is not None:
+                with contextlib.suppress(OSError):
+                    temp.unlink()
+
+
+def _step(path: Path) -> _Step:
+    try:
+        return _Step(path, path.read_bytes(), path.stat().st_mode & 0o7777)
+    except FileNotFoundError:
+        return _Step(path, None)
+
+
+def _check_unchanged(change: FileChange) -> None:
+    """The approval may have taken minutes: refuse if a file changed on disk meanwhile."""
+    expected = None if change.before is None else change.before.encode(change.encoding)
+    try:
+        current: bytes | None = change.path.read_bytes()
+    except FileNotFoundError:
+        current = None
+    if current != expected:
+        raise ToolError(
+            f"{change.path} changed on disk while the change waited for approval; nothing was written. "
+            "Read the file again and redo the change."
+        )
+
+
+def _stage(change: FileChange) -> Path:
+    """The new content in a temp file beside the target (same file system), synced to disk."""
+    assert change.after is not None
+    target = change.target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".lspilot-tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(change.after.encode(change.encoding))
+            handle.flush()
+            os.fsync(handle.fileno())
+        source = change.path if change.before is not None else None
+        mode = source.stat().st_mode & 0o7777 if source is not None else 0o666 & ~_UMASK
+        os.chmod(name, mode)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+        raise
+    return Path(name)
+
+
+def _undo(step: _Step) -> None:
+    with contextlib.suppress(OSError):
+        if step.original is None:
+            step.path.unlink(missing_ok=True)
+            return
+        fd, name = tempfile.mkstemp(prefix=f".{step.path.name}.", suffix=".lspilot-tmp", dir=step.path.parent)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(step.original)
+        os.chmod(name, step.mode)
+        os.replace(name, step.path)
+
+
+def _sync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

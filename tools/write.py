@@ -1,0 +1,43 @@
+"""write: create a file or replace all of it."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ._editing import load, locked, propose, target
+from ._text import FileText
+from .base import Tool, ToolError, ToolResult
+from .changes import FileChange
+from .context import ToolContext
+
+
+class WriteParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    filePath: str = Field(description="The file to write (absolute, or relative to the workspace root)")
+    content: str = Field(description="The whole new content of the file")
+
+
+class Write(Tool[WriteParams]):
+    id = "write"
+    Params = WriteParams
+    permission = "edit"
+
+    async def run(self, params: WriteParams, ctx: ToolContext) -> ToolResult:
+        file = await target(ctx, params.filePath, f"Write {params.filePath}")
+        async with locked([file.path]):
+            current = load(ctx, file)
+            text = FileText(current.raw, current.encoding) if current else FileText("")
+            text.set_body(params.content)
+            before = current.raw if current else None
+            if text.raw == before:
+                raise ToolError(f"{file.shown} already holds exactly this content; nothing was written.")
+            change = FileChange(file.path, before, text.raw, encoding=text.encoding)
+            verb = "Overwrite" if current else "Create"
+            proposal = await propose(ctx, [change], f"{verb} {file.shown}", others=True)
+        lines = len(params.content.splitlines())
+        done = "Replaced" if current else "Created"
+        output = f"{done} {file.shown} ({lines} line{'s' if lines != 1 else ''})."
+        notes = proposal.notes(ctx)
+        return ToolResult(
+            file.shown, "\n".join([output, notes] if notes else [output]), proposal.metadata(ctx)
+        )
