@@ -1,0 +1,88 @@
+"""`lspilot check-command 'CMD'`: the permission asks a bash command would raise, and the decision.
+
+The same analysis the bash tool runs and the same rules the agent would meet (defaults, the
+agent's, the project's and the user's config, remembered "always" approvals), so users can write
+their ``[permission]`` rules against it. Nothing is run and nobody is asked.
+
+Kept import-light: tools load only when the command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tools import Rule
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register `lspilot check-command` on the main parser's subparsers."""
+    check = subparsers.add_parser(
+        "check-command",
+        help="show the permission asks a bash command raises and the decision under the config",
+    )
+    check.add_argument("cmd", metavar="CMD", help="the shell command, as the agent would send it")
+    check.add_argument("--root", default=".", help="workspace root and working directory (default: .)")
+    check.add_argument("--agent", help="whose rules apply: build (default), plan, or one from the config")
+    check.add_argument(
+        "--json", action="store_true", help='print {"requests": [...], "decision": "allow"|"ask"|"deny"}'
+    )
+    check.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tools import MemorySession  # noqa: PLC0415
+    from tools._shell import permission_requests  # noqa: PLC0415
+    from tools.permission import evaluate  # noqa: PLC0415
+
+    from . import config as configuration  # noqa: PLC0415
+    from . import tooling  # noqa: PLC0415
+    from .agents import BUILTIN, agents_from_config  # noqa: PLC0415
+    from .terminal import TerminalAsker  # noqa: PLC0415
+
+    root = Path(args.root).resolve()
+    cfg = configuration.load(root)
+    agents = dict(BUILTIN)
+    for file, table in cfg.layers:
+        try:
+            agents.update(agents_from_config(table.get("agents", {}), str(file)))
+        except ValueError as error:
+            raise configuration.ConfigError(str(error)) from None
+    name = args.agent or "build"
+    if name not in agents:
+        raise configuration.ConfigError(f"no agent called {name!r}; agents: {', '.join(sorted(agents))}")
+    env = tooling.environment(
+        cfg,
+        MemorySession("check-command"),
+        TerminalAsker(yes=False),
+        agent=name,
+        agent_rules=agents[name].rules,
+    )
+    engine = env.permissions
+    requests = permission_requests(args.cmd, env.root, env.root, [env.output_dir])
+    actions = [[engine.action(r.permission, p) for p in r.patterns] for r in requests]
+    flat = {action for per_request in actions for action in per_request}
+    decision = "deny" if "deny" in flat else "ask" if "ask" in flat else "allow"
+    if args.json:
+        items = [{"permission": r.permission, "patterns": r.patterns, "always": r.always} for r in requests]
+        print(json.dumps({"requests": items, "decision": decision}))
+        return 0
+    for request, per_pattern in zip(requests, actions, strict=True):
+        print(request.permission)
+        for pattern, action in zip(request.patterns, per_pattern, strict=True):
+            rule = evaluate(request.permission, pattern, engine.rules)
+            approved = action == "allow" and (rule is None or rule.action != "allow")
+            why = "an 'always' approval" if approved else _describe(rule)
+            print(f"  {action:5}  {pattern}    ({why})")
+        print(f"  always: {', '.join(request.always)}")
+    print(f"decision: {decision}")
+    return 0
+
+
+def _describe(rule: Rule | None) -> str:
+    if rule is None:
+        return "no rule matches"
+    return f"rule {rule.permission} {rule.pattern!r} = {rule.action} from {rule.source}"
