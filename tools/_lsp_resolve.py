@@ -232,12 +232,26 @@ async def resolve_symbol(
     matches = match(pool, wanted, sources)
     if len(matches) > 1:
         return Ambiguous(wanted, matches)
+    if not matches and path is not None and len(_parts(wanted)) == 1:
+        used = first_use(sources, path, last[0])
+        if used is not None:
+            note = f"{wanted} is not declared in {where}; used its first use, line {used.line + 1}"
+            return Target(path, used, last[0], note, hits.complete, hits.notes)
     if not matches:
         raise ToolError(_missing(wanted, where, pool, hits, sources))
     symbol = matches[0]
     return Target(
         symbol.path, name_position(sources, symbol), symbol.chain[-1], "", hits.complete, hits.notes
     )
+
+
+def first_use(sources: Sources, path: Path, name: str) -> lsp.Position | None:
+    """Where ``name`` first appears as a whole word in ``path`` (an imported or used name)."""
+    for number, line in enumerate(sources.lines(path)):
+        found = next((n for n in names_on(line) if n.text == name), None)
+        if found is not None:
+            return lsp.Position(line=number, character=to_utf16(line, found.column))
+    return None
 
 
 def _missing(wanted: str, where: str, pool: list[Symbol], hits: Hits, sources: Sources) -> str:

@@ -120,6 +120,16 @@ async def test_symbol_addressing_nested_module_path_ambiguous_and_missing(lsp_ha
         f"'Cube' is not on line {cube}; used the declaration at {at(root, 'pkg/geometry.py', 'Cube')}" in text
     )
 
+    # A name used (imported) in the file but declared elsewhere: its first use there.
+    text, meta = await lsp(h, operation="goToDefinition", filePath="app.py", symbol="Square")
+    imported = position(root / "app.py", "Square").line + 1
+    assert f"(Square is not declared in app.py; used its first use, line {imported}.)" in text
+    assert meta["locations"][0] == {
+        **spot(root, "pkg/shapes.py", "class Square", 0, 6),
+        "endLine": 14,
+        "endCharacter": 13,
+    }
+
     missing = await error(h, operation="findReferences", filePath="pkg/geometry.py", symbol="Cubes")
     assert missing.startswith("No symbol named 'Cubes' in pkg/geometry.py.")
     assert "Did you mean one of these?" in missing and "  Cube (class) pkg/geometry.py:" in missing
