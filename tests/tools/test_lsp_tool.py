@@ -124,11 +124,9 @@ async def test_symbol_addressing_nested_module_path_ambiguous_and_missing(lsp_ha
     text, meta = await lsp(h, operation="goToDefinition", filePath="app.py", symbol="Square")
     imported = position(root / "app.py", "Square").line + 1
     assert f"(Square is not declared in app.py; used its first use, line {imported}.)" in text
-    assert meta["locations"][0] == {
-        **spot(root, "pkg/shapes.py", "class Square", 0, 6),
-        "endLine": 14,
-        "endCharacter": 13,
-    }
+    square = spot(root, "pkg/shapes.py", "class Square", 0, 6)
+    end = {"endLine": square["line"], "endCharacter": square["character"] + len("Square")}
+    assert meta["locations"][0] == {**square, **end}
 
     missing = await error(h, operation="findReferences", filePath="pkg/geometry.py", symbol="Cubes")
     assert missing.startswith("No symbol named 'Cubes' in pkg/geometry.py.")
