@@ -38,6 +38,7 @@ HARMLESS = frozenset(
     f"/dev/{name}"
     for name in ("null", "stdin", "stdout", "stderr", "tty", "zero", "random", "urandom", "full")
 )
+_PLAIN = re.compile(r"[\w@%+=:,./^~-]+")  # words shown without quotes
 _SPECIAL = re.compile(r"[*?\[{]")
 _REACH = re.compile(r"(^|[/{,])\.\.($|[/},])|[{,][/~]")  # a glob or brace that can climb or jump out
 _FORKS = frozenset({"subshell", "pipeline", "command_substitution", "process_substitution"})
@@ -63,6 +64,8 @@ class Word:
         """Canonical text: quoting normalised, so ``"rm"`` and ``r\\m`` both read ``rm``."""
         if self.value is None or self.glob or self.tilde:
             return self.raw
+        if self.value == "{}" or (_PLAIN.fullmatch(self.value) and not self.value.startswith("~")):
+            return self.value
         return shlex.quote(self.value)
 
 
@@ -433,7 +436,7 @@ class _Visitor:
     def path(self, path: Word, state: _State) -> None:
         if path.value is not None and (path.value in HARMLESS or path.value.startswith("/dev/fd/")):
             return
-        if path.value == "-":
+        if path.value == "-" or path.raw.startswith(("<(", ">(")):  # stdin; a pipe to analyzed commands
             return
         real = self._resolve(path, state)
         if real is None:

@@ -1,0 +1,330 @@
+"""The bash analysis: command text -> the exact permission requests, on a real tree with symlinks.
+
+Each row of ``TABLE`` is a command, the ``external_directory`` patterns it must raise, and its
+``bash`` (pattern, always) pairs. ``{out}`` is a folder outside the workspace, ``{up}`` the
+workspace's parent, ``{home}`` the home folder; ``link_out`` points at ``{out}``, ``link_in`` at
+``src`` inside. ``=`` as the always pattern means "the pattern itself" (exact approval only).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tools._arity import always_prefix
+from tools._shell import permission_requests
+from tools._shell_specs import parse_options
+
+Row = tuple[str, list[str], list[tuple[str, str]]]
+
+TABLE: list[Row] = [
+    # harmless: no outside access
+    ("ls -la", [], [("ls -la", "ls *")]),
+    ("echo /etc/passwd", [], [("echo /etc/passwd", "echo *")]),
+    ("git status", [], [("git status", "git status *")]),
+    ("git log --oneline -n 5", [], [("git log --oneline -n 5", "git log *")]),
+    ("git --no-pager log", [], [("git --no-pager log", "=")]),
+    ("git diff HEAD~1 -- src/", [], [("git diff HEAD~1 -- src/", "git diff *")]),
+    (
+        'git commit -m "fix: /etc/hosts parsing"',
+        [],
+        [("git commit -m 'fix: /etc/hosts parsing'", "git commit *")],
+    ),
+    ("npm test", [], [("npm test", "npm test *")]),
+    ("FOO=1 npm test", [], [("npm test", "npm test *")]),
+    ("npm run dev -- --port 3000", [], [("npm run dev -- --port 3000", "npm run dev *")]),
+    ("docker compose up -d", [], [("docker compose up -d", "docker compose up *")]),
+    (
+        "kubectl rollout restart deployment/web",
+        [],
+        [("kubectl rollout restart deployment/web", "kubectl rollout restart *")],
+    ),
+    ("git checkout -b feature", [], [("git checkout -b feature", "git checkout *")]),
+    ("python -m pytest -q tests", [], [("python -m pytest -q tests", "python -m pytest *")]),
+    ("cat README.md > /dev/null 2>&1", [], [("cat README.md", "cat *")]),
+    ("echo done >&2", [], [("echo done", "echo *")]),
+    ("grep -rn TODO src | head -20", [], [("grep -rn TODO src", "grep *"), ("head -20", "head *")]),
+    (
+        "mkdir -p build && cd build && cmake ..",
+        [],
+        [("mkdir -p build", "mkdir *"), ("cd build", "cd *"), ("cmake ..", "cmake *")],
+    ),
+    ("cd src && ls ..", [], [("cd src", "cd *"), ("ls ..", "ls *")]),
+    ("cat link_in/app.py", [], [("cat link_in/app.py", "cat *")]),
+    ("rm -rf node_modules dist", [], [("rm -rf node_modules dist", "rm *")]),
+    ("find . -name '*.pyc' -delete", [], [("find . -name '*.pyc' -delete", "find *")]),
+    ('printf "%s\\n" "$HOME"', [], [("printf '%s\\n' \"$HOME\"", "printf *")]),
+    (
+        "curl -s https://example.com | jq .name",
+        [],
+        [("curl -s https://example.com", "curl *"), ("jq .name", "jq *")],
+    ),
+    ("sort data.txt | uniq -c > counts.txt", [], [("sort data.txt", "sort *"), ("uniq -c", "uniq *")]),
+    ("cat {data}/tool-output/saved.txt", [], [("cat {data}/tool-output/saved.txt", "cat *")]),
+    ("ls *.py src/*.ts", [], [("ls *.py src/*.ts", "ls *")]),
+    ("touch file{1..3}.txt", [], [("touch file{1..3}.txt", "touch *")]),
+    ("chmod 755 run.sh", [], [("chmod 755 run.sh", "chmod *")]),
+    ("rsync -av src/ user@host:/backup/", [], [("rsync -av src/ user@host:/backup/", "rsync *")]),
+    ("rm -- -rf", [], [("rm -- -rf", "rm *")]),
+    ("command -v git", [], [("command -v git", "command *")]),
+    ("true", [], [("true", "true *")]),
+    # quoting and escapes are normalised, so a deny of `rm *` cannot be dodged
+    ("\"rm\" -rf 'build'", [], [("rm -rf build", "rm *")]),
+    ("r\\m -rf build", [], [("rm -rf build", "rm *")]),
+    # outside the workspace: absolute, .., ~, symlinks, redirections
+    ("cat /etc/hosts", ["/etc/*"], [("cat /etc/hosts", "cat *")]),
+    ("cat > {out}/new.txt", ["{out}/*"], [("cat", "cat *")]),
+    ("echo x >> ../notes.txt", ["{up}/*"], [("echo x", "echo *")]),
+    ("make 2> {out}/err.log", ["{out}/*"], [("make", "make *")]),
+    ("make &> {out}/build.log", ["{out}/*"], [("make", "make *")]),
+    ("echo hi | tee {out}/log", ["{out}/*"], [("echo hi", "echo *"), ("tee {out}/log", "tee *")]),
+    ("exec > {out}/log", ["{out}/*"], [("exec", "exec *")]),
+    ("rm -rf ~/x", ["{home}/*"], [("rm -rf ~/x", "rm *")]),
+    ("ls ~", ["{home}/*"], [("ls ~", "ls *")]),
+    ("git log > ~/log.txt", ["{home}/*"], [("git log", "git log *")]),
+    ("cd", ["{home}/*"], [("cd", "cd *")]),
+    ("cat link_out/secret.txt", ["{out}/*"], [("cat link_out/secret.txt", "cat *")]),
+    ("cp src/a.py ../backup/", ["{up}/*"], [("cp src/a.py ../backup/", "cp *")]),
+    ("ls ../*", ["{up}/*"], [("ls ../*", "ls *")]),
+    ("cat -- ../x", ["{up}/*"], [("cat -- ../x", "cat *")]),
+    ("cd .. && rm -rf other", ["{up}/*"], [("cd ..", "cd *"), ("rm -rf other", "rm *")]),
+    ("cd {out} && rm a.txt", ["{out}/*"], [("cd {out}", "cd *"), ("rm a.txt", "rm *")]),
+    ("(cd {out}; rm -rf build); rm -rf build", ["{out}/*"], [("cd {out}", "cd *"), ("rm -rf build", "rm *")]),
+    ("tar czf {out}/a.tgz src", ["{out}/*"], [("tar czf {out}/a.tgz src", "tar *")]),
+    ("tar -xzf archive.tgz -C ../x", ["{up}/*"], [("tar -xzf archive.tgz -C ../x", "tar *")]),
+    ("dd if=/dev/zero of={out}/disk bs=1M", ["{out}/*"], [("dd if=/dev/zero of={out}/disk bs=1M", "dd *")]),
+    ("sed -i 's/a/b/' ../other.txt", ["{up}/*"], [("sed -i s/a/b/ ../other.txt", "sed *")]),
+    ("chmod 755 ../script.sh", ["{up}/*"], [("chmod 755 ../script.sh", "chmod *")]),
+    ("ln -s /etc/passwd link", ["/etc/*"], [("ln -s /etc/passwd link", "ln *")]),
+    ("scp {out}/f host:", ["{out}/*"], [("scp {out}/f host:", "scp *")]),
+    (
+        "curl -o {out}/page.html https://x.test",
+        ["{out}/*"],
+        [("curl -o {out}/page.html https://x.test", "curl *")],
+    ),
+    (
+        "python3 {out}/script.py --fast",
+        ["{out}/*"],
+        [("python3 {out}/script.py --fast", "python3 {out}/script.py *")],
+    ),
+    ("source ../env.sh", ["{up}/*"], [("source ../env.sh", "source *")]),
+    ("git -C {out} status", ["{out}/*"], [("git -C {out} status", "=")]),
+    ("stat /", ["/*"], [("stat /", "stat *")]),
+    # unknowable values count as outside, named by their text
+    ("rm -rf $HOME/x", ["$HOME/x"], [("rm -rf $HOME/x", "rm *")]),
+    ("cd $DIR && rm -rf build", ["$DIR", "$DIR/build"], [("cd $DIR", "cd *"), ("rm -rf build", "rm *")]),
+    ('for f in *.txt; do mv "$f" "$f.bak"; done', ['"$f"', '"$f.bak"'], [('mv "$f" "$f.bak"', "mv *")]),
+    ("ls {src,../x}", ["{src,../x}"], [("ls {src,../x}", "ls *")]),
+    ("cat $(ls)", ["$(ls)"], [("ls", "ls *"), ("cat $(ls)", "cat *")]),
+    # nesting: substitutions, subshells, conditionals, loops, functions, process substitution
+    ("echo $(cat ../secret)", ["{up}/*"], [("cat ../secret", "cat *"), ("echo $(cat ../secret)", "echo *")]),
+    ("echo `rm -rf ../x`", ["{up}/*"], [("rm -rf ../x", "rm *"), ("echo `rm -rf ../x`", "echo *")]),
+    (
+        "diff <(cat {out}/a) b.txt",
+        ["{out}/*"],
+        [("cat {out}/a", "cat *"), ("diff <(cat {out}/a) b.txt", "diff *")],
+    ),
+    (
+        "if [ -f x ]; then rm x; else touch {out}/y; fi",
+        ["{out}/*"],
+        [("rm x", "rm *"), ("touch {out}/y", "touch *")],
+    ),
+    (
+        "while read l; do echo $l; done < {out}/list",
+        ["{out}/*"],
+        [("read l", "read *"), ("echo $l", "echo *")],
+    ),
+    ("f() { rm -rf {out}; }; f", ["{out}/*"], [("rm -rf {out}", "rm *"), ("f", "f *")]),
+    ("case $x in a) rm ../a;; esac", ["{up}/*"], [("rm ../a", "rm *")]),
+    ("x=$(cat {out}/v) && echo $x", ["{out}/*"], [("cat {out}/v", "cat *"), ("echo $x", "echo *")]),
+    # heredocs and here-strings
+    ("cat <<EOF > {out}/cfg\nkey=$(whoami)\nEOF", ["{out}/*"], [("whoami", "whoami *"), ("cat", "cat *")]),
+    ("cat <<'EOF'\n$(rm -rf /)\nEOF", [], [("cat", "cat *")]),
+    ('grep x <<< "$(cat {out}/f)"', ["{out}/*"], [("cat {out}/f", "cat *"), ("grep x", "grep *")]),
+    # wrappers are unwrapped; the wrapper's "always" covers only what it wraps
+    (
+        "sudo -u root rm -rf {out}/x",
+        ["{out}/*"],
+        [("sudo -u root rm -rf {out}/x", "sudo -u root rm *"), ("rm -rf {out}/x", "rm *")],
+    ),
+    (
+        "env FOO=1 make test",
+        [],
+        [("env FOO=1 make test", "env FOO=1 make test *"), ("make test", "make test *")],
+    ),
+    ("env -C {out} ls", ["{out}/*"], [("env -C {out} ls", "env -C {out} ls *"), ("ls", "ls *")]),
+    (
+        "nice -n 10 nohup make build",
+        [],
+        [
+            ("nice -n 10 nohup make build", "nice -n 10 nohup make build *"),
+            ("nohup make build", "nohup make build *"),
+            ("make build", "make build *"),
+        ],
+    ),
+    (
+        "timeout 5 tail -f ../log.txt",
+        ["{up}/*"],
+        [("timeout 5 tail -f ../log.txt", "timeout 5 tail *"), ("tail -f ../log.txt", "tail *")],
+    ),
+    ("time ls {out}", ["{out}/*"], [("time ls {out}", "time ls *"), ("ls {out}", "ls *")]),
+    (
+        "find . -type f | xargs rm",
+        ["(xargs input)"],
+        [("find . -type f", "find *"), ("xargs rm", "xargs rm *"), ("rm", "rm *")],
+    ),
+    (
+        "xargs -a ../list rm",
+        ["{up}/*", "(xargs input)"],
+        [("xargs -a ../list rm", "xargs -a ../list rm *"), ("rm", "rm *")],
+    ),
+    (
+        "find {out} -name x -exec rm {} +",
+        ["{out}/*"],
+        [("find {out} -name x -exec rm {} +", "find *"), ("rm {}", "rm *")],
+    ),
+    (
+        "find . -exec sh -c 'rm \"$1\"' _ {} \\;",
+        ['"$1"'],
+        [
+            ("find . -exec sh -c 'rm \"$1\"' _ {} ';'", "find *"),
+            ("sh -c 'rm \"$1\"' _ {}", "="),
+            ('rm "$1"', "rm *"),
+        ],
+    ),
+    ('bash -c "cat {out}/f"', ["{out}/*"], [("bash -c 'cat {out}/f'", "="), ("cat {out}/f", "cat *")]),
+    (
+        "bash -c 'bash -c \"rm -rf ../x\"'",
+        ["{up}/*"],
+        [
+            ("bash -c 'bash -c \"rm -rf ../x\"'", "="),
+            ("bash -c 'rm -rf ../x'", "="),
+            ("rm -rf ../x", "rm *"),
+        ],
+    ),
+    ('sh -c "$SCRIPT"', ['"$SCRIPT"'], [('sh -c "$SCRIPT"', "=")]),
+    ('eval "ls ../"', ["{up}/*"], [("eval 'ls ../'", "eval *"), ("ls ../", "ls *")]),
+    ("eval $CMD", ["$CMD"], [("eval $CMD", "=")]),
+    ("/bin/rm -rf build", [], [("/bin/rm -rf build", "/bin/rm *"), ("rm -rf build", "rm *")]),
+    # assignments that change which program runs allow exact approval only
+    ("LD_PRELOAD=/x.so git log", [], [("LD_PRELOAD=/x.so git log", "=")]),
+    (
+        "export PATH={out}:$PATH; git status",
+        [],
+        [("export PATH={out}:$PATH", "="), ("git status", "git status *")],
+    ),
+    ("PATH=/tmp/bin:$PATH", [], [("PATH=/tmp/bin:$PATH", "=")]),
+    ("A=1", [], [("A=1", "=")]),
+    # a script the grammar cannot parse is approved exactly as a whole, and what was found too
+    ("echo (", [], [("echo (", "="), ("echo", "echo *")]),
+]
+
+
+@pytest.fixture
+def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    base = tmp_path.resolve()
+    root, out, home, data = base / "ws", base / "outside", base / "home", base / "data"
+    for folder in (root / "src", out, home, data / "tool-output"):
+        folder.mkdir(parents=True)
+    (root / "link_out").symlink_to(out)
+    (root / "link_in").symlink_to(root / "src")
+    monkeypatch.setenv("HOME", str(home))
+    return {"root": root, "out": out, "up": base, "home": home, "data": data}
+
+
+def _fill(text: str, tree: dict[str, Path]) -> str:
+    for key in ("out", "up", "home", "data"):
+        text = text.replace("{" + key + "}", str(tree[key]))
+    return text
+
+
+@pytest.mark.parametrize(("command", "outside", "bash"), TABLE, ids=[row[0][:40] for row in TABLE])
+def test_table(tree: dict[str, Path], command: str, outside: list[str], bash: list[tuple[str, str]]) -> None:
+    root = tree["root"]
+    requests = permission_requests(_fill(command, tree), root, root, [tree["data"] / "tool-output"])
+    expected_bash = [(_fill(p, tree), _fill(p if a == "=" else a, tree)) for p, a in bash]
+    got = [(r.permission, r.patterns, r.always) for r in requests]
+    want = [("external_directory", [_fill(o, tree) for o in outside], [_fill(o, tree) for o in outside])]
+    want = want if outside else []
+    want.append(("bash", _unique([p for p, _ in expected_bash]), _unique([a for _, a in expected_bash])))
+    assert got == want
+
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def test_table_is_large_and_covers_every_wrapper() -> None:
+    assert len(TABLE) >= 60
+    text = "\n".join(row[0] for row in TABLE)
+    for wrapper in (
+        "sudo",
+        "env",
+        "nice",
+        "nohup",
+        "timeout",
+        "time",
+        "xargs",
+        "-exec",
+        "bash -c",
+        "sh -c",
+        "eval",
+    ):
+        assert wrapper in text, wrapper
+
+
+def test_working_directory_outside_the_workspace_is_outside(tree: dict[str, Path]) -> None:
+    requests = permission_requests("ls", tree["out"], tree["root"])
+    assert [(r.permission, r.patterns) for r in requests] == [
+        ("external_directory", [f"{tree['out']}/*"]),
+        ("bash", ["ls"]),
+    ]
+
+
+def test_relative_paths_follow_the_working_directory(tree: dict[str, Path]) -> None:
+    requests = permission_requests("cat ../ws/src/a.py", tree["root"] / "src", tree["root"])
+    assert [r.permission for r in requests] == ["bash"]  # ../ws/src from src is back inside
+    requests = permission_requests("cat ../../x", tree["root"] / "src", tree["root"])
+    assert requests[0].patterns == [f"{tree['up']}/*"]
+
+
+def test_nesting_too_deep_is_treated_as_unknowable(tree: dict[str, Path]) -> None:
+    command = "echo hi"
+    for _ in range(12):
+        command = f"eval {_quote(command)}"
+    requests = permission_requests(command, tree["root"], tree["root"])
+    assert requests[0].permission == "external_directory"
+    assert requests[-1].always[-1] == requests[-1].patterns[-1]  # exact approval only
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+@pytest.mark.parametrize(
+    ("words", "count"),
+    [
+        (["git", "checkout", "main"], 2),
+        (["npm", "run", "dev", "--port", "1"], 3),
+        (["docker", "compose", "up", "-d"], 3),
+        (["kubectl", "rollout", "restart", "x"], 3),
+        (["uv", "run", "python", "-m", "pytest"], 5),
+        (["unknown-tool", "a", "b"], 1),
+        (["git", "--version"], None),
+        (["git", None], None),
+        ([None, "x"], None),
+        (["git"], 1),
+    ],
+)
+def test_arity(words: list[str | None], count: int | None) -> None:
+    assert always_prefix(words) == count
+
+
+def test_options_are_read_like_getopt() -> None:
+    parsed = parse_options(
+        ["-xzfarchive.tgz", "-C", "out", "--file=b", "--", "-rf", "x"], frozenset({"-f", "-C", "--file"})
+    )
+    assert parsed.values == [("-f", 0, "archive.tgz"), ("-C", 2, None), ("--file", 3, "b")]
+    assert parsed.operands == [5, 6]
+    assert {"-x", "-z", "-f", "-C", "--file"} <= parsed.flags
