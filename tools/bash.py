@@ -63,6 +63,8 @@ class BashSettings:
             if not isinstance(value, int) or value < 1:
                 raise ToolError(f"[tools.bash] {key} must be a positive integer, not {value!r}")
         chosen = cls(**table)  # pyright: ignore[reportUnknownArgumentType]
+        if "default_timeout_ms" not in table and chosen.default_timeout_ms > chosen.max_timeout_ms:
+            chosen = cls(**{**table, "default_timeout_ms": chosen.max_timeout_ms})  # pyright: ignore[reportUnknownArgumentType]
         if chosen.default_timeout_ms > chosen.max_timeout_ms:
             raise ToolError("[tools.bash] default_timeout_ms is larger than max_timeout_ms")
         return chosen
