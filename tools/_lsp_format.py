@@ -18,7 +18,7 @@ from lsprotocol import types as lsp
 from lsp_bridge.documents import uri_to_path
 
 from ._lsp_resolve import Symbol, kind_name
-from ._lsp_source import Sources, shown
+from ._lsp_source import Sources, from_utf16, shown
 
 #: Locations, symbols, calls or diagnostics shown to the model; the rest is counted in a note.
 LIMIT = 100
@@ -75,22 +75,44 @@ def capped(shown_count: int, total: int, noun: str) -> list[str]:
 def locations(
     sources: Sources, found: list[lsp.Location], one: str, many: str, subject: str
 ) -> tuple[list[str], dict[str, Any]]:
-    """Lines for a list of locations, sorted by file then position, a blank line between files."""
-    items = sorted(
-        ((uri_to_path(loc.uri), loc.range) for loc in found),
-        key=lambda item: (sources.relative(item[0]), item[1].start.line, item[1].start.character),
-    )
-    files = len({path for path, _ in items})
-    lines = [f"{plural(len(items), one, many)} {subject} in {plural(files, 'file')}:"]
-    previous: Path | None = None
-    for path, rng in items[:LIMIT]:
-        if path != previous:
+    """Lines for a list of locations, sorted by file then position, a blank line between files.
+
+    Answers can hold thousands of locations: files are worked out once per URI, and each
+    location costs a few list and string operations (no Path objects)."""
+    by_uri: dict[str, list[lsp.Range]] = {}
+    for loc in found:
+        by_uri.setdefault(loc.uri, []).append(loc.range)
+    files = sorted((sources.relative(sources.path(uri)), sources.path(uri), r) for uri, r in by_uri.items())
+    lines = [f"{plural(len(found), one, many)} {subject} in {plural(len(files), 'file')}:"]
+    metadata: list[dict[str, Any]] = []
+    for relative, path, ranges in files:
+        text = sources.lines(path)
+        ranges.sort(key=lambda r: (r.start.line, r.start.character))
+        if len(metadata) < LIMIT:
             lines.append("")
-            previous = path
-        lines.append(entry(sources, path, rng.start))
-    lines += ["", *capped(min(len(items), LIMIT), len(items), many)] if len(items) > LIMIT else []
-    metadata = [{"path": sources.relative(path), **span(sources, path, rng)} for path, rng in items]
-    return lines, {"locations": metadata, "files": files, "capped": len(items) > LIMIT}
+        for rng in ranges:
+            start, end = rng.start, rng.end
+            line = text[start.line] if start.line < len(text) else ""
+            column = _column(line, start.character)
+            if len(metadata) < LIMIT:
+                lines.append(f"{relative}:{start.line + 1}:{column}  {shown(line)}".rstrip())
+            last = line if end.line == start.line else (text[end.line] if end.line < len(text) else "")
+            metadata.append(
+                {
+                    "path": relative,
+                    "line": start.line + 1,
+                    "character": column,
+                    "endLine": end.line + 1,
+                    "endCharacter": _column(last, end.character),
+                }
+            )
+    if len(found) > LIMIT:
+        lines += ["", *capped(LIMIT, len(found), many)]
+    return lines, {"locations": metadata, "files": len(files), "capped": len(found) > LIMIT}
+
+
+def _column(line: str, units: int) -> int:
+    return (min(units, len(line)) if line.isascii() else from_utf16(line, units)) + 1
 
 
 def item_line(sources: Sources, item: lsp.CallHierarchyItem) -> str:

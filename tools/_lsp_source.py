@@ -6,14 +6,17 @@ the model sees or sends goes through here, so the two never mix.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from lsprotocol import types as lsp
 
 from lsp_bridge import Bridge
+from lsp_bridge.documents import uri_to_path
 
 #: Longest source line shown beside a location.
 MAX_SHOWN = 160
@@ -67,27 +70,48 @@ def shown(line: str) -> str:
     return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "..."
 
 
+#: Lines of files read for earlier answers, kept while their size and mtime stay the same.
+_READ: OrderedDict[Path, tuple[int, int, list[str]]] = OrderedDict()
+_READ_CAP = 2000
+
+
+def _disk_lines(path: Path) -> list[str]:
+    try:
+        stat = path.stat()
+    except OSError:
+        return []
+    known = _READ.get(path)
+    if known is not None and known[:2] == (stat.st_mtime_ns, stat.st_size):
+        return known[2]
+    try:
+        lines = path.read_bytes().decode(errors="replace").splitlines()
+    except OSError:
+        return []
+    _READ[path] = (stat.st_mtime_ns, stat.st_size, lines)
+    _READ.move_to_end(path)
+    if len(_READ) > _READ_CAP:
+        _READ.popitem(last=False)
+    return lines
+
+
 @dataclass
 class Sources:
-    """Lines of the files an answer mentions, read once each (the server's open text when it has
-    one, so an editor's unsaved buffer matches its positions), and workspace-relative naming."""
+    """Lines of the files an answer mentions (the server's open text when it has one, so an
+    editor's unsaved buffer matches its positions), and workspace-relative naming (URIs and
+    relative paths are cached across answers: they are pure functions of their inputs)."""
 
     root: Path
     bridge: Bridge
     _lines: dict[Path, list[str]] = field(default_factory=dict[Path, list[str]])
 
+    def path(self, uri: str) -> Path:
+        return _uri_path(uri)
+
     def lines(self, path: Path) -> list[str]:
         cached = self._lines.get(path)
         if cached is None:
-            doc = self.bridge.documents.get(path.resolve())
-            if doc is not None:
-                text = doc.text
-            else:
-                try:
-                    text = path.read_bytes().decode(errors="replace")
-                except OSError:
-                    text = ""
-            cached = self._lines[path] = text.splitlines()
+            doc = self.bridge.documents.get(path)
+            cached = self._lines[path] = doc.text.splitlines() if doc is not None else _disk_lines(path)
         return cached
 
     def line(self, path: Path, number: int) -> str:
@@ -101,6 +125,14 @@ class Sources:
 
     def relative(self, path: Path) -> str:
         """Workspace-relative text for paths inside the root, absolute text for the rest."""
-        if path == self.root or self.root in path.parents:
-            return os.path.relpath(path, self.root)
-        return str(path)
+        return _relative(self.root, path)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _uri_path(uri: str) -> Path:
+    return uri_to_path(uri)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _relative(root: Path, path: Path) -> str:
+    return os.path.relpath(path, root) if path == root or root in path.parents else str(path)
