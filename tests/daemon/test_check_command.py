@@ -1,0 +1,114 @@
+"""`lspilot check-command`: the asks a command raises and the decision under the real config files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tools import ApprovalStore
+
+LSPILOT = str(Path(sys.executable).with_name("lspilot"))
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("LSPILOT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("LSPILOT_CONFIG_DIR", str(tmp_path / "user-config"))
+    root = tmp_path / "ws"
+    root.mkdir()
+    return root.resolve()
+
+
+def check(root: Path, command: str, *flags: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [LSPILOT, "check-command", command, "--root", str(root), "--json", *flags],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_json_lists_the_requests_and_the_decision(workspace: Path) -> None:
+    (workspace / "lspilot.toml").write_text('[permission]\nbash = { "git log *" = "allow" }\n')
+    assert check(workspace, "git log --oneline") == {
+        "requests": [{"permission": "bash", "patterns": ["git log --oneline"], "always": ["git log *"]}],
+        "decision": "allow",
+    }
+    outside = workspace.parent
+    assert check(workspace, "git log > ../log.txt") == {
+        "requests": [
+            {"permission": "external_directory", "patterns": [f"{outside}/*"], "always": [f"{outside}/*"]},
+            {"permission": "bash", "patterns": ["git log"], "always": ["git log *"]},
+        ],
+        "decision": "ask",
+    }
+
+
+def test_a_deny_anywhere_decides(workspace: Path) -> None:
+    (workspace / "lspilot.toml").write_text('[permission]\nbash = { "*" = "allow", "rm *" = "deny" }\n')
+    assert check(workspace, "ls")["decision"] == "allow"
+    assert check(workspace, "ls && sudo rm -rf build")["decision"] == "deny"
+    assert check(workspace, "echo $(r\\m -rf build)")["decision"] == "deny"
+
+
+def test_the_users_rules_win_over_the_projects(workspace: Path, tmp_path: Path) -> None:
+    (workspace / "lspilot.toml").write_text('[permission]\nbash = "allow"\n')
+    (tmp_path / "user-config").mkdir()
+    (tmp_path / "user-config" / "config.toml").write_text('[permission]\nbash = { "git push *" = "deny" }\n')
+    assert check(workspace, "git status")["decision"] == "allow"
+    assert check(workspace, "git push origin main")["decision"] == "deny"
+
+
+def test_the_agents_rules_apply(workspace: Path) -> None:
+    (workspace / "lspilot.toml").write_text('[permission]\nexternal_directory = "allow"\n')
+    assert check(workspace, "ls")["decision"] == "ask"
+    assert check(workspace, "ls", "--agent", "plan")["decision"] == "deny"
+
+
+def test_remembered_always_approvals_count(workspace: Path, tmp_path: Path) -> None:
+    ApprovalStore.for_project(tmp_path / "data", workspace).add("bash", ["npm test *"])
+    assert check(workspace, "npm test -- --watch=false")["decision"] == "allow"
+    assert check(workspace, "npm install")["decision"] == "ask"
+
+
+def test_text_output_names_the_deciding_rule(workspace: Path) -> None:
+    (workspace / "lspilot.toml").write_text('[permission]\nbash = { "git log *" = "allow" }\n')
+    done = subprocess.run(
+        [LSPILOT, "check-command", "git log | head -3", "--root", str(workspace)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    lines = done.stdout.splitlines()
+    assert lines[0] == "bash"
+    assert (
+        lines[1] == f"  allow  git log    (rule bash 'git log *' = allow from {workspace / 'lspilot.toml'})"
+    )
+    assert lines[2] == "  ask    head -3    (rule bash '*' = ask from default)"
+    assert lines[-2:] == ["  always: git log *, head *", "decision: ask"]
+
+
+def test_an_unknown_agent_is_a_user_error(workspace: Path) -> None:
+    done = subprocess.run(
+        [LSPILOT, "check-command", "ls", "--root", str(workspace), "--agent", "nobody"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1 and "no agent called 'nobody'" in done.stderr
+
+
+def test_the_module_imports_no_tools() -> None:
+    code = "import sys, daemon.check_command; print('tools' in sys.modules, 'tree_sitter' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "False"]
