@@ -26,6 +26,8 @@ from .diff import split_lines
 ANCHOR_SIMILARITY = 80.0
 #: A context-aware block needs at least this share of its middle lines unchanged.
 CONTEXT_SHARE = 0.5
+#: How far apart (times oldString's lines) anchors are still looked for, to be refused by name.
+FAR_FACTOR = 20
 #: The anchor first line of a block must have this many letters or digits ("}" is no anchor).
 ANCHOR_MIN_WORD_CHARS = 4
 
@@ -173,6 +175,12 @@ def block_anchored(content: Content, old: str) -> list[Span]:
 def _anchored(
     content: Content, old: str, accept: Callable[[list[str], list[str]], bool], same_length: bool
 ) -> list[Span]:
+    """Blocks between lines equal to ``old``'s first and last line that ``accept`` takes.
+
+    Without ``same_length``, a pair of anchors much further apart whose first middle lines look
+    like ``old``'s is returned too (that is what loose matchers elsewhere replace), so that the
+    proportion check refuses it by name instead of the edit quietly failing or deleting lines.
+    """
     wanted = old.split("\n")
     keep_newline = wanted[-1] == ""
     if keep_newline:
@@ -182,15 +190,17 @@ def _anchored(
     if n < 3 or not last or sum(ch.isalnum() for ch in first) < ANCHOR_MIN_WORD_CHARS:
         return []
     slack = 0 if same_length else _line_slack(n)
+    reach = n + slack if same_length else FAR_FACTOR * n
     spans: list[Span] = []
     for i in [i for i, line in enumerate(content.stripped) if line == first]:
-        for size in range(max(3, n - slack), n + slack + 1):
-            j = i + size - 1
-            if j < len(content.lines) and content.stripped[j] == last:
-                block = [line.rstrip("\n") for line in content.lines[i : j + 1]]
-                if accept(block, wanted):
-                    spans.append(content.span(i, size, keep_newline))
-                    break
+        for size in range(max(3, n - slack), min(reach, len(content.lines) - i) + 1):
+            if content.stripped[i + size - 1] != last:
+                continue
+            block = [line.rstrip("\n") for line in content.lines[i : i + size]]
+            near = size <= n + slack
+            if accept(block, wanted) if near else accept(block[: n - 1] + block[-1:], wanted):
+                spans.append(content.span(i, size, keep_newline))
+                break
     return _disjoint(spans)
 
 

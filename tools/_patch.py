@@ -176,7 +176,7 @@ def replacements(body: str, chunks: list[Chunk], shown: str) -> list[Replacement
     for number, chunk in enumerate(chunks, 1):
         where = f"{shown}, chunk {number}"
         if chunk.context:
-            found = _seek(bare, [chunk.context], cursor, None, False)
+            found = next((i for i in range(cursor, len(bare)) if chunk.context in bare[i]), None)
             if found is None:
                 raise PatchError(f"{where}: the line after @@ ({chunk.context!r}) is not in the file.")
             cursor = found + 1

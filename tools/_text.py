@@ -65,8 +65,7 @@ class FileText:
 
     def _crlf_positions(self) -> list[int]:
         """Body offsets of the ``\\n`` of every ``\\r\\n`` in raw."""
-        skip = len(self.bom)
-        return [m.start() - skip - n for n, m in enumerate(re.finditer("\r\n", self.raw[skip:]))]
+        return [m.start() - n for n, m in enumerate(re.finditer("\r\n", self.raw[len(self.bom) :]))]
 
     def with_newlines(self, text: str) -> str:
         return text.replace("\n", "\r\n") if self.newline == "\r\n" else text

@@ -103,9 +103,10 @@ def commit(changes: list[FileChange]) -> None:
         _check_unchanged(change)
     staged: list[tuple[FileChange, Path | None]] = []
     done: list[_Step] = []
+    made: list[Path] = []  # folders created for new files
     try:
         for change in changes:
-            staged.append((change, _stage(change) if change.after is not None else None))
+            staged.append((change, _stage(change, made) if change.after is not None else None))
         for change, temp in staged:
             if temp is not None:
                 done.append(_step(change.target))
@@ -118,6 +119,9 @@ def commit(changes: list[FileChange]) -> None:
     except OSError as error:
         for step in reversed(done):
             _undo(step)
+        for folder in reversed(made):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
         raise ToolError(
             f"Could not write {error.filename or 'the change'}: {error.strerror or error}. "
             "No file was changed (every file of this change was put back)."
@@ -143,18 +147,24 @@ def _check_unchanged(change: FileChange) -> None:
         current: bytes | None = change.path.read_bytes()
     except FileNotFoundError:
         current = None
-    if current != expected:
+    except OSError:
+        current = b"\0unreadable"
+    appeared = change.move_to is not None and change.move_to.exists()
+    if current != expected or appeared:
+        what = change.move_to if appeared else change.path
         raise ToolError(
-            f"{change.path} changed on disk while the change waited for approval; nothing was written. "
-            "Read the file again and redo the change."
+            f"{what} changed on disk while the change waited for approval; nothing was written. "
+            "Look at it again and redo the change."
         )
 
 
-def _stage(change: FileChange) -> Path:
+def _stage(change: FileChange, made: list[Path]) -> Path:
     """The new content in a temp file beside the target (same file system), synced to disk."""
     assert change.after is not None
     target = change.target
+    missing = [folder for folder in target.parents if not folder.exists()]
     target.parent.mkdir(parents=True, exist_ok=True)
+    made += reversed(missing)
     fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".lspilot-tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -1,0 +1,254 @@
+"""edit, multiedit and write through the wrapper: safety, file formats, permission and the sink."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+
+from tools import Applied, FileChange, PermissionRequest, Reply, ToolContext
+from tools.changes import DiskChanges
+
+from .conftest import Harness, make_harness
+
+ONCE = Reply("once")
+
+
+@pytest.fixture
+def h(tmp_path: Path) -> Harness:
+    root = tmp_path / "ws"
+    root.mkdir()
+    return make_harness(root, tmp_path / "data")
+
+
+async def seen(h: Harness, name: str, data: bytes | str) -> Path:
+    """A file in the workspace that the session has read."""
+    path = h.root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data.encode() if isinstance(data, str) else data)
+    await h.ok("read", {"filePath": name})
+    return path
+
+
+def edit(name: str, old: str, new: str, **extra: object) -> dict[str, object]:
+    return {"filePath": name, "oldString": old, "newString": new, **extra}
+
+
+async def test_exact_edit_asks_once_with_the_diff_and_reports(h: Harness) -> None:
+    path = await seen(h, "src/app.py", "def main():\n    print('hi')\n")
+    h.human.replies = [ONCE]
+    outcome = await h.ok("edit", edit("src/app.py", "print('hi')", "print('bye')"))
+    assert path.read_text() == "def main():\n    print('bye')\n"
+    [ask] = h.human.asked
+    assert (ask.permission, ask.patterns, ask.always) == ("edit", ["src/app.py"], ["src/app.py"])
+    diff = "--- a/src/app.py\n+++ b/src/app.py\n@@ -1,2 +1,2 @@\n def main():\n-    print('hi')\n+    print('bye')\n"
+    assert ask.metadata["diff"] == diff
+    assert ask.metadata["files"] == [
+        {"path": str(path), "before": "def main():\n    print('hi')\n", "after": path.read_text()}
+    ]
+    assert outcome.result is not None
+    assert outcome.result.output == "Edited src/app.py: replaced 1 occurrence (line 2)."
+    assert outcome.result.metadata["diff"] == diff
+    assert outcome.result.metadata["matcher"] == "exact"
+
+
+async def test_fuzzy_match_is_named_and_reindented(h: Harness) -> None:
+    path = await seen(h, "m.py", "class A:\n    def f(self):\n        return 1\n")
+    h.human.replies = [ONCE]
+    outcome = await h.ok("edit", edit("m.py", "def f(self):\n    return 1", "def f(self):\n    return 2"))
+    assert path.read_text() == "class A:\n    def f(self):\n        return 2\n"
+    assert outcome.result is not None
+    assert outcome.result.metadata["matcher"] == "indentation-flexible"
+    assert "matched by indentation-flexible" in outcome.result.output
+
+
+async def test_refusals_leave_the_file_untouched(h: Harness) -> None:
+    text = "def handler(event):\n    parse(event)\n    store(event)\n    return None\nx = 1\nx = 1\n"
+    path = await seen(h, "h.py", text)
+    weak = edit("h.py", "def handler(event):\n    validate(p)\n    enqueue(p)\n    return None", "pass")
+    cases = {
+        "oldString was not found in the file": weak,
+        "matches 2 places, starting at lines 5, 6": edit("h.py", "x = 1", "x = 2"),
+        "identical": edit("h.py", "x = 1", "x = 1"),
+        "already exists and is not empty": edit("h.py", "", "new"),
+        "is a directory": edit(".", "a", "b"),
+        "File not found: nope.py. To create it, send an empty oldString": edit("nope.py", "a", "b"),
+    }
+    for expected, args in cases.items():
+        outcome = await h.call("edit", args)
+        assert outcome.error is not None and expected in outcome.error, (expected, outcome.error)
+    assert path.read_text() == text
+    assert h.human.asked == []
+
+
+async def test_create_with_empty_old_string_and_missing_folders(h: Harness) -> None:
+    h.human.replies = [ONCE]
+    await h.ok("edit", edit("new/pkg/mod.py", "", "VALUE = 1\n"))
+    created = h.root / "new/pkg/mod.py"
+    assert created.read_text() == "VALUE = 1\n"
+    assert created.stat().st_mode & 0o777 == 0o666 & ~_umask()
+    h.human.replies = [ONCE]  # the created file counts as read: edit it again at once
+    await h.ok("edit", edit("new/pkg/mod.py", "1", "2"))
+    assert created.read_text() == "VALUE = 2\n"
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+async def test_crlf_bom_latin1_and_mode_are_kept(h: Harness) -> None:
+    crlf = await seen(h, "win.txt", b"\xef\xbb\xbfone\r\ntwo\r\nthree\r\n")
+    crlf.chmod(0o755)
+    h.human.replies = [ONCE]
+    await h.ok("edit", edit("win.txt", "one\ntwo", "ONE\nTWO\nextra"))
+    assert crlf.read_bytes() == b"\xef\xbb\xbfONE\r\nTWO\r\nextra\r\nthree\r\n"
+    assert crlf.stat().st_mode & 0o777 == 0o755
+    mixed = await seen(h, "mixed.txt", b"a\r\nb\nc\r\nd\n")
+    h.human.replies = [ONCE]
+    await h.ok("edit", edit("mixed.txt", "c", "C"))
+    assert mixed.read_bytes() == b"a\r\nb\nC\r\nd\n"  # untouched lines keep their own endings
+    latin = await seen(h, "l1.txt", "café = 1\nrest = 2\n".encode("latin-1"))
+    h.human.replies = [ONCE]
+    await h.ok("edit", edit("l1.txt", "rest = 2", "rest = 3"))
+    assert latin.read_bytes() == "café = 1\nrest = 3\n".encode("latin-1")
+    h.human.replies = [ONCE]
+    await h.ok("write", {"filePath": "win.txt", "content": "x\ny\n"})
+    assert crlf.read_bytes() == b"\xef\xbb\xbfx\r\ny\r\n"
+
+
+async def test_read_before_write_and_outside_changes(h: Harness) -> None:
+    path = h.root / "a.py"
+    path.write_text("x = 1\n")
+    unread = await h.call("edit", edit("a.py", "x = 1", "x = 2"))
+    assert unread.error is not None and "you have not read it in this session" in unread.error
+    overwrite = await h.call("write", {"filePath": "a.py", "content": "y\n"})
+    assert overwrite.error is not None and "not read it" in overwrite.error
+    await h.ok("read", {"filePath": "a.py"})
+    stat = path.stat()
+    path.write_text("x = 5\n")  # same size, and the mtime put back: only the content tells
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    changed = await h.call("edit", edit("a.py", "x = 5", "x = 6"))
+    assert changed.error is not None and "changed on disk since you last read it" in changed.error
+    assert path.read_text() == "x = 5\n"
+    await h.ok("read", {"filePath": "a.py"})
+    h.human.replies = [ONCE]
+    await h.ok("edit", edit("a.py", "x = 5", "x = 6"))
+    assert path.read_text() == "x = 6\n"
+
+
+async def test_a_change_on_disk_during_the_ask_is_not_overwritten(h: Harness) -> None:
+    path = await seen(h, "a.py", "x = 1\n")
+
+    async def meanwhile(request: PermissionRequest) -> Reply:
+        path.write_text("x = 1\ny = 2\n")  # the user saves the file while the ask is open
+        return ONCE
+
+    h.human.permission = meanwhile  # type: ignore[method-assign]
+    outcome = await h.call("edit", edit("a.py", "x = 1", "x = 3"))
+    assert outcome.error is not None and "changed on disk while the change waited for approval" in outcome.error
+    assert path.read_text() == "x = 1\ny = 2\n"
+
+
+async def test_concurrent_edits_to_one_file_both_land(h: Harness) -> None:
+    path = await seen(h, "c.py", "".join(f"v{i} = {i}\n" for i in range(10)))
+    h.human.replies = [ONCE] * 10
+    outcomes = await asyncio.gather(
+        *(h.call("edit", edit("c.py", f"v{i} = {i}\n", f"v{i} = {i + 100}\n"), f"call-{i}") for i in range(10))
+    )
+    assert [o.error for o in outcomes] == [None] * 10
+    assert path.read_text() == "".join(f"v{i} = {i + 100}\n" for i in range(10))
+
+
+async def test_rejection_stops_or_carries_feedback(h: Harness) -> None:
+    path = await seen(h, "a.py", "x = 1\n")
+    h.human.replies = [Reply("reject", "use y instead")]
+    outcome = await h.call("edit", edit("a.py", "x = 1", "x = 2"))
+    assert outcome.error == "The user rejected edit a.py and said: use y instead"
+    assert not outcome.stops_turn
+    assert path.read_text() == "x = 1\n"
+    silent = await h.call("edit", edit("a.py", "x = 1", "x = 2"))
+    assert silent.stops_turn and path.read_text() == "x = 1\n"
+
+
+async def test_outside_the_workspace_asks_external_directory_first(h: Harness, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere" / "o.txt"
+    outside.parent.mkdir()
+    outside.write_text("a\n")
+    h.human.replies = [ONCE, ONCE, ONCE, ONCE]
+    await h.ok("read", {"filePath": str(outside)})
+    await h.ok("edit", edit(str(outside), "a", "b"))
+    assert [a.permission for a in h.human.asked] == ["external_directory", "external_directory", "edit"]
+    assert h.human.asked[-1].patterns == [str(outside)]
+    assert outside.read_text() == "b\n"
+
+
+async def test_multiedit_applies_in_order_or_not_at_all(h: Harness) -> None:
+    path = await seen(h, "m.py", "a = 1\nb = 2\nc = 3\n")
+    failing = [
+        {"oldString": "a = 1", "newString": "a = 10"},
+        {"oldString": "b = 2", "newString": "b = 20"},
+        {"oldString": "zzz", "newString": "y"},
+    ]
+    outcome = await h.call("multiedit", {"filePath": "m.py", "edits": failing})
+    assert outcome.error is not None and outcome.error.startswith("Edit 3 of 3 failed, so none was applied: m.py:")
+    assert path.read_text() == "a = 1\nb = 2\nc = 3\n"
+    assert h.human.asked == []
+    h.human.replies = [ONCE]
+    chained = [
+        {"oldString": "a = 1", "newString": "a = 10"},
+        {"oldString": "a = 10\nb = 2", "newString": "a = 11\nb = 22"},
+        {"oldString": "3", "newString": "33"},
+    ]
+    done = await h.ok("multiedit", {"filePath": "m.py", "edits": chained})
+    assert path.read_text() == "a = 11\nb = 22\nc = 33\n"
+    assert len(h.human.asked) == 1
+    assert done.result is not None and done.result.output.startswith("Applied 3 edits to m.py:")
+
+
+async def test_write_creates_replaces_and_refuses_a_no_op(h: Harness) -> None:
+    h.human.replies = [ONCE, ONCE]
+    await h.ok("write", {"filePath": "w/new.md", "content": "# hi\n"})
+    assert (h.root / "w/new.md").read_text() == "# hi\n"
+    assert h.human.asked[0].title == "Create w/new.md"
+    await h.ok("write", {"filePath": "w/new.md", "content": "# bye\n"})
+    assert (h.root / "w/new.md").read_text() == "# bye\n"
+    same = await h.call("write", {"filePath": "w/new.md", "content": "# bye\n"})
+    assert same.error is not None and "already holds exactly this content" in same.error
+
+
+async def test_refused_in_binary_files(h: Harness) -> None:
+    (h.root / "b.bin").write_bytes(b"\x00\x01binary")
+    outcome = await h.call("edit", edit("b.bin", "binary", "text"))
+    assert outcome.error is not None and "is a binary file" in outcome.error
+
+
+class HalfAccepting:
+    """An editor-like sink: the user keeps only the first changed line."""
+
+    async def apply(self, ctx: ToolContext, changes: list[FileChange], title: str) -> list[Applied]:
+        [change] = changes
+        assert change.before is not None and change.after is not None
+        kept = change.before.replace("a = 1", "a = 100")
+        change.path.write_text(kept)
+        return [Applied(change, kept, "partial", "kept the first hunk")]
+
+
+async def test_the_sink_decides_and_the_tool_reports_it(h: Harness) -> None:
+    path = await seen(h, "p.py", "a = 1\nb = 2\n")
+    h.env.changes = HalfAccepting()
+    outcome = await h.ok("multiedit", {
+        "filePath": "p.py",
+        "edits": [{"oldString": "a = 1", "newString": "a = 100"}, {"oldString": "b = 2", "newString": "b = 200"}],
+    })
+    assert path.read_text() == "a = 100\nb = 2\n"
+    assert outcome.result is not None
+    assert "The user changed or partly accepted the change to p.py (kept the first hunk)" in outcome.result.output
+    assert outcome.result.metadata["files"][0]["status"] == "partial"
+    assert "+a = 100" in outcome.result.metadata["diff"] and "b = 200" not in outcome.result.metadata["diff"]
+    again = await h.call("edit", edit("p.py", "b = 2", "b = 3"))  # not recorded as read: read again
+    assert again.error is not None and "changed on disk" in again.error
+    h.env.changes = DiskChanges()

@@ -1,0 +1,211 @@
+"""The matcher cascade: which matcher places ``oldString``, what it replaces, and what it refuses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tools._match import Content, MatchError, find
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    file: str
+    old: str
+    new: str
+    matcher: str | None  # None: refused
+    result: str = ""  # the file afterwards (when matched)
+    error: str = ""  # part of the error (when refused)
+    replace_all: bool = False
+
+
+PY = "def f(x):\n    if x:\n        return 1\n    return 2\n\n\ndef g():\n    pass\n"
+HUNDRED = "".join(f"    value_{i} = compute({i})\n" for i in range(100))
+BIG = "class Big:\n    def run(self):\n" + "".join(f"        step_{i}()\n" for i in range(100)) + "        done()\n"
+
+CASES = [
+    Case("exact", PY, "return 1", "return 10", "exact", PY.replace("return 1", "return 10")),
+    Case(
+        "trimmed lines (indentation lost, trailing spaces)",
+        PY,
+        "if x:  \nreturn 1",
+        "if x:\n    return 100",
+        "line-trimmed",
+        PY.replace("    if x:\n        return 1", "    if x:\n        return 100"),
+    ),
+    Case(
+        "indentation shifted as a block: re-indented to the file",
+        PY,
+        "if x:\n    return 1\nreturn 2",
+        "if x:\n    return 3\nreturn 4",
+        "indentation-flexible",
+        PY.replace("    if x:\n        return 1\n    return 2", "    if x:\n        return 3\n    return 4"),
+    ),
+    Case(
+        "spaces in oldString, tabs in the file",
+        "def f():\n\tif a:\n\t\tgo()\n",
+        "    if a:\n        go()",
+        "    if a:\n        go()\n        again()",
+        "indentation-flexible",
+        "def f():\n\tif a:\n\t\tgo()\n\t\tagain()\n",
+    ),
+    Case(
+        "inner whitespace differs",
+        "total = a  +  b\nprint(total)\n",
+        "total = a + b",
+        "total = a - b",
+        "whitespace-normalized",
+        "total = a - b\nprint(total)\n",
+    ),
+    Case(
+        "escaped once too often",
+        'print("hi")\nx = 1\n',
+        'print(\\"hi\\")\\nx = 1',
+        'print(\\"bye\\")\\nx = 2',
+        "escape-normalized",
+        'print("bye")\nx = 2\n',
+    ),
+    Case(
+        "blank lines around oldString",
+        "a = 1\nb = 2\nc = 3\n",
+        "\n\nb = 2\n\n",
+        "b = 20",
+        "trimmed-boundary",
+        "a = 1\nb = 20\nc = 3\n",
+    ),
+    Case(
+        "anchored block, one middle line edited since",
+        "def build(cfg):\n    load(cfg)\n    check(cfg)\n    save(cfg)\n    return cfg\n",
+        "def build(cfg):\n    load(cfg)\n    verify(cfg)\n    save(cfg)\n    return cfg",
+        "def build(cfg):\n    return cfg",
+        "context-aware",
+        "def build(cfg):\n    return cfg\n",
+    ),
+    Case(
+        "anchored block, middle reworded and one line longer",
+        "def run(job):\n    job.prepare(fast=True)\n    job.execute()\n    job.cleanup()\n    log('done')\n"
+        "    return job.result\n",
+        "def run(job):\n    job.prepare(fast=True)\n    job.execute()\n    job.clean_up()\n    return job.result",
+        "def run(job):\n    return job.execute()",
+        "block-anchored",
+        "def run(job):\n    return job.execute()\n",
+    ),
+    Case(
+        "ambiguous exact match",
+        "x = 1\ny = 2\nx = 1\n",
+        "x = 1",
+        "x = 3",
+        None,
+        error="oldString matches 2 places, starting at lines 1, 3",
+    ),
+    Case(
+        "ambiguous trimmed match",
+        "if a:\n    go()\nif b:\n  go()\n",
+        "go() ",
+        "stop()",
+        None,
+        error="matches 2 places (matching indentation-flexible), starting at lines 2, 4",
+    ),
+    Case(
+        "replaceAll changes every occurrence",
+        "x = 1\ny = 2\nx = 1\n",
+        "x = 1",
+        "x = 3",
+        "exact",
+        "x = 3\ny = 2\nx = 3\n",
+        replace_all=True,
+    ),
+    Case(
+        "replaceAll through a fuzzy matcher",
+        "if a:\n    go()\nif b:\n  go()\n",
+        "go() ",
+        "stop()",
+        "indentation-flexible",
+        "if a:\n    stop()\nif b:\n  stop()\n",
+        replace_all=True,
+    ),
+    Case(
+        "regex metacharacters are plain text",
+        "pattern = r'^a.*(b|c)+$'\nother = 1\n",
+        "r'^a.*(b|c)+$'",
+        "r'[x]?'",
+        "exact",
+        "pattern = r'[x]?'\nother = 1\n",
+    ),
+    Case(
+        "a 100-line block with shifted indentation",
+        "def f():\n" + HUNDRED + "    return 0\n",
+        HUNDRED.replace("    value_", "value_") + "return 0",
+        "return 1",
+        "indentation-flexible",
+        "def f():\n    return 1\n",
+    ),
+    Case(
+        "disproportionate span refused",
+        BIG,
+        "def run(self):\n    step_0()\n    step_1()\n    step_2()\n    step_3()\n    done()",
+        "def run(self):\n    pass",
+        None,
+        error="refusing a match that much larger than oldString",
+    ),
+    Case(
+        "weak anchors refused: the middle is something else",
+        "def handler(event):\n    parse(event)\n    store(event)\n    notify(event)\n    return None\n",
+        "def handler(event):\n    validate(payload)\n    enqueue(payload)\n    metrics.bump()\n    return None",
+        "def handler(event):\n    return None",
+        None,
+        error="oldString was not found in the file. The closest text",
+    ),
+    Case(
+        "punctuation is no anchor",
+        "{\n    alpha: 1,\n    beta: 2,\n}\n",
+        "{\n    gamma: 3,\n    delta: 4,\n}",
+        "{}",
+        None,
+        error="oldString was not found",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_cascade(case: Case) -> None:
+    content = Content(case.file)
+    if case.matcher is None:
+        with pytest.raises(MatchError) as refused:
+            find(content, case.old, case.new, case.replace_all)
+        assert case.error in str(refused.value)
+        return
+    found = find(content, case.old, case.new, case.replace_all)
+    assert found.matcher == case.matcher
+    text = case.file
+    for rep in sorted(found.replacements, key=lambda r: r.start, reverse=True):
+        text = text[: rep.start] + rep.text + text[rep.end :]
+    assert text == case.result
+
+
+def test_not_found_shows_the_closest_region_with_line_numbers() -> None:
+    file = "".join(f"line {i}\n" for i in range(1, 40)) + "def compute(a, b):\n    return a * b\n"
+    with pytest.raises(MatchError) as error:
+        find(Content(file), "def compute(a, c):\n    return a ** c", "x")
+    message = str(error.value)
+    assert "at lines 40-41:" in message
+    assert "    40\tdef compute(a, b):\n    41\t    return a * b" in message
+
+
+texts = st.text(alphabet="ab \n\t{}()x=", max_size=120)
+
+
+@settings(max_examples=300, deadline=None)
+@given(prefix=texts, needle=st.text(alphabet="abcxyz \n(){}", min_size=1, max_size=30), suffix=texts)
+def test_exact_unique_substring_replaces_exactly_it(prefix: str, needle: str, suffix: str) -> None:
+    file = prefix + needle + suffix
+    if file.count(needle) != 1:
+        return
+    found = find(Content(file), needle, "<NEW>")
+    assert found.matcher == "exact"
+    [rep] = found.replacements
+    assert file[: rep.start] + rep.text + file[rep.end :] == prefix + "<NEW>" + suffix

@@ -1,0 +1,160 @@
+"""apply_patch: the Begin Patch format and unified diffs, across files, all or nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tools import PermissionRequest, Reply
+from tools._patch import parse
+
+from .conftest import Harness, make_harness
+
+ONCE = Reply("once")
+
+
+@pytest.fixture
+def h(tmp_path: Path) -> Harness:
+    root = tmp_path / "ws"
+    root.mkdir()
+    harness = make_harness(root, tmp_path / "data")
+    files = {
+        "app.py": "import util\n\n\ndef main():\n    name = 'x'\n    print(name)\n",
+        "util.py": "def helper():\n    return 1\n\n\ndef other():\n    return 2\n",
+        "old.py": "GONE = True\n",
+    }
+    for name, text in files.items():
+        (root / name).write_text(text)
+        harness.env.session.record_read(root / name)
+    return harness
+
+
+PATCH = """*** Begin Patch
+*** Add File: pkg/new.py
++def fresh():
++    return 'new'
+*** Update File: app.py
+@@ def main():
+     name = 'x'
+-    print(name)
++    print(name.upper())
+*** Update File: util.py
+*** Move to: lib/util.py
+@@
+ def other():
+-    return 2
++    return 3
+*** Delete File: old.py
+*** End Patch"""
+
+
+async def test_add_update_move_delete_in_one_ask(h: Harness) -> None:
+    h.human.replies = [ONCE]
+    outcome = await h.ok("apply_patch", {"patchText": PATCH})
+    root = h.root
+    assert (root / "pkg/new.py").read_text() == "def fresh():\n    return 'new'\n"
+    assert (root / "app.py").read_text().endswith("    print(name.upper())\n")
+    assert not (root / "util.py").exists()
+    assert (root / "lib/util.py").read_text() == "def helper():\n    return 1\n\n\ndef other():\n    return 3\n"
+    assert not (root / "old.py").exists()
+    [ask] = h.human.asked
+    assert ask.patterns == ["pkg/new.py", "app.py", "util.py", "lib/util.py", "old.py"]
+    assert "--- a/util.py\n+++ b/lib/util.py\n" in ask.metadata["diff"]
+    assert outcome.result is not None
+    assert outcome.result.output == (
+        "Applied the patch:\n  A pkg/new.py\n  M app.py\n  R util.py -> lib/util.py\n  D old.py"
+    )
+
+
+async def test_a_failing_section_changes_no_file(h: Harness) -> None:
+    broken = PATCH.replace("-    return 2", "-    return 99")
+    outcome = await h.call("apply_patch", {"patchText": broken})
+    assert outcome.error is not None
+    assert outcome.error.startswith("util.py, chunk 1: these lines were not found in the file")
+    assert not (h.root / "pkg/new.py").exists()
+    assert (h.root / "app.py").read_text().endswith("    print(name)\n")
+    assert (h.root / "old.py").exists()
+    assert h.human.asked == []
+
+
+async def test_a_write_failure_rolls_back_files_already_written(h: Harness) -> None:
+    # The last section cannot be written: the first one makes "gen" a folder. Found only when
+    # renaming (the files before it are in place by then), so they are put back.
+    patch = (
+        "*** Begin Patch\n*** Update File: app.py\n@@\n-import util\n+import util  # changed\n"
+        "*** Delete File: old.py\n*** Add File: gen/a.py\n+A = 1\n*** Add File: gen\n+oops\n*** End Patch"
+    )
+    h.human.replies = [ONCE]
+    outcome = await h.call("apply_patch", {"patchText": patch})
+    assert outcome.error is not None
+    assert outcome.error.startswith(f"Could not write {h.root / 'gen'}: Is a directory. No file was changed")
+    assert (h.root / "app.py").read_text().startswith("import util\n")
+    assert (h.root / "old.py").read_text() == "GONE = True\n"
+    assert not (h.root / "gen").exists()
+    assert sorted(p.name for p in h.root.rglob("*")) == ["app.py", "old.py", "util.py"]
+
+
+async def test_something_appearing_at_a_move_target_during_the_ask_stops_it(h: Harness) -> None:
+    async def meanwhile(request: PermissionRequest) -> Reply:
+        (h.root / "lib").mkdir()
+        (h.root / "lib/util.py").write_text("# someone else's\n")
+        return ONCE
+
+    h.human.permission = meanwhile  # type: ignore[method-assign]
+    outcome = await h.call("apply_patch", {"patchText": PATCH})
+    assert outcome.error is not None and "lib/util.py changed on disk while" in outcome.error
+    assert (h.root / "lib/util.py").read_text() == "# someone else's\n"
+    assert not (h.root / "pkg").exists() and (h.root / "old.py").exists()
+
+
+async def test_unified_diff_with_line_hints(h: Harness) -> None:
+    diff = """diff --git a/util.py b/util.py
+--- a/util.py
++++ b/util.py
+@@ -1,2 +1,2 @@
+ def helper():
+-    return 1
++    return 10
+@@ -5,2 +5,2 @@
+ def other():
+-    return 2
++    return 20
+--- /dev/null
++++ b/added.txt
+@@ -0,0 +1 @@
++hello
+"""
+    h.human.replies = [ONCE]
+    await h.ok("apply_patch", {"patchText": diff})
+    assert (h.root / "util.py").read_text() == "def helper():\n    return 10\n\n\ndef other():\n    return 20\n"
+    assert (h.root / "added.txt").read_text() == "hello\n"
+
+
+async def test_patch_safety_errors(h: Harness) -> None:
+    (h.root / "unread.py").write_text("x = 1\n")
+    cases = {
+        "you have not read it": "*** Begin Patch\n*** Update File: unread.py\n@@\n-x = 1\n+x = 2\n*** End Patch",
+        "Add File app.py: it already exists": "*** Begin Patch\n*** Add File: app.py\n+x\n*** End Patch",
+        "Delete File missing.py: no such file": "*** Begin Patch\n*** Delete File: missing.py\n*** End Patch",
+        "names a file more than once": (
+            "*** Begin Patch\n*** Delete File: old.py\n*** Delete File: old.py\n*** End Patch"
+        ),
+        "The patch changes no file": "just some text",
+        "starts with none of": "*** Begin Patch\n*** Update File: app.py\n@@\n?? what\n*** End Patch",
+    }
+    for expected, patch in cases.items():
+        outcome = await h.call("apply_patch", {"patchText": patch})
+        assert outcome.error is not None and expected in outcome.error, (expected, outcome.error)
+    assert h.human.asked == []
+
+
+def test_context_header_picks_the_right_occurrence() -> None:
+    [patch] = parse("*** Begin Patch\n*** Update File: a.py\n@@ def b\n-    return 0\n+    return 2\n*** End Patch")
+    from tools._patch import replacements  # noqa: PLC0415
+
+    body = "def a():\n    return 0\n\n\ndef b():\n    return 0\n"
+    [rep] = replacements(body, patch.chunks, "a.py")
+    assert body[: rep.start] + rep.text + body[rep.end :] == body.replace(
+        "def b():\n    return 0", "def b():\n    return 2"
+    )
