@@ -1,4 +1,8 @@
-"""The `lspilot` command line: demo, running one tool, and managing language servers."""
+"""The `lspilot` command line: serve, demo, run, tools, sessions and language servers.
+
+Only the standard library is imported at the top: each command imports what it needs, so
+`lspilot serve` answers its editor and `lspilot --help` prints without loading lsprotocol or litellm.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lsp_bridge import BridgeError, ServerRegistry
-from lsp_bridge import install as installer
-
+from . import check_command, lsp_command
 from . import config as configuration
-from .config import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,9 @@ def _setup_logging(verbose: bool) -> Path:
 
 
 def _servers(args: argparse.Namespace) -> int:
+    from lsp_bridge import BridgeError, ServerRegistry  # noqa: PLC0415
+    from lsp_bridge import install as installer  # noqa: PLC0415
+
     cfg = configuration.load(Path.cwd())
     bridge_config = cfg.bridge()
     registry = ServerRegistry.from_config(bridge_config.servers)
@@ -65,6 +69,12 @@ def _servers(args: argparse.Namespace) -> int:
             continue
         print(f"{name}: {status.state} ({' '.join(status.command or [])})")
     return 1 if failed else 0
+
+
+def _serve(_args: argparse.Namespace) -> int:
+    from . import serve  # noqa: PLC0415
+
+    return serve.main()
 
 
 def _demo(_args: argparse.Namespace) -> int:
@@ -180,6 +190,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lspilot", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug output to stderr")
     sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="the language server editors start (LSP over stdio)")
+    serve.add_argument(
+        "--stdio", action="store_true", help="accepted for clients that pass it; stdio is the only transport"
+    )
+    serve.set_defaults(run=_serve)
     demo = sub.add_parser("demo", help="show lsp_bridge on a bundled sample project")
     demo.set_defaults(run=_demo)
     tool = sub.add_parser("tool", help="run one tool through the same checks as the agent")
@@ -206,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     sessions.add_argument("--root", default=".", help="workspace whose sessions to list")
     sessions.add_argument("--format", choices=["json", "markdown"], default="json", help="export format")
     sessions.set_defaults(run=_sessions)
+    lsp_command.add_parser(sub)
+    check_command.add_parser(sub)
     servers = sub.add_parser("servers", help="list, check or install language servers")
     servers.add_argument("action", choices=["list", "status", "install"])
     servers.add_argument("names", nargs="*", help="servers to install")
@@ -214,11 +231,22 @@ def main(argv: list[str] | None = None) -> int:
     _setup_logging(args.verbose)
     try:
         return args.run(args)
-    except (BridgeError, ConfigError) as error:
-        print(f"lspilot: {error}", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as error:
+        if not _is_user_error(error):
+            raise
+        print(f"lspilot: {error}", file=sys.stderr)
+        return 1
+
+
+def _is_user_error(error: Exception) -> bool:
+    """A configuration or language-server problem the user can fix: printed, not a traceback.
+    (Looked up lazily: a module that was never imported cannot have raised its error.)"""
+    bridge = sys.modules.get("lsp_bridge")
+    return isinstance(error, configuration.ConfigError) or (
+        bridge is not None and isinstance(error, bridge.BridgeError)
+    )
 
 
 if __name__ == "__main__":

@@ -12,12 +12,13 @@ import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import platformdirs
 
-from lsp_bridge import BridgeConfig
-from tools import DEFAULT_RULES, OutputLimits, Rule, rules_from_config
+if TYPE_CHECKING:  # imported where used: `lspilot serve` must answer its editor before lsprotocol loads
+    from lsp_bridge import BridgeConfig
+    from tools import OutputLimits, Rule
 
 
 class ConfigError(Exception):
@@ -54,6 +55,8 @@ class Config:
 
     def permission_rules(self, agent_rules: tuple[Rule, ...] = ()) -> list[Rule]:
         """Defaults, then the agent's, then the project's, then the user's rules (last match wins)."""
+        from tools import DEFAULT_RULES, rules_from_config  # noqa: PLC0415
+
         user = user_config_dir()
         ordered = sorted(self.layers, key=lambda layer: layer[0].is_relative_to(user))
         rules = [*DEFAULT_RULES, *agent_rules]
@@ -65,17 +68,25 @@ class Config:
         return rules
 
     def output_limits(self) -> OutputLimits:
-        tools: dict[str, Any] = self.raw.get("tools", {})
+        """``[tools] max_lines / max_bytes``; sub-tables (``[tools.bash]``, ...) belong to one tool each."""
+        from tools import OutputLimits  # noqa: PLC0415
+
+        table: dict[str, Any] = self.raw.get("tools", {})
+        limits = {key: value for key, value in table.items() if not isinstance(value, dict)}
         known = {"max_lines", "max_bytes"}
-        unknown = set(tools) - known
+        unknown = set(limits) - known
         if unknown:
-            raise ConfigError(f"unknown [tools] settings: {sorted(unknown)}; known: {sorted(known)}")
-        for key, value in tools.items():
+            raise ConfigError(
+                f"unknown [tools] settings: {sorted(unknown)}; known: {sorted(known)} and one table per tool"
+            )
+        for key, value in limits.items():
             if not isinstance(value, int) or value < 1:
                 raise ConfigError(f"[tools] {key} must be a positive integer, not {value!r}")
-        return OutputLimits(**tools)
+        return OutputLimits(**limits)
 
     def bridge(self) -> BridgeConfig:
+        from lsp_bridge import BridgeConfig  # noqa: PLC0415
+
         lsp: dict[str, Any] = dict(self.raw.get("lsp", {}))
         servers = lsp.pop("servers", {})
         known = set(BridgeConfig.__dataclass_fields__) - {"data_dir", "servers"}

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tools import Asker, ToolRegistry
+from lsp_bridge import Bridge
+from tools import Asker, ToolEnv, ToolRegistry
 
 from . import config as configuration
 from . import tooling
@@ -24,6 +25,8 @@ class Runtime:
     cfg: configuration.Config
     store: Store
     registry: ToolRegistry = field(init=False)
+    #: The model each session runs with, so its subagents use the same one.
+    models: dict[str, ModelSettings] = field(default_factory=dict[str, ModelSettings])
 
     def __post_init__(self) -> None:
         self.registry = tooling.registry(self.cfg)
@@ -70,20 +73,34 @@ class Runtime:
         model: str | None = None,
         api_base: str | None = None,
         listeners: list[Listener] | None = None,
+        bridge: Bridge | None = None,
+        parent: ToolEnv | None = None,
     ) -> Loop:
+        """A loop for a new or stored session. A subagent's loop (``parent`` set) shares its parent's
+        language servers and runs with its parent's model."""
         agent = agent or self.agent(agent_name)
         if session_id is None:
             session_id = self.store.create_session(self.cfg.workspace, agent.name)
         elif self.store.session_root(session_id) is None:
             raise ConfigError(f"no session {session_id}")
+        if parent is not None:
+            bridge = parent.bridge if parent.bridge_factory else None
+            settings = self.models.get(parent.session.id) or self.model(agent)
+        else:
+            settings = self.model(agent, model, api_base)
+        self.models[session_id] = settings
         env = tooling.environment(
-            self.cfg, StoredSession(self.store, session_id), asker, agent.name, agent.rules
+            self.cfg,
+            StoredSession(self.store, session_id),
+            asker,
+            agent=agent.name,
+            agent_rules=agent.rules,
+            bridge=bridge,
         )
-        settings = self.model(agent, model, api_base)
         if not agent.subagent and "task" not in self.registry.tools:
             from .task import Task  # noqa: PLC0415 - task imports the loop, as does this module
 
-            self.registry.register(Task(self, asker, settings))
+            self.registry.register(Task(self))
         return Loop(
             store=self.store,
             registry=self.registry,

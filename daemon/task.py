@@ -12,10 +12,9 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tools import Asker, Tool, ToolContext, ToolError, ToolResult
+from tools import Tool, ToolContext, ToolError, ToolResult
 
 from .loop import Event
-from .model import ModelSettings
 
 if TYPE_CHECKING:
     from .runtime import Runtime
@@ -36,10 +35,8 @@ class Task(Tool[TaskParams]):
     Params = TaskParams
     permission = "task"
 
-    def __init__(self, runtime: Runtime, asker: Asker, model: ModelSettings) -> None:
+    def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        self.asker = asker
-        self.model = model
         subagents = [a for a in runtime.agents().values() if a.subagent]
         listing = "\n".join(f"- {a.name}: {a.description}" for a in subagents)
         self.description = (
@@ -64,12 +61,11 @@ class Task(Tool[TaskParams]):
                 ctx.metadata(params.description, {"sessionId": loop.env.session.id, "steps": list(steps)})
 
         loop = self.runtime.loop(
-            self.asker,
+            ctx.env.permissions.asker,
             session_id=params.session_id,
             agent=child_agent,
-            model=self.model.model,
-            api_base=self.model.api_base,
             listeners=[forward],
+            parent=ctx.env,
         )
         try:
             result = await loop.run_turn(params.prompt)

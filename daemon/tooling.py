@@ -25,9 +25,13 @@ def environment(
     cfg: configuration.Config,
     session: SessionState,
     asker: Asker,
+    *,
     agent: str = "build",
     agent_rules: tuple[Rule, ...] = (),
+    bridge: Bridge | None = None,
 ) -> ToolEnv:
+    """A session's tool environment; ``bridge`` shares one set of language servers between sessions
+    (the editor server's), otherwise the session starts its own on first use."""
     data = configuration.data_dir()
     engine = PermissionEngine(
         cfg.permission_rules(agent_rules), ApprovalStore.for_project(data, cfg.workspace), asker
@@ -40,6 +44,7 @@ def environment(
         data_dir=data,
         limits=cfg.output_limits(),
         agent=agent,
-        bridge_factory=lambda: Bridge(cfg.workspace, bridge_config),
+        bridge_factory=(lambda: bridge) if bridge else lambda: Bridge(cfg.workspace, bridge_config),
+        owns_bridge=bridge is None,
         settings=cfg.raw,
     )

@@ -1,0 +1,145 @@
+"""The editor on the other end of `lspilot serve`: what the daemon may ask it and tell it.
+
+``Editor`` wraps the pygls server's outgoing side (requests the editor answers, notifications it
+reads) and knows whether the client implements lspilot's own requests
+(``initializationOptions.lspilot = {review, permissions}``) or gets the standard-LSP fallbacks.
+``EditorAsker`` answers a session's permission asks and questions through it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from tools import PermissionRequest, Reply, Rule, ToolError
+
+if TYPE_CHECKING:
+    from pygls.lsp.server import LanguageServer
+
+    from tools import PermissionEngine
+
+log = logging.getLogger(__name__)
+
+PERMISSION_OPTIONS = [
+    {"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
+    {"optionId": "allow_always", "name": "Always allow", "kind": "allow_always"},
+    {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
+    {"optionId": "reject_always", "name": "Reject for this session", "kind": "reject_always"},
+]
+
+
+@dataclass
+class Editor:
+    server: LanguageServer
+    review: bool = False
+    permissions: bool = False
+
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        self.server.protocol.notify(method, params)
+
+    async def request(self, method: str, params: Any) -> Any:
+        """Send a request and wait; if the waiting is cancelled, the editor is told to drop it."""
+        msg_id = f"lspilot-{uuid.uuid4().hex[:12]}"
+        try:
+            return await self.server.protocol.send_request_async(method, params, msg_id=msg_id)
+        except asyncio.CancelledError:
+            self.notify("$/cancelRequest", {"id": msg_id})
+            raise
+
+    async def show_message_request(self, kind: int, message: str, actions: list[str]) -> str | None:
+        answer = await self.request(
+            types.WINDOW_SHOW_MESSAGE_REQUEST,
+            types.ShowMessageRequestParams(
+                type=types.MessageType(kind),
+                message=message,
+                actions=[types.MessageActionItem(a) for a in actions],
+            ),
+        )
+        return getattr(answer, "title", None)
+
+    def log(self, kind: int, message: str) -> None:
+        self.notify("window/logMessage", {"type": kind, "message": message})
+
+    # -- work done progress on a client-provided token --------------------------------------
+
+    def progress_begin(self, token: Any, title: str, message: str, on_cancel: Callable[[], Any]) -> None:
+        progress = self.server.work_done_progress
+        begin = types.WorkDoneProgressBegin(title=title, message=message[:80], cancellable=True)
+        progress.begin(token, begin)
+        cancelled = progress.tokens.get(token)
+        if cancelled is not None:  # window/workDoneProgress/cancel from the client cancels this future
+            cancelled.add_done_callback(lambda future: on_cancel() if future.cancelled() else None)
+
+    def progress_report(self, token: Any, message: str) -> None:
+        self.server.work_done_progress.report(token, types.WorkDoneProgressReport(message=message[:80]))
+
+    def progress_end(self, token: Any) -> None:
+        self.server.work_done_progress.end(token, types.WorkDoneProgressEnd())
+        self.server.work_done_progress.tokens.pop(token, None)
+
+
+def _field(answer: Any, name: str) -> Any:
+    """A field of a response to a custom request (pygls hands those over as plain objects)."""
+    return answer.get(name) if isinstance(answer, dict) else getattr(answer, name, None)
+
+
+@dataclass
+class EditorAsker:
+    """``tools.Asker`` for one session of the editor server."""
+
+    editor: Editor
+    session_id: str
+    engine: PermissionEngine | None = None  # set once the session's engine exists
+
+    async def permission(self, request: PermissionRequest) -> Reply:
+        if self.editor.permissions:
+            answer = await self.editor.request(
+                "lspilot/requestPermission",
+                {
+                    "sessionId": self.session_id,
+                    "toolCallId": request.call_id,
+                    "permission": request.permission,
+                    "patterns": request.patterns,
+                    "title": request.title,
+                    "detail": request.metadata,
+                    "options": PERMISSION_OPTIONS,
+                },
+            )
+            if answer is None or _field(answer, "cancelled"):
+                return Reply("reject")  # dismissed: the turn stops, as after a plain reject
+            choice = _field(answer, "optionId")
+            feedback = _field(answer, "feedback")
+        else:
+            labels = {"Allow once": "allow_once", "Always allow": "allow_always", "Reject": "reject_once"}
+            what = f"lspilot: {request.title}\n{request.permission}: {', '.join(request.patterns)}"
+            picked = await self.editor.show_message_request(types.MessageType.Warning, what, list(labels))
+            if picked is None:
+                return Reply("reject")
+            choice, feedback = labels.get(picked), None
+        return self._reply(request, choice, feedback)
+
+    def _reply(self, request: PermissionRequest, choice: Any, feedback: Any) -> Reply:
+        if choice == "allow_once":
+            return Reply("once")
+        if choice == "allow_always":
+            return Reply("always")
+        if choice == "reject_always" and self.engine is not None:
+            for pattern in request.always or request.patterns:
+                rule = Rule(request.permission, pattern, "deny", "the editor, this session")
+                self.engine.rules.append(rule)
+        if choice in ("reject_once", "reject_always"):
+            return Reply("reject", str(feedback) if feedback else None)
+        log.warning("the editor answered %r, not one of the options; taken as a reject", choice)
+        return Reply("reject")
+
+    async def question(self, question: str, options: list[str]) -> str:
+        picked = await self.editor.show_message_request(types.MessageType.Info, question, options)
+        if picked is None:
+            raise ToolError("The user dismissed the question without answering.")
+        return picked

@@ -1,0 +1,264 @@
+"""The editor server's state for one workspace: its sessions, the turns running in them, and the
+editor's buffers (fed to the shared lsp_bridge overlay so tools and language servers see unsaved text).
+
+The pygls handlers in ``server.py`` parse nothing and decide nothing: they hand over to a ``Hub``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from lsp_bridge import Bridge
+from lsp_bridge.documents import uri_to_path
+
+from . import transcript
+from .config import ConfigError
+from .editor import Editor, EditorAsker
+from .loop import Event, Loop
+from .runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+
+A = TypeVar("A", bound=BaseModel)
+
+
+class CommandError(Exception):
+    """Bad arguments or a request that cannot be served now; becomes a JSON-RPC error."""
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Position(_Args):
+    line: int = Field(ge=0)
+    character: int = Field(ge=0)
+
+
+class Range(_Args):
+    start: Position
+    end: Position
+
+
+class Context(_Args):
+    uri: str
+    range: Range | None = None
+    version: int | None = None
+
+
+class AskArgs(_Args):
+    sessionId: str | None = None
+    prompt: str = Field(min_length=1)
+    agent: str | None = None
+    model: str | None = None
+    context: Context | None = None
+
+
+class SessionArgs(_Args):
+    sessionId: str
+
+
+class ResolveArgs(_Args):
+    proposalId: str
+    hunkIds: list[str] | None = None
+    action: Literal["accept", "reject"]
+    feedback: str | None = None
+
+
+def parse(model: type[A], command: str, args: tuple[Any, ...]) -> A:
+    """The single object argument of ``command``, validated; errors name the field and the problem."""
+    if len(args) != 1 or not isinstance(args[0], dict):
+        raise CommandError(f"{command} takes one object argument, got {len(args)} arguments")
+    try:
+        return model.model_validate(args[0])
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in error.errors()
+        )
+        raise CommandError(f"invalid arguments for {command}: {problems}") from None
+
+
+@dataclass
+class Running:
+    loop: Loop
+    task: asyncio.Task[Any]
+    request_id: Any
+    turn_id: str = ""
+
+
+@dataclass
+class Hub:
+    root: Path
+    editor: Editor
+    running: dict[str, Running] = field(default_factory=dict[str, Running])
+    _runtime: Runtime | None = None
+    _bridge: Bridge | None = None
+
+    @property
+    def runtime(self) -> Runtime:
+        if self._runtime is None:
+            try:
+                self._runtime = Runtime.open(self.root)
+            except ConfigError as error:
+                raise CommandError(str(error)) from None
+        return self._runtime
+
+    @property
+    def bridge(self) -> Bridge:
+        """One set of language servers for every session of this workspace."""
+        if self._bridge is None:
+            self._bridge = Bridge(self.root, self.runtime.cfg.bridge())
+        return self._bridge
+
+    # -- buffers ----------------------------------------------------------------------------
+
+    def buffer_changed(self, uri: str, text: str) -> None:
+        if uri.startswith("file:"):
+            self.bridge.open_document(uri_to_path(uri), text)
+
+    def buffer_closed(self, uri: str) -> None:
+        if uri.startswith("file:") and self._bridge is not None:
+            self._bridge.close_document(uri_to_path(uri))
+
+    # -- turns ------------------------------------------------------------------------------
+
+    async def ask(self, args: AskArgs, request_id: Any, progress: Any = None) -> dict[str, Any]:
+        """Run one turn; ``progress`` is the client's workDoneToken, if it sent one."""
+        if args.sessionId and args.sessionId in self.running:
+            raise CommandError(f"a turn is already running in session {args.sessionId}; cancel it or wait")
+        asker = EditorAsker(self.editor, args.sessionId or "")
+        try:
+            loop = self.runtime.loop(
+                asker, session_id=args.sessionId, agent_name=args.agent, model=args.model, bridge=self.bridge
+            )
+        except ConfigError as error:
+            raise CommandError(str(error)) from None
+        session_id = loop.env.session.id
+        asker.session_id, asker.engine = session_id, loop.env.permissions
+        await loop.initialize()
+        running = Running(loop, asyncio.create_task(loop.run_turn(self._prompt(args))), request_id)
+        loop.listeners.append(lambda event: self._forward(running, event, progress))
+        self.running[session_id] = running
+        if progress is not None:
+            self.editor.progress_begin(progress, "lspilot", args.prompt, on_cancel=running.task.cancel)
+        try:
+            result = await asyncio.shield(running.task)
+            return {"sessionId": session_id, "turnId": result.turn_id, "stopReason": result.stop_reason}
+        except asyncio.CancelledError:
+            if not running.task.cancelled():  # the handler itself is being torn down
+                running.task.cancel()
+                raise
+            return {"sessionId": session_id, "turnId": running.turn_id, "stopReason": "cancelled"}
+        finally:
+            del self.running[session_id]
+            if progress is not None:
+                self.editor.progress_end(progress)
+            await loop.env.close()
+
+    def _forward(self, running: Running, event: Event, progress: Any) -> None:
+        """A loop event as ``lspilot/update`` notifications (and a progress message)."""
+        if event.type == "turn.start":
+            running.turn_id = event.data["turnId"]
+        ids = {"sessionId": running.loop.env.session.id, "turnId": running.turn_id}
+        for update in updates(event, running.loop):
+            self.editor.notify("lspilot/update", ids | update)
+        if progress is not None and event.type == "tool" and event.data["state"] == "running":
+            what = f"{event.data['tool']} {event.data.get('title') or ''}"
+            self.editor.progress_report(progress, what.strip())
+
+    def _prompt(self, args: AskArgs) -> str:
+        if args.context is None or not args.context.uri.startswith("file:"):
+            return args.prompt
+        path = uri_to_path(args.context.uri)
+        where = os.path.relpath(path, self.root) if path.is_relative_to(self.root) else str(path)
+        selected = args.context.range
+        if selected is None:
+            return f"{args.prompt}\n\n(The user is looking at {where}.)"
+        doc = self.bridge.open_document(path)
+        lines = doc.text.splitlines()[selected.start.line : selected.end.line + 1]
+        span = f"{where}:{selected.start.line + 1}-{selected.end.line + 1}"
+        excerpt = "\n".join(lines)
+        return f"{args.prompt}\n\nThe user selected {span}:\n```\n{excerpt}\n```"
+
+    def cancel(self, session_id: str) -> dict[str, Any]:
+        running = self.running.get(session_id)
+        if running is None:
+            return {"cancelled": False}
+        running.task.cancel()
+        return {"cancelled": True}
+
+    def cancel_request(self, request_id: Any) -> None:
+        """``$/cancelRequest`` for an ``lspilot.ask`` stops its turn."""
+        for running in list(self.running.values()):
+            if running.request_id == request_id:
+                running.task.cancel()
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    def sessions(self) -> list[dict[str, Any]]:
+        rows = self.runtime.store.sessions(self.root)
+        return [
+            {
+                "sessionId": row["id"],
+                "title": row["title"],
+                "agent": row["agent"],
+                "updated": row["updated"],
+                "running": row["id"] in self.running,
+            }
+            for row in rows
+        ]
+
+    def history(self, args: SessionArgs) -> dict[str, Any]:
+        if self.runtime.store.session_root(args.sessionId) is None:
+            raise CommandError(f"no session {args.sessionId}")
+        return transcript.as_json(self.runtime.store, args.sessionId)
+
+    async def close(self) -> None:
+        """The editor went away: stop every turn, then the language servers; sessions stay consistent."""
+        tasks = [running.task for running in self.running.values()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if self._bridge is not None:
+            await self._bridge.shutdown()
+        if self._runtime is not None:
+            self._runtime.store.close()
+
+
+OUTPUT_EXCERPT = 2000
+
+
+def updates(event: Event, loop: Loop) -> list[dict[str, Any]]:
+    """The ``lspilot/update`` payloads (minus session and turn ids) for one loop event."""
+    data = event.data
+    match event.type:
+        case "text" | "reasoning":
+            return [{"kind": event.type, "delta": data["delta"], "messageId": data.get("messageId")}]
+        case "tool":
+            call = {"kind": "toolCall", "id": data["callId"], "tool": data["tool"], "status": data["state"]}
+            call |= {k: data[k] for k in ("title", "input", "metadata") if data.get(k) is not None}
+            if data.get("output") is not None:
+                call["output"] = data["output"][:OUTPUT_EXCERPT]
+            plan = data["tool"] == "todowrite" and data["state"] == "completed"
+            todos = [vars(todo) for todo in loop.env.session.todos()] if plan else []
+            return [call, {"kind": "plan", "todos": todos}] if plan else [call]
+        case "retry":
+            return [{"kind": "status", "status": "retrying", **data}]
+        case "compaction":
+            return [{"kind": "status", "status": "compacting", **data}]
+        case "error":
+            return [{"kind": "status", "status": "error", **data}]
+        case "turn.start":
+            return [{"kind": "status", "status": "running", "prompt": data["prompt"]}]
+        case "turn.end":
+            return [{"kind": "turnEnd", "stopReason": data["stopReason"], "error": data.get("error")}]
+        case _:
+            return []

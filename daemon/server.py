@@ -1,0 +1,199 @@
+"""The pygls language server behind `lspilot serve`: LSP in, ``Hub`` calls out.
+
+Handlers stay short: they turn LSP params into a ``Hub`` call and its errors into JSON-RPC errors.
+The protocol is documented in docs/protocol.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import threading
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, BinaryIO, cast
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerNotInitialized
+from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+
+from lsp_bridge.documents import uri_to_path
+
+from .editor import Editor
+from .hub import AskArgs, CommandError, Hub, SessionArgs, parse
+from .serve import NAME, VERSION, Readable, Writable
+
+log = logging.getLogger(__name__)
+
+#: The workDoneToken of the executeCommand request being handled (set before its handler starts).
+_progress_token: contextvars.ContextVar[Any] = contextvars.ContextVar("progress_token", default=None)
+
+
+class Protocol(LanguageServerProtocol):
+    @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
+    def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams) -> Any:
+        _progress_token.set(params.work_done_token)
+        return (yield from super().lsp_workspace__execute_command(params))
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        server = self._server
+        if isinstance(server, Server) and server.hub is not None:
+            server.hub.cancel_request(msg_id)
+        super()._handle_cancel_notification(msg_id)
+
+
+class Server(LanguageServer):
+    hub: Hub | None = None
+
+    def the_hub(self) -> Hub:
+        if self.hub is None:
+            raise JsonRpcServerNotInitialized("lspilot has no workspace yet: initialize first")
+        return self.hub
+
+
+def _command(server: Server, name: str) -> Callable[[Callable[[Hub, tuple[Any, ...]], Awaitable[Any]]], None]:
+    """Register ``name``; ``CommandError`` becomes an invalid-params JSON-RPC error naming the problem."""
+
+    def register(handler: Callable[[Hub, tuple[Any, ...]], Awaitable[Any]]) -> None:
+        async def run(*args: Any) -> Any:
+            try:
+                return await handler(server.the_hub(), args)
+            except CommandError as error:
+                raise JsonRpcInvalidParams(str(error)) from None
+
+        server.command(name)(run)
+
+    return register
+
+
+def build() -> Server:
+    server = Server(
+        NAME, VERSION, protocol_cls=Protocol, text_document_sync_kind=types.TextDocumentSyncKind.Full
+    )
+
+    @server.feature(types.INITIALIZE)
+    def initialize(params: types.InitializeParams) -> None:
+        options = (params.initialization_options or {}).get("lspilot") or {}
+        folders = params.workspace_folders or []
+        uri = folders[0].uri if folders else params.root_uri
+        root = uri_to_path(uri) if uri else Path(params.root_path or Path.cwd())
+        editor = Editor(server, bool(options.get("review")), bool(options.get("permissions")))
+        server.hub = Hub(root.resolve(), editor)
+        log.info("serving %s (review=%s, permissions=%s)", root, editor.review, editor.permissions)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(params: types.DidOpenTextDocumentParams) -> None:
+        server.the_hub().buffer_changed(params.text_document.uri, params.text_document.text)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(params: types.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        server.the_hub().buffer_changed(uri, server.workspace.get_text_document(uri).source)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(params: types.DidCloseTextDocumentParams) -> None:
+        server.the_hub().buffer_closed(params.text_document.uri)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(
+            code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.Refactor]
+        ),
+    )
+    def code_action(params: types.CodeActionParams) -> list[types.CodeAction]:
+        return code_actions(params)
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(_params: None) -> None:
+        if server.hub is not None:
+            await server.hub.close()
+
+    @_command(server, "lspilot.ask")
+    async def ask(hub: Hub, args: tuple[Any, ...]) -> Any:
+        request_id = server.protocol.msg_id
+        return await hub.ask(parse(AskArgs, "lspilot.ask", args), request_id, _progress_token.get())
+
+    @_command(server, "lspilot.cancel")
+    async def cancel(hub: Hub, args: tuple[Any, ...]) -> Any:
+        return hub.cancel(parse(SessionArgs, "lspilot.cancel", args).sessionId)
+
+    @_command(server, "lspilot.sessions")
+    async def sessions(hub: Hub, args: tuple[Any, ...]) -> Any:
+        return hub.sessions()
+
+    @_command(server, "lspilot.history")
+    async def history(hub: Hub, args: tuple[Any, ...]) -> Any:
+        return hub.history(parse(SessionArgs, "lspilot.history", args))
+
+    return server
+
+
+def code_actions(params: types.CodeActionParams) -> list[types.CodeAction]:
+    """ "Fix with lspilot" on each diagnostic in range; "Ask lspilot about this" on a selection."""
+    uri = params.text_document.uri
+    actions: list[types.CodeAction] = []
+    for diagnostic in params.context.diagnostics:
+        where = {"uri": uri, "range": _range(diagnostic.range)}
+        source = f" ({diagnostic.source})" if diagnostic.source else ""
+        prompt = f"Fix this problem reported at the selected code: {diagnostic.message}{source}"
+        actions.append(
+            types.CodeAction(
+                f"Fix with lspilot: {diagnostic.message.splitlines()[0][:60]}",
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=[diagnostic],
+                command=types.Command(
+                    "Fix with lspilot", "lspilot.ask", arguments=[{"prompt": prompt, "context": where}]
+                ),
+            )
+        )
+    if params.range.start != params.range.end:
+        where = {"uri": uri, "range": _range(params.range)}
+        prompt = "Explain the selected code: what it does, how it is used, and any problems in it."
+        actions.append(
+            types.CodeAction(
+                "Ask lspilot about this",
+                kind=types.CodeActionKind.Refactor,
+                command=types.Command(
+                    "Ask lspilot", "lspilot.ask", arguments=[{"prompt": prompt, "context": where}]
+                ),
+            )
+        )
+    return actions
+
+
+def _range(r: types.Range) -> dict[str, Any]:
+    return {
+        "start": {"line": r.start.line, "character": r.start.character},
+        "end": {"line": r.end.line, "character": r.end.character},
+    }
+
+
+def serve(stdin: Readable, stdout: Writable) -> int:
+    """Serve until the editor says exit or goes away; either way, turns and language servers stop."""
+    server = build()
+
+    async def main() -> None:
+        server.protocol.set_writer(StdoutWriter(cast(BinaryIO, stdout)))
+        try:
+            await run_async(
+                stop_event=threading.Event(),
+                reader=StdinAsyncReader(cast(BinaryIO, stdin), server.thread_pool),
+                protocol=server.protocol,
+                logger=log,
+                error_handler=server.report_server_error,
+            )
+        finally:
+            if server.hub is not None:
+                await server.hub.close()
+
+    try:
+        asyncio.run(main())
+    except BrokenPipeError:
+        log.warning("the editor closed the connection")
+    except SystemExit as stop:  # the `exit` notification
+        return int(stop.code or 0)
+    return 0

@@ -1,0 +1,253 @@
+"""`lspilot serve` end to end: a pytest-lsp client (Neovim's and VS Code's capabilities) talks to
+the real daemon process, which runs real litellm against the scripted model server."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from daemon import serve
+from daemon.scripted_model import ScriptedModel, Turn
+from daemon.server import build
+
+LSPILOT = str(Path(sys.executable).with_name("lspilot"))
+
+
+@pytest.fixture
+def fake() -> Iterator[ScriptedModel]:
+    with ScriptedModel() as model:
+        yield model
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.py").write_text("def area(r):\n    return 3.14 * r * r\n")
+    (root / ".env").write_text("TOKEN=not-for-models\n")
+    return root
+
+
+class Editor:
+    """The client side: a pytest-lsp client plus what the daemon sent it."""
+
+    def __init__(self, client: LanguageClient) -> None:
+        self.client = client
+        self.updates: list[dict[str, Any]] = []
+        self.permission_asks: list[dict[str, Any]] = []
+        self.permission_answers: list[dict[str, Any]] = []
+        self.message_requests: list[types.ShowMessageRequestParams] = []
+        self.message_answers: list[str | None] = []
+        self.changed = asyncio.Event()
+
+        @client.feature("lspilot/update")
+        def update(params: Any) -> None:
+            self.updates.append(_plain(params))
+            self.changed.set()
+
+        @client.feature("lspilot/requestPermission")
+        def permission(params: Any) -> dict[str, Any]:
+            self.permission_asks.append(_plain(params))
+            self.changed.set()
+            return self.permission_answers.pop(0) if self.permission_answers else {"cancelled": True}
+
+        @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+        def message_request(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
+            self.message_requests.append(params)
+            answer = self.message_answers.pop(0) if self.message_answers else None
+            return types.MessageActionItem(answer) if answer else None
+
+    async def command(self, name: str, *arguments: Any, token: str | None = None) -> Any:
+        params = types.ExecuteCommandParams(name, arguments=list(arguments), work_done_token=token)
+        return await self.client.workspace_execute_command_async(params)
+
+    async def until(self, predicate: Callable[[], bool]) -> None:
+        async with asyncio.timeout(60):
+            while not predicate():
+                self.changed.clear()
+                await self.changed.wait()
+
+    def kinds(self) -> list[str]:
+        return [u["kind"] for u in self.updates]
+
+
+def _plain(value: Any) -> Any:
+    """pygls hands custom messages over as named tuples; tests compare plain data."""
+    if hasattr(value, "_asdict"):
+        return {k: _plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(value, list):
+        return [_plain(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
+    return value
+
+
+Connect = Callable[..., "asyncio.Future[Editor]"]
+
+
+@pytest.fixture
+async def connect(
+    tmp_path: Path, workspace: Path, fake: ScriptedModel
+) -> AsyncIterator[Callable[..., Any]]:
+    clients: list[LanguageClient] = []
+    env = {
+        "PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "LSPILOT_DATA_DIR": str(tmp_path / "data"),
+        "LSPILOT_CONFIG_DIR": str(tmp_path / "user-config"),
+        "LSPILOT_MODEL": "openai/scripted",
+        "LSPILOT_API_BASE": fake.api_base,
+        "OPENAI_API_KEY": "sk-fake",
+    }
+
+    async def start(spec: str = "neovim", lspilot: dict[str, bool] | None = None) -> Editor:
+        client = await ClientServerConfig(server_command=[LSPILOT, "serve"], server_env=env).start()
+        clients.append(client)
+        editor = Editor(client)
+        options = {"lspilot": lspilot} if lspilot is not None else None
+        await client.initialize_session(
+            types.InitializeParams(
+                capabilities=client_capabilities(spec),
+                root_uri=workspace.as_uri(),
+                workspace_folders=[types.WorkspaceFolder(workspace.as_uri(), "ws")],
+                initialization_options=options,
+            )
+        )
+        return editor
+
+    yield start
+    for client in clients:
+        await client.shutdown_session()
+
+
+FULL = {"review": True, "permissions": True}
+
+
+@pytest.mark.parametrize("spec", ["neovim", "visual-studio-code"])
+def test_the_early_initialize_answer_is_what_pygls_would_send(spec: str) -> None:
+    server = build()
+    capabilities = client_capabilities(spec)
+    params = types.InitializeParams(capabilities=capabilities, root_uri="file:///tmp/x")
+    handlers = server.protocol.lsp_initialize(params)
+    handler, args, _ = next(handlers)
+    with pytest.raises(StopIteration) as done:
+        handlers.send(handler(*args))
+    from_pygls = server.protocol._converter.unstructure(done.value.value)  # pyright: ignore[reportPrivateUsage]
+    raw = server.protocol._converter.unstructure(params)  # pyright: ignore[reportPrivateUsage]
+    assert serve.initialize_result(raw) == from_pygls
+
+
+async def test_ask_streams_the_turn_and_the_session_can_be_redrawn(
+    connect: Callable[..., Any], fake: ScriptedModel
+) -> None:
+    fake.turns.extend([Turn(tool_calls=[("read", {"filePath": "a.py"})]), Turn(text="It computes an area.")])
+    editor: Editor = await connect("neovim", FULL)
+    result = await editor.command("lspilot.ask", {"prompt": "what does a.py do?"}, token="tok-1")
+    assert result["stopReason"] == "end"
+    kinds = editor.kinds()
+    assert kinds[0] == "status" and kinds[-1] == "turnEnd"
+    calls = [u for u in editor.updates if u["kind"] == "toolCall"]
+    assert [c["status"] for c in calls] == ["pending", "running", "completed"]
+    assert "3.14 * r * r" in calls[-1]["output"]
+    assert "".join(u["delta"] for u in editor.updates if u["kind"] == "text") == "It computes an area."
+    assert {u["sessionId"] for u in editor.updates} == {result["sessionId"]}
+    assert {u["turnId"] for u in editor.updates} == {result["turnId"]}
+    progress = editor.client.progress_reports["tok-1"]
+    assert progress[0].kind == "begin" and progress[-1].kind == "end"
+
+    sessions = await editor.command("lspilot.sessions")
+    assert [s["sessionId"] for s in sessions] == [result["sessionId"]]
+    history = await editor.command("lspilot.history", {"sessionId": result["sessionId"]})
+    roles = [m["role"] for m in history["messages"]]
+    assert roles == ["user", "assistant", "assistant"]
+
+
+async def test_permission_prompts_go_to_the_editor(connect: Callable[..., Any], fake: ScriptedModel) -> None:
+    read_env = Turn(tool_calls=[("read", {"filePath": ".env"})])
+    fake.turns.extend([read_env, Turn(text="done"), read_env, Turn(text="again")])
+    editor: Editor = await connect("visual-studio-code", FULL)
+    editor.permission_answers.append({"optionId": "allow_always"})
+    first = await editor.command("lspilot.ask", {"prompt": "read .env"})
+    assert first["stopReason"] == "end"
+    [ask] = editor.permission_asks
+    assert ask["permission"] == "read" and ask["patterns"] == [".env"]
+    assert ask["sessionId"] == first["sessionId"] and ask["toolCallId"]
+    assert {o["kind"] for o in ask["options"]} >= {"allow_once", "allow_always", "reject_once"}
+    # "always" was remembered: the second read does not ask.
+    second = await editor.command("lspilot.ask", {"sessionId": first["sessionId"], "prompt": "again"})
+    assert second["stopReason"] == "end" and len(editor.permission_asks) == 1
+
+
+async def test_a_reject_with_feedback_reaches_the_model(connect: Callable[..., Any], fake: ScriptedModel) -> None:
+    fake.turns.extend([Turn(tool_calls=[("read", {"filePath": ".env"})]), Turn(text="understood")])
+    editor: Editor = await connect("neovim", FULL)
+    editor.permission_answers.append({"optionId": "reject_once", "feedback": "secrets stay private"})
+    result = await editor.command("lspilot.ask", {"prompt": "read .env"})
+    assert result["stopReason"] == "end"
+    tool_message = [m for m in fake.requests[-1]["messages"] if m["role"] == "tool"][-1]
+    assert "secrets stay private" in tool_message["content"]
+
+
+async def test_without_lspilot_options_permissions_fall_back_to_message_requests(
+    connect: Callable[..., Any], fake: ScriptedModel
+) -> None:
+    fake.turns.extend([Turn(tool_calls=[("read", {"filePath": ".env"})]), Turn(text="ok")])
+    editor: Editor = await connect("neovim")
+    editor.message_answers.append("Allow once")
+    result = await editor.command("lspilot.ask", {"prompt": "read .env"})
+    assert result["stopReason"] == "end"
+    [request] = editor.message_requests
+    assert ".env" in request.message and [a.title for a in request.actions or []][0] == "Allow once"
+    assert "TOKEN=not-for-models" in [m for m in fake.requests[-1]["messages"] if m["role"] == "tool"][-1]["content"]
+
+
+async def test_cancel_stops_a_running_turn(connect: Callable[..., Any], fake: ScriptedModel) -> None:
+    fake.turns.append(Turn(text="thinking it over", stall_after_chunks=2))
+    editor: Editor = await connect("neovim", FULL)
+    asking = asyncio.ensure_future(editor.command("lspilot.ask", {"prompt": "take your time"}))
+    await editor.until(lambda: "text" in editor.kinds())
+    session_id = editor.updates[0]["sessionId"]
+    assert (await editor.command("lspilot.cancel", {"sessionId": session_id}))["cancelled"] is True
+    result = await asking
+    assert result["stopReason"] == "cancelled" and result["sessionId"] == session_id
+    assert editor.updates[-1]["kind"] == "turnEnd" and editor.updates[-1]["stopReason"] == "cancelled"
+    # The server is still serving: the session is listed and no longer running.
+    [listed] = await editor.command("lspilot.sessions")
+    assert listed["sessionId"] == session_id and listed["running"] is False
+
+
+async def test_cancel_request_on_the_ask_stops_its_turn(connect: Callable[..., Any], fake: ScriptedModel) -> None:
+    fake.turns.append(Turn(text="thinking it over", stall_after_chunks=2))
+    editor: Editor = await connect("neovim", FULL)
+    params = types.ExecuteCommandParams("lspilot.ask", arguments=[{"prompt": "take your time"}])
+    protocol = editor.client.protocol
+    asking = asyncio.ensure_future(
+        protocol.send_request_async(types.WORKSPACE_EXECUTE_COMMAND, params, msg_id="ask-1")
+    )
+    await editor.until(lambda: "text" in editor.kinds())
+    protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="ask-1"))
+    with pytest.raises(Exception, match="cancel"):
+        await asking
+    await editor.until(lambda: editor.kinds()[-1] == "turnEnd")
+    assert editor.updates[-1]["stopReason"] == "cancelled"
+
+
+async def test_malformed_arguments_are_a_json_rpc_error_naming_the_problem(
+    connect: Callable[..., Any],
+) -> None:
+    editor: Editor = await connect("neovim", FULL)
+    with pytest.raises(Exception, match=r"prompt: Field required") as error:
+        await editor.command("lspilot.ask", {"promt": "typo"})
+    assert "promt: Extra inputs are not permitted" in str(error.value)
+    with pytest.raises(Exception, match=r"lspilot.history takes one object argument"):
+        await editor.command("lspilot.history")
+    with pytest.raises(Exception, match=r"no session nope"):
+        await editor.command("lspilot.history", {"sessionId": "nope"})
+    assert await editor.command("lspilot.sessions") == []
