@@ -21,7 +21,7 @@ import re
 import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 
 import tree_sitter_bash
@@ -59,7 +59,7 @@ class Word:
     glob: bool = False  # unquoted * ? [ { the shell expands
     tilde: bool = False
 
-    @property
+    @cached_property
     def shown(self) -> str:
         """Canonical text: quoting normalised, so ``"rm"`` and ``r\\m`` both read ``rm``."""
         if self.value is None or self.glob or self.tilde:
@@ -70,6 +70,8 @@ class Word:
 
 
 def _unquote(text: str) -> tuple[str, bool]:
+    if "\\" not in text:
+        return text, _SPECIAL.search(text) is not None
     out: list[str] = []
     glob = False
     index = 0
@@ -250,7 +252,8 @@ class _Visitor:
                     if child.type == "command_name" and child.named_children
                     else child
                 )
-                self._node(target, state.fork())
+                if target.named_child_count:  # may hold substitutions, which run first
+                    self._node(target, state.fork())
                 words.append(word(target))
         for extra in trailing:
             self._node(extra, state.fork())
