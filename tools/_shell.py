@@ -15,13 +15,11 @@ returns the ``external_directory`` request (if any) first, then the ``bash`` req
 
 from __future__ import annotations
 
-import codecs
 import os
 import re
-import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cache
 from pathlib import Path
 
 import tree_sitter_bash
@@ -29,6 +27,7 @@ from tree_sitter import Language, Node, Parser
 
 from ._arity import always_prefix
 from ._shell_specs import FILE_COMMANDS, HIJACK_VARIABLES, SHELLS, WRAPPERS, FileCommand, parse_options
+from ._shell_words import SPECIAL, Word, word
 from .context import is_within
 from .permission import PermissionRequest
 
@@ -38,8 +37,6 @@ HARMLESS = frozenset(
     f"/dev/{name}"
     for name in ("null", "stdin", "stdout", "stderr", "tty", "zero", "random", "urandom", "full")
 )
-_PLAIN = re.compile(r"[\w@%+=:,./^~-]+")  # words shown without quotes
-_SPECIAL = re.compile(r"[*?\[{]")
 _REACH = re.compile(r"(^|[/{,])\.\.($|[/},])|[{,][/~]")  # a glob or brace that can climb or jump out
 _FORKS = frozenset({"subshell", "pipeline", "command_substitution", "process_substitution"})
 _REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
@@ -50,83 +47,6 @@ XARGS_INPUT = "(xargs input)"
 @cache
 def parser() -> Parser:
     return Parser(Language(tree_sitter_bash.language()))
-
-
-@dataclass(frozen=True)
-class Word:
-    raw: str  # as written
-    value: str | None  # quoting removed; None when only known at run time
-    glob: bool = False  # unquoted * ? [ { the shell expands
-    tilde: bool = False
-
-    @cached_property
-    def shown(self) -> str:
-        """Canonical text: quoting normalised, so ``"rm"`` and ``r\\m`` both read ``rm``."""
-        if self.value is None or self.glob or self.tilde:
-            return self.raw
-        if self.value == "{}" or (_PLAIN.fullmatch(self.value) and not self.value.startswith("~")):
-            return self.value
-        return shlex.quote(self.value)
-
-
-def _unquote(text: str) -> tuple[str, bool]:
-    if "\\" not in text:
-        return text, _SPECIAL.search(text) is not None
-    out: list[str] = []
-    glob = False
-    index = 0
-    while index < len(text):
-        char = text[index]
-        if char == "\\" and index + 1 < len(text):
-            out.append("" if text[index + 1] == "\n" else text[index + 1])
-            index += 2
-            continue
-        glob = glob or char in "*?[{"
-        out.append(char)
-        index += 1
-    return "".join(out), glob
-
-
-def _static(node: Node) -> tuple[str | None, bool]:
-    """The node's value with quoting removed, and whether it holds an unquoted glob or brace."""
-    text = (node.text or b"").decode(errors="replace")
-    kind = node.type
-    if kind == "word":
-        return _unquote(text)
-    if kind == "number":
-        return text, False
-    if kind == "raw_string":
-        return text[1:-1], False
-    if kind == "ansi_c_string":
-        body = text[2:-1]
-        return (codecs.decode(body, "unicode_escape") if body.isascii() else None), False
-    if kind in ("string", "translated_string"):
-        if any(child.type == "$" for child in node.children):
-            return None, False
-        parts = node.named_children
-        if any(part.type != "string_content" for part in parts):
-            return None, False
-        content = "".join((part.text or b"").decode(errors="replace") for part in parts)
-        return re.sub(r'\\([$`"\\\n])', lambda m: "" if m[1] == "\n" else m[1], content), False
-    if kind == "concatenation":
-        values: list[str] = []
-        glob = False
-        for child in node.children:
-            value, child_glob = _static(child) if child.is_named else ((child.text or b"").decode(), False)
-            if value is None:
-                return None, False
-            values.append(value)
-            glob = glob or child_glob
-        return "".join(values), glob
-    if kind == "brace_expression":
-        return text, True
-    return None, False
-
-
-def word(node: Node) -> Word:
-    raw = (node.text or b"").decode(errors="replace")
-    value, glob = _static(node)
-    return Word(raw, value, glob, node.type in ("word", "concatenation") and raw.startswith("~"))
 
 
 @dataclass
@@ -426,7 +346,7 @@ class _Visitor:
         if path.tilde:
             value = os.path.expanduser(value)
         if path.glob:
-            head = _SPECIAL.split(value, maxsplit=1)[0]
+            head = SPECIAL.split(value, maxsplit=1)[0]
             if _REACH.search(value[len(head) :]):
                 return None
             value = head.rpartition("/")[0] or ("/" if head.startswith("/") else ".")
