@@ -365,12 +365,13 @@ class Bridge:
         if text is not None:
             self.documents.set_overlay(path.resolve(), text)
         connections, doc = await self._prepare(path)
+        asked = (doc.text, self.documents.latest_version)
         notes: list[str] = []
         results = await asyncio.gather(*(self._diagnostics(c, doc, notes) for c in connections))
         merged = [d for result in results for d in result]
-        if not notes:
+        if not notes and asked[1] == self.documents.latest_version:
             self._answered.pop(doc.path, None)
-            self._answered[doc.path] = (doc.text, self.documents.latest_version, merged)
+            self._answered[doc.path] = (*asked, merged)
             if len(self._answered) > self.config.max_open_documents:
                 del self._answered[next(iter(self._answered))]
         return Answer(merged, not notes, notes)

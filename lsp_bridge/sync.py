@@ -50,6 +50,10 @@ class Synchronizer:
         """Collect the watchers' queued events (applied by the next ``refresh``)."""
         for watcher in self._watchers.values():
             drained = watcher.drain()
+            for path, kind in drained.items():
+                if kind == lsp.FileChangeType.Created and self.documents.get(path) is not None:
+                    # Renamed over a file we know (an atomic save): a change, not a new file.
+                    drained[path] = lsp.FileChangeType.Changed
             if drained:
                 if OVERFLOW in drained or any(k != lsp.FileChangeType.Changed for k in drained.values()):
                     self.layout_version += 1

@@ -160,7 +160,8 @@ def _key(diagnostic: lsp.Diagnostic, lines: list[str]) -> Key:
 def _touched(
     symbols: list[lsp.DocumentSymbol | lsp.SymbolInformation], change: FileChange
 ) -> list[lsp.DocumentSymbol]:
-    """The innermost symbols whose lines the change edits (all top-level ones for a delete/move)."""
+    """The innermost symbols whose lines the change edits, then the symbols enclosing them (a
+    changed ``__init__`` breaks the callers of its class); all top-level ones for a delete/move."""
     flat = [s for s in symbols if isinstance(s, lsp.DocumentSymbol)]
     if change.after is None or change.move_to is not None:
         return flat
@@ -173,14 +174,13 @@ def _touched(
         return any(a <= symbol.range.end.line and symbol.range.start.line < b for a, b in edited)
 
     found: list[lsp.DocumentSymbol] = []
-    todo = [s for s in flat if hit(s)]
+    todo = [(s, list[lsp.DocumentSymbol]()) for s in flat if hit(s)]
     while todo:
-        symbol = todo.pop()
+        symbol, outer = todo.pop()
         inner = [c for c in symbol.children or [] if hit(c)]
-        if inner:
-            todo += inner
-        else:
-            found.append(symbol)
+        todo += [(c, [symbol, *outer]) for c in inner]
+        if not inner:
+            found += [s for s in (symbol, *outer) if s not in found]
     return found
 
 
@@ -192,7 +192,7 @@ def format_diagnostic(diagnostic: lsp.Diagnostic, lines: list[str]) -> str:
     column = len(units.decode("utf-16-le", errors="ignore")) + 1
     label = SEVERITY.get(diagnostic.severity or lsp.DiagnosticSeverity.Error, "INFO")
     source = f" ({diagnostic.source})" if diagnostic.source else ""
-    message = diagnostic.message.replace("\n", " ")
+    message = " ".join(diagnostic.message.split())
     return f"{label} [{start.line + 1}:{column}] {message}{source}"
 
 

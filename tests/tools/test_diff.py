@@ -42,7 +42,9 @@ lines = st.lists(st.sampled_from(["a\n", "b\n", "c\n", "a\r\n", "", "x", "\n"]),
 
 @settings(max_examples=400, deadline=None)
 @given(before=lines, after=lines, data=st.data())
-def test_all_hunks_give_after_none_give_before(before: list[str], after: list[str], data: st.DataObject) -> None:
+def test_all_hunks_give_after_none_give_before(
+    before: list[str], after: list[str], data: st.DataObject
+) -> None:
     old, new = "".join(before), "".join(after)
     blocks = hunks(old, new)
     ids = [h.id for h in blocks]

@@ -43,7 +43,10 @@ async def test_exact_edit_asks_once_with_the_diff_and_reports(h: Harness) -> Non
     assert path.read_text() == "def main():\n    print('bye')\n"
     [ask] = h.human.asked
     assert (ask.permission, ask.patterns, ask.always) == ("edit", ["src/app.py"], ["src/app.py"])
-    diff = "--- a/src/app.py\n+++ b/src/app.py\n@@ -1,2 +1,2 @@\n def main():\n-    print('hi')\n+    print('bye')\n"
+    diff = (
+        "--- a/src/app.py\n+++ b/src/app.py\n@@ -1,2 +1,2 @@\n"
+        " def main():\n-    print('hi')\n+    print('bye')\n"
+    )
     assert ask.metadata["diff"] == diff
     assert ask.metadata["files"] == [
         {"path": str(path), "before": "def main():\n    print('hi')\n", "after": path.read_text()}
@@ -149,7 +152,9 @@ async def test_a_change_on_disk_during_the_ask_is_not_overwritten(h: Harness) ->
 
     h.human.permission = meanwhile  # type: ignore[method-assign]
     outcome = await h.call("edit", edit("a.py", "x = 1", "x = 3"))
-    assert outcome.error is not None and "changed on disk while the change waited for approval" in outcome.error
+    assert (
+        outcome.error is not None and "changed on disk while the change waited for approval" in outcome.error
+    )
     assert path.read_text() == "x = 1\ny = 2\n"
 
 
@@ -157,7 +162,10 @@ async def test_concurrent_edits_to_one_file_both_land(h: Harness) -> None:
     path = await seen(h, "c.py", "".join(f"v{i} = {i}\n" for i in range(10)))
     h.human.replies = [ONCE] * 10
     outcomes = await asyncio.gather(
-        *(h.call("edit", edit("c.py", f"v{i} = {i}\n", f"v{i} = {i + 100}\n"), f"call-{i}") for i in range(10))
+        *(
+            h.call("edit", edit("c.py", f"v{i} = {i}\n", f"v{i} = {i + 100}\n"), f"call-{i}")
+            for i in range(10)
+        )
     )
     assert [o.error for o in outcomes] == [None] * 10
     assert path.read_text() == "".join(f"v{i} = {i + 100}\n" for i in range(10))
@@ -194,7 +202,9 @@ async def test_multiedit_applies_in_order_or_not_at_all(h: Harness) -> None:
         {"oldString": "zzz", "newString": "y"},
     ]
     outcome = await h.call("multiedit", {"filePath": "m.py", "edits": failing})
-    assert outcome.error is not None and outcome.error.startswith("Edit 3 of 3 failed, so none was applied: m.py:")
+    assert outcome.error is not None and outcome.error.startswith(
+        "Edit 3 of 3 failed, so none was applied: m.py:"
+    )
     assert path.read_text() == "a = 1\nb = 2\nc = 3\n"
     assert h.human.asked == []
     h.human.replies = [ONCE]
@@ -240,13 +250,22 @@ class HalfAccepting:
 async def test_the_sink_decides_and_the_tool_reports_it(h: Harness) -> None:
     path = await seen(h, "p.py", "a = 1\nb = 2\n")
     h.env.changes = HalfAccepting()
-    outcome = await h.ok("multiedit", {
-        "filePath": "p.py",
-        "edits": [{"oldString": "a = 1", "newString": "a = 100"}, {"oldString": "b = 2", "newString": "b = 200"}],
-    })
+    outcome = await h.ok(
+        "multiedit",
+        {
+            "filePath": "p.py",
+            "edits": [
+                {"oldString": "a = 1", "newString": "a = 100"},
+                {"oldString": "b = 2", "newString": "b = 200"},
+            ],
+        },
+    )
     assert path.read_text() == "a = 100\nb = 2\n"
     assert outcome.result is not None
-    assert "The user changed or partly accepted the change to p.py (kept the first hunk)" in outcome.result.output
+    assert (
+        "The user changed or partly accepted the change to p.py (kept the first hunk)"
+        in outcome.result.output
+    )
     assert outcome.result.metadata["files"][0]["status"] == "partial"
     assert "+a = 100" in outcome.result.metadata["diff"] and "b = 200" not in outcome.result.metadata["diff"]
     again = await h.call("edit", edit("p.py", "b = 2", "b = 3"))  # not recorded as read: read again

@@ -8,7 +8,9 @@ from hypothesis import strategies as st
 from tools._match import Replacement
 from tools._text import FileText, decode, normalize
 
-lines = st.lists(st.tuples(st.text(alphabet="ab ", max_size=4), st.sampled_from(["\n", "\r\n", ""])), max_size=8)
+lines = st.lists(
+    st.tuples(st.text(alphabet="ab ", max_size=4), st.sampled_from(["\n", "\r\n", ""])), max_size=8
+)
 raw_texts = st.tuples(st.sampled_from(["", "\ufeff"]), lines.map(lambda ls: "".join(a + b for a, b in ls)))
 
 

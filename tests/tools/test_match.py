@@ -25,7 +25,11 @@ class Case:
 
 PY = "def f(x):\n    if x:\n        return 1\n    return 2\n\n\ndef g():\n    pass\n"
 HUNDRED = "".join(f"    value_{i} = compute({i})\n" for i in range(100))
-BIG = "class Big:\n    def run(self):\n" + "".join(f"        step_{i}()\n" for i in range(100)) + "        done()\n"
+BIG = (
+    "class Big:\n    def run(self):\n"
+    + "".join(f"        step_{i}()\n" for i in range(100))
+    + "        done()\n"
+)
 
 CASES = [
     Case("exact", PY, "return 1", "return 10", "exact", PY.replace("return 1", "return 10")),
@@ -89,7 +93,8 @@ CASES = [
         "anchored block, middle reworded and one line longer",
         "def run(job):\n    job.prepare(fast=True)\n    job.execute()\n    job.cleanup()\n    log('done')\n"
         "    return job.result\n",
-        "def run(job):\n    job.prepare(fast=True)\n    job.execute()\n    job.clean_up()\n    return job.result",
+        "def run(job):\n    job.prepare(fast=True)\n    job.execute()\n    job.clean_up()\n"
+        "    return job.result",
         "def run(job):\n    return job.execute()",
         "block-anchored",
         "def run(job):\n    return job.execute()\n",
@@ -155,7 +160,8 @@ CASES = [
     Case(
         "weak anchors refused: the middle is something else",
         "def handler(event):\n    parse(event)\n    store(event)\n    notify(event)\n    return None\n",
-        "def handler(event):\n    validate(payload)\n    enqueue(payload)\n    metrics.bump()\n    return None",
+        "def handler(event):\n    validate(payload)\n    enqueue(payload)\n    metrics.bump()\n"
+        "    return None",
         "def handler(event):\n    return None",
         None,
         error="oldString was not found in the file. The closest text",

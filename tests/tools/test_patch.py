@@ -56,7 +56,9 @@ async def test_add_update_move_delete_in_one_ask(h: Harness) -> None:
     assert (root / "pkg/new.py").read_text() == "def fresh():\n    return 'new'\n"
     assert (root / "app.py").read_text().endswith("    print(name.upper())\n")
     assert not (root / "util.py").exists()
-    assert (root / "lib/util.py").read_text() == "def helper():\n    return 1\n\n\ndef other():\n    return 3\n"
+    assert (
+        root / "lib/util.py"
+    ).read_text() == "def helper():\n    return 1\n\n\ndef other():\n    return 3\n"
     assert not (root / "old.py").exists()
     [ask] = h.human.asked
     assert ask.patterns == ["pkg/new.py", "app.py", "util.py", "lib/util.py", "old.py"]
@@ -127,14 +129,18 @@ async def test_unified_diff_with_line_hints(h: Harness) -> None:
 """
     h.human.replies = [ONCE]
     await h.ok("apply_patch", {"patchText": diff})
-    assert (h.root / "util.py").read_text() == "def helper():\n    return 10\n\n\ndef other():\n    return 20\n"
+    assert (
+        h.root / "util.py"
+    ).read_text() == "def helper():\n    return 10\n\n\ndef other():\n    return 20\n"
     assert (h.root / "added.txt").read_text() == "hello\n"
 
 
 async def test_patch_safety_errors(h: Harness) -> None:
     (h.root / "unread.py").write_text("x = 1\n")
     cases = {
-        "you have not read it": "*** Begin Patch\n*** Update File: unread.py\n@@\n-x = 1\n+x = 2\n*** End Patch",
+        "you have not read it": (
+            "*** Begin Patch\n*** Update File: unread.py\n@@\n-x = 1\n+x = 2\n*** End Patch"
+        ),
         "Add File app.py: it already exists": "*** Begin Patch\n*** Add File: app.py\n+x\n*** End Patch",
         "Delete File missing.py: no such file": "*** Begin Patch\n*** Delete File: missing.py\n*** End Patch",
         "names a file more than once": (
@@ -150,7 +156,9 @@ async def test_patch_safety_errors(h: Harness) -> None:
 
 
 def test_context_header_picks_the_right_occurrence() -> None:
-    [patch] = parse("*** Begin Patch\n*** Update File: a.py\n@@ def b\n-    return 0\n+    return 2\n*** End Patch")
+    [patch] = parse(
+        "*** Begin Patch\n*** Update File: a.py\n@@ def b\n-    return 0\n+    return 2\n*** End Patch"
+    )
     from tools._patch import replacements  # noqa: PLC0415
 
     body = "def a():\n    return 0\n\n\ndef b():\n    return 0\n"

@@ -1,0 +1,128 @@
+"""Diagnostics after edits, from a real basedpyright on a copy of tests/fixtures/py_project."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from lsp_bridge import Bridge
+from tools import Reply
+
+from .conftest import Harness, make_harness
+
+ONCE = Reply("once")
+TYPE_ERROR = (
+    'ERROR [8:22] Argument of type "Literal[42]" cannot be assigned to parameter "shapes" of type '
+    '"list[Shape]" in function "total_area" "Literal[42]" is not assignable to "list[Shape]" (basedpyright)'
+)
+
+
+@pytest.fixture
+def h(project: Callable[[str], Path], bridge_factory: Callable[..., Bridge], tmp_path: Path) -> Harness:
+    root = project("py_project")
+    harness = make_harness(root, tmp_path / "data")
+    harness.env.bridge_factory = lambda: bridge_factory(root)
+    harness.human.replies = [ONCE] * 20
+    for name in ("app.py", "pkg/calc.py", "pkg/shapes.py"):
+        harness.env.session.record_read(root / name)
+    return harness
+
+
+def output(outcome: object) -> str:
+    result = getattr(outcome, "result", None)
+    assert result is not None, getattr(outcome, "error", None)
+    return result.output
+
+
+async def test_edit_reports_exactly_the_new_error_and_nothing_once_fixed(h: Harness) -> None:
+    broken = await h.ok(
+        "edit", {"filePath": "app.py", "oldString": "total_area(shapes)", "newString": "total_area(42)"}
+    )
+    assert output(broken) == "Edited app.py: replaced 1 occurrence (line 8).\n" + (
+        f"New problems in app.py after this change, please fix:\n{TYPE_ERROR}"
+    )
+    assert broken.result is not None
+    assert broken.result.metadata["diagnostics"][str(h.root / "app.py")]["new"] == [TYPE_ERROR]
+    fixed = await h.ok(
+        "edit", {"filePath": "app.py", "oldString": "total_area(42)", "newString": "total_area(shapes)"}
+    )
+    assert output(fixed) == "Edited app.py: replaced 1 occurrence (line 8)."
+
+
+async def test_old_errors_are_counted_not_repeated_even_when_lines_move(h: Harness) -> None:
+    await h.ok(
+        "edit", {"filePath": "app.py", "oldString": "total_area(shapes)", "newString": "total_area(42)"}
+    )
+    moved = await h.ok(
+        "edit",
+        {
+            "filePath": "app.py",
+            "oldString": "def main() -> None:\n",
+            "newString": "def main() -> None:\n    x: int = 'a'\n",
+        },
+    )
+    text = output(moved)
+    assert "New problems in app.py after this change, please fix:\nERROR [6:14]" in text
+    assert 'Type "Literal[\'a\']" is not assignable to declared type "int"' in text
+    assert "[9:22]" not in text  # the old error, now a line further down, is not new
+    assert "(app.py: 1 problem(s) that were there before are not shown.)" in text
+
+
+async def test_write_reports_callers_it_broke_in_other_files(h: Harness) -> None:
+    calc = h.root / "pkg/calc.py"
+    renamed = calc.read_text().replace("total_area", "sum_area")
+    outcome = await h.ok("write", {"filePath": "pkg/calc.py", "content": renamed})
+    assert output(outcome) == (
+        "Replaced pkg/calc.py (9 lines).\nNew problems in app.py after this change, please fix:\n"
+        'ERROR [1:32] "total_area" is unknown import symbol (basedpyright)'
+    )
+
+
+async def test_apply_patch_reports_callers_it_broke(h: Harness) -> None:
+    patch = (
+        "*** Begin Patch\n*** Update File: pkg/shapes.py\n@@ class Square(Shape):\n"
+        "-    def __init__(self, side: float) -> None:\n"
+        "+    def __init__(self, side: float, unit: str) -> None:\n"
+        "*** End Patch"
+    )
+    outcome = await h.ok("apply_patch", {"patchText": patch})
+    text = output(outcome)
+    assert text.startswith("Applied the patch:\n  M pkg/shapes.py\nNew problems in app.py after this change")
+    assert 'ERROR [6:28] Argument missing for parameter "unit" (basedpyright)' in text
+
+
+async def test_files_without_a_server_get_no_diagnostics(h: Harness) -> None:
+    outcome = await h.ok("write", {"filePath": "notes.txt", "content": "hello\n"})
+    assert output(outcome) == "Created notes.txt (1 line)."
+    assert h.env.bridge.connections == []
+
+
+async def test_warnings_only_when_configured(
+    project: Callable[[str], Path], bridge_factory: Callable[..., Bridge], tmp_path: Path
+) -> None:
+    root = project("py_project")
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "fixture"\nversion = "0"\n\n[tool.basedpyright]\ntypeCheckingMode = "standard"\n'
+        'reportUnusedExpression = "warning"\n'
+    )
+    for warnings in (False, True):
+        harness = make_harness(root, tmp_path / f"data-{warnings}")
+        harness.env.bridge_factory = lambda: bridge_factory(root)
+        harness.env.settings = {"tools": {"edit": {"warnings": warnings}}}
+        harness.human.replies = [ONCE]
+        harness.env.session.record_read(root / "app.py")
+        old = "print(describe(shapes))\n" if not warnings else "1 + 1\n"
+        new = "1 + 1\n" if not warnings else "2 + 2\n    3 + 3\n"
+        text = output(await harness.ok("edit", {"filePath": "app.py", "oldString": old, "newString": new}))
+        if warnings:
+            assert text == (
+                "Edited app.py: replaced 1 occurrence (line 7).\n"
+                "New problems in app.py after this change, please fix:\n"
+                "WARN [7:5] Expression value is unused (basedpyright)\n"
+                "WARN [8:5] Expression value is unused (basedpyright)"
+            )
+        else:
+            assert text == "Edited app.py: replaced 1 occurrence (line 7)."
+        await harness.env.close()
