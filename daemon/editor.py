@@ -84,7 +84,7 @@ class Editor:
         self.server.work_done_progress.tokens.pop(token, None)
 
 
-def _field(answer: Any, name: str) -> Any:
+def field_of(answer: Any, name: str) -> Any:
     """A field of a response to a custom request (pygls hands those over as plain objects)."""
     return answer.get(name) if isinstance(answer, dict) else getattr(answer, name, None)
 
@@ -111,10 +111,10 @@ class EditorAsker:
                     "options": PERMISSION_OPTIONS,
                 },
             )
-            if answer is None or _field(answer, "cancelled"):
+            if answer is None or field_of(answer, "cancelled"):
                 return Reply("reject")  # dismissed: the turn stops, as after a plain reject
-            choice = _field(answer, "optionId")
-            feedback = _field(answer, "feedback")
+            choice = field_of(answer, "optionId")
+            feedback = field_of(answer, "feedback")
         else:
             labels = {"Allow once": "allow_once", "Always allow": "allow_always", "Reject": "reject_once"}
             what = f"lspilot: {request.title}\n{request.permission}: {', '.join(request.patterns)}"

@@ -17,11 +17,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lsp_bridge import Bridge
 from lsp_bridge.documents import uri_to_path
+from tools import ToolError
+from tools.lsp import Operation, navigate
 
 from . import transcript
 from .config import ConfigError
 from .editor import Editor, EditorAsker
 from .loop import Event, Loop
+from .review import Buffers, EditorChanges, Proposal
 from .runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -66,6 +69,14 @@ class SessionArgs(_Args):
     sessionId: str
 
 
+class NavigateArgs(_Args):
+    operation: Operation
+    uri: str | None = None
+    position: Position | None = None
+    symbol: str | None = None
+    query: str | None = None
+
+
 class ResolveArgs(_Args):
     proposalId: str
     hunkIds: list[str] | None = None
@@ -99,6 +110,8 @@ class Hub:
     root: Path
     editor: Editor
     running: dict[str, Running] = field(default_factory=dict[str, Running])
+    buffers: Buffers = field(default_factory=Buffers)
+    proposals: dict[str, Proposal] = field(default_factory=dict[str, Proposal])
     _runtime: Runtime | None = None
     _bridge: Bridge | None = None
 
@@ -120,13 +133,17 @@ class Hub:
 
     # -- buffers ----------------------------------------------------------------------------
 
-    def buffer_changed(self, uri: str, text: str) -> None:
+    def buffer_changed(self, uri: str, text: str, version: int) -> None:
         if uri.startswith("file:"):
-            self.bridge.open_document(uri_to_path(uri), text)
+            path = uri_to_path(uri)
+            if path not in self.buffers.open:
+                self.bridge.open_document(path)
+            self.bridge.update_document(path, text)
+            self.buffers.open[path] = (text, version)
 
     def buffer_closed(self, uri: str) -> None:
-        if uri.startswith("file:") and self._bridge is not None:
-            self._bridge.close_document(uri_to_path(uri))
+        if uri.startswith("file:") and self.buffers.open.pop(uri_to_path(uri), None) is not None:
+            self.bridge.close_document(uri_to_path(uri))
 
     # -- turns ------------------------------------------------------------------------------
 
@@ -137,7 +154,12 @@ class Hub:
         asker = EditorAsker(self.editor, args.sessionId or "")
         try:
             loop = self.runtime.loop(
-                asker, session_id=args.sessionId, agent_name=args.agent, model=args.model, bridge=self.bridge
+                asker,
+                session_id=args.sessionId,
+                agent_name=args.agent,
+                model=args.model,
+                bridge=self.bridge,
+                changes=EditorChanges(self.editor, self.buffers, self.proposals),
             )
         except ConfigError as error:
             raise CommandError(str(error)) from None
@@ -200,6 +222,35 @@ class Hub:
         for running in list(self.running.values()):
             if running.request_id == request_id:
                 running.task.cancel()
+
+    async def navigate(self, args: NavigateArgs) -> dict[str, Any]:
+        """The lsp tool's structured answer (``locations`` / ``calls`` / ...) for the editor's own UI."""
+        path = uri_to_path(args.uri) if args.uri else None
+        at = args.position
+        try:
+            answer = await navigate(
+                self.bridge,
+                self.root,
+                args.operation,
+                path=path,
+                line=at.line + 1 if at else None,
+                character=at.character + 1 if at else None,
+                symbol=args.symbol,
+                query=args.query,
+            )
+        except ToolError as error:
+            raise CommandError(str(error)) from None
+        return {"title": answer.title, "text": answer.text, **answer.metadata}
+
+    def resolve(self, args: ResolveArgs) -> dict[str, Any]:
+        proposal = self.proposals.get(args.proposalId)
+        if proposal is None or proposal.resolved.done():
+            raise CommandError(f"no pending proposal {args.proposalId}")
+        unknown = set(args.hunkIds or ()) - {h.id for h in proposal.blocks}
+        if unknown:
+            raise CommandError(f"proposal {args.proposalId} has no hunks {sorted(unknown)}")
+        proposal.resolve(args.action, args.hunkIds, args.feedback)
+        return {"resolved": True}
 
     # -- sessions ---------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from lsp_bridge import Bridge
-from tools import Asker, ToolEnv, ToolRegistry
+from tools import Asker, ChangeSink, ToolEnv, ToolRegistry
 
 from . import config as configuration
 from . import tooling
@@ -74,10 +74,11 @@ class Runtime:
         api_base: str | None = None,
         listeners: list[Listener] | None = None,
         bridge: Bridge | None = None,
+        changes: ChangeSink | None = None,
         parent: ToolEnv | None = None,
     ) -> Loop:
         """A loop for a new or stored session. A subagent's loop (``parent`` set) shares its parent's
-        language servers and runs with its parent's model."""
+        language servers, edit review and model."""
         agent = agent or self.agent(agent_name)
         if session_id is None:
             session_id = self.store.create_session(self.cfg.workspace, agent.name)
@@ -85,6 +86,7 @@ class Runtime:
             raise ConfigError(f"no session {session_id}")
         if parent is not None:
             bridge = parent.bridge if parent.bridge_factory else None
+            changes = parent.changes
             settings = self.models.get(parent.session.id) or self.model(agent)
         else:
             settings = self.model(agent, model, api_base)
@@ -96,6 +98,7 @@ class Runtime:
             agent=agent.name,
             agent_rules=agent.rules,
             bridge=bridge,
+            changes=changes,
         )
         if not agent.subagent and "task" not in self.registry.tools:
             from .task import Task  # noqa: PLC0415 - task imports the loop, as does this module

@@ -24,7 +24,7 @@ from pygls.protocol.language_server import lsp_method
 from lsp_bridge.documents import uri_to_path
 
 from .editor import Editor
-from .hub import AskArgs, CommandError, Hub, SessionArgs, parse
+from .hub import AskArgs, CommandError, Hub, NavigateArgs, ResolveArgs, SessionArgs, parse
 from .serve import NAME, VERSION, Readable, Writable
 
 log = logging.getLogger(__name__)
@@ -87,12 +87,14 @@ def build() -> Server:
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(params: types.DidOpenTextDocumentParams) -> None:
-        server.the_hub().buffer_changed(params.text_document.uri, params.text_document.text)
+        document = params.text_document
+        server.the_hub().buffer_changed(document.uri, document.text, document.version)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(params: types.DidChangeTextDocumentParams) -> None:
         uri = params.text_document.uri
-        server.the_hub().buffer_changed(uri, server.workspace.get_text_document(uri).source)
+        text = server.workspace.get_text_document(uri).source
+        server.the_hub().buffer_changed(uri, text, params.text_document.version)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(params: types.DidCloseTextDocumentParams) -> None:
@@ -128,6 +130,14 @@ def build() -> Server:
     @_command(server, "lspilot.history")
     async def history(hub: Hub, args: tuple[Any, ...]) -> Any:
         return hub.history(parse(SessionArgs, "lspilot.history", args))
+
+    @_command(server, "lspilot.navigate")
+    async def navigate(hub: Hub, args: tuple[Any, ...]) -> Any:
+        return await hub.navigate(parse(NavigateArgs, "lspilot.navigate", args))
+
+    @_command(server, "lspilot.resolve")
+    async def resolve(hub: Hub, args: tuple[Any, ...]) -> Any:
+        return hub.resolve(parse(ResolveArgs, "lspilot.resolve", args))
 
     return server
 

@@ -17,7 +17,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from tools import Todo
+from tools import FileStamp, Todo
 
 MIGRATIONS: list[str] = [
     """
@@ -70,6 +70,11 @@ MIGRATIONS: list[str] = [
         ended REAL
     );
     CREATE INDEX parts_message ON parts (message_id, id);
+    """,
+    """
+    ALTER TABLE file_reads ADD COLUMN mtime_ns INTEGER;
+    ALTER TABLE file_reads ADD COLUMN size INTEGER;
+    ALTER TABLE file_reads ADD COLUMN digest TEXT;
     """,
 ]
 
@@ -172,11 +177,21 @@ class StoredSession:
         self.store = store
         self.id = session_id
 
-    def record_read(self, path: Path) -> None:
+    def record_read(self, path: Path, stamp: FileStamp | None = None) -> None:
+        stamp = stamp or FileStamp.take(path)
+        seen = (stamp.mtime_ns, stamp.size, stamp.digest) if stamp else (None, None, None)
         self.store.db.execute(
-            "INSERT OR REPLACE INTO file_reads (session_id, path, at) VALUES (?, ?, ?)",
-            (self.id, str(path), time.time()),
+            "INSERT OR REPLACE INTO file_reads (session_id, path, at, mtime_ns, size, digest)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (self.id, str(path), time.time(), *seen),
         )
+
+    def read_stamp(self, path: Path) -> FileStamp | None:
+        row = self.store.db.execute(
+            "SELECT mtime_ns, size, digest FROM file_reads WHERE session_id = ? AND path = ?",
+            (self.id, str(path)),
+        ).fetchone()
+        return FileStamp(row[0], row[1], row[2]) if row and row[2] is not None else None
 
     def last_read(self, path: Path) -> float | None:
         row = self.store.db.execute(

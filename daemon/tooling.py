@@ -6,6 +6,8 @@ from lsp_bridge import Bridge
 from tools import (
     ApprovalStore,
     Asker,
+    ChangeSink,
+    DiskChanges,
     PermissionEngine,
     Rule,
     SessionState,
@@ -29,9 +31,11 @@ def environment(
     agent: str = "build",
     agent_rules: tuple[Rule, ...] = (),
     bridge: Bridge | None = None,
+    changes: ChangeSink | None = None,
 ) -> ToolEnv:
     """A session's tool environment; ``bridge`` shares one set of language servers between sessions
-    (the editor server's), otherwise the session starts its own on first use."""
+    (the editor server's), otherwise the session starts its own on first use; ``changes`` is where
+    edits go (default: an ``edit`` ask, then the disk)."""
     data = configuration.data_dir()
     engine = PermissionEngine(
         cfg.permission_rules(agent_rules), ApprovalStore.for_project(data, cfg.workspace), asker
@@ -46,5 +50,6 @@ def environment(
         agent=agent,
         bridge_factory=(lambda: bridge) if bridge else lambda: Bridge(cfg.workspace, bridge_config),
         owns_bridge=bridge is None,
+        changes=changes or DiskChanges(),
         settings=cfg.raw,
     )

@@ -7,7 +7,8 @@ Imports ``lsp_bridge``; never imports ``daemon``.
 from __future__ import annotations
 
 from .base import Attachment, InitContext, Tool, ToolError, ToolResult, define_tool
-from .context import MemorySession, SessionState, Todo, ToolContext, ToolEnv
+from .changes import Applied, ChangeSink, DiskChanges, FileChange
+from .context import FileStamp, MemorySession, SessionState, Todo, ToolContext, ToolEnv
 from .execute import Outcome, execute
 from .permission import (
     DEFAULT_RULES,
@@ -27,9 +28,14 @@ from .truncate import OutputLimits
 
 __all__ = [
     "DEFAULT_RULES",
+    "Applied",
     "ApprovalStore",
     "Asker",
     "Attachment",
+    "ChangeSink",
+    "DiskChanges",
+    "FileChange",
+    "FileStamp",
     "HookCall",
     "InitContext",
     "MemorySession",

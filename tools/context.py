@@ -7,6 +7,7 @@ limits, the lsp_bridge); ``ToolContext`` is one call (ids, abort signal, progres
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import os
 import time
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from lsp_bridge import Bridge
 
 from .base import ToolError
+from .changes import ChangeSink, DiskChanges
 from .permission import PermissionEngine, PermissionRequest
 from .truncate import OutputLimits
 
@@ -37,14 +39,40 @@ class Todo:
     priority: Literal["high", "medium", "low"] = "medium"
 
 
+@dataclass(frozen=True)
+class FileStamp:
+    """What a file held when the agent saw it: the edit tools refuse to change it once it differs."""
+
+    mtime_ns: int
+    size: int
+    digest: str
+
+    @classmethod
+    def of(cls, data: bytes, mtime_ns: int) -> FileStamp:
+        return cls(mtime_ns, len(data), hashlib.blake2b(data, digest_size=16).hexdigest())
+
+    @classmethod
+    def take(cls, path: Path) -> FileStamp | None:
+        """The stamp of ``path`` now; None for a missing file or a directory."""
+        try:
+            with path.open("rb") as handle:
+                return cls.of(handle.read(), os.fstat(handle.fileno()).st_mtime_ns)
+        except OSError:
+            return None
+
+
 class SessionState(Protocol):
     """What tools remember per session. The daemon persists it; tests and the CLI keep it in memory."""
 
     id: str
 
-    def record_read(self, path: Path) -> None: ...
+    def record_read(self, path: Path, stamp: FileStamp | None = None) -> None:
+        """The agent has seen ``path`` as ``stamp`` says (as it is on disk now when None)."""
+        ...
 
     def last_read(self, path: Path) -> float | None: ...
+
+    def read_stamp(self, path: Path) -> FileStamp | None: ...
 
     def todos(self) -> list[Todo]: ...
 
@@ -55,13 +83,18 @@ class SessionState(Protocol):
 class MemorySession:
     id: str
     reads: dict[Path, float] = field(default_factory=dict[Path, float])
+    stamps: dict[Path, FileStamp | None] = field(default_factory=dict[Path, FileStamp | None])
     todo_list: list[Todo] = field(default_factory=list[Todo])
 
-    def record_read(self, path: Path) -> None:
+    def record_read(self, path: Path, stamp: FileStamp | None = None) -> None:
         self.reads[path] = time.time()
+        self.stamps[path] = stamp or FileStamp.take(path)
 
     def last_read(self, path: Path) -> float | None:
         return self.reads.get(path)
+
+    def read_stamp(self, path: Path) -> FileStamp | None:
+        return self.stamps.get(path)
 
     def todos(self) -> list[Todo]:
         return list(self.todo_list)
@@ -83,7 +116,11 @@ class ToolEnv:
     limits: OutputLimits = field(default_factory=OutputLimits)
     agent: str = "build"
     bridge_factory: Callable[[], Bridge] | None = None
+    #: False when the bridge is shared with other sessions (the editor server's): ``close`` leaves it up.
+    owns_bridge: bool = True
     settings: dict[str, Any] = field(default_factory=dict[str, Any])
+    #: Where the edit tools' changes go: the disk, or (later) an editor's review.
+    changes: ChangeSink = field(default_factory=DiskChanges)
     _bridge: Bridge | None = None
     _background: set[asyncio.Task[Any]] = field(default_factory=set[asyncio.Task[Any]])
 
@@ -123,9 +160,9 @@ class ToolEnv:
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
-        if self._bridge is not None:
+        if self._bridge is not None and self.owns_bridge:
             await self._bridge.shutdown()
-            self._bridge = None
+        self._bridge = None
 
 
 MetadataSink = Callable[[str | None, dict[str, Any]], None]

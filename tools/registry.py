@@ -150,21 +150,33 @@ def _exported_tools(names: dict[str, Any], stem: str) -> Iterable[Tool[Any]]:
 
 
 def builtin_tools() -> list[Tool[Any]]:
+    from .apply_patch import ApplyPatch  # noqa: PLC0415
+    from .bash import Bash  # noqa: PLC0415
     from .batch import Batch  # noqa: PLC0415 - batch imports the wrapper, which imports us
+    from .edit import Edit  # noqa: PLC0415
     from .glob import Glob  # noqa: PLC0415
     from .grep import Grep  # noqa: PLC0415
     from .invalid import Invalid  # noqa: PLC0415
     from .ls import List  # noqa: PLC0415
+    from .lsp import Lsp  # noqa: PLC0415
+    from .multiedit import MultiEdit  # noqa: PLC0415
     from .question import Question  # noqa: PLC0415
     from .read import Read  # noqa: PLC0415
     from .todo import TodoRead, TodoWrite  # noqa: PLC0415
     from .webfetch import WebFetch  # noqa: PLC0415
+    from .write import Write  # noqa: PLC0415
 
     return [
         Read(),
+        Edit(),
+        MultiEdit(),
+        Write(),
+        ApplyPatch(),
         Glob(),
         Grep(),
         List(),
+        Bash(),
+        Lsp(),
         TodoWrite(),
         TodoRead(),
         Batch(),

@@ -7,7 +7,7 @@ import asyncio
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from lsprotocol import types
@@ -89,13 +89,13 @@ def _plain(value: Any) -> Any:
     return value
 
 
-Connect = Callable[..., "asyncio.Future[Editor]"]
+def tool_results(fake: ScriptedModel) -> list[str]:
+    """The tool results the model was sent in its last request."""
+    return [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "tool"]
 
 
 @pytest.fixture
-async def connect(
-    tmp_path: Path, workspace: Path, fake: ScriptedModel
-) -> AsyncIterator[Callable[..., Any]]:
+async def connect(tmp_path: Path, workspace: Path, fake: ScriptedModel) -> AsyncIterator[Callable[..., Any]]:
     clients: list[LanguageClient] = []
     env = {
         "PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin",
@@ -108,7 +108,8 @@ async def connect(
     }
 
     async def start(spec: str = "neovim", lspilot: dict[str, bool] | None = None) -> Editor:
-        client = await ClientServerConfig(server_command=[LSPILOT, "serve"], server_env=env).start()
+        config = ClientServerConfig(server_command=[LSPILOT, "serve"], server_env=env)
+        client = cast(LanguageClient, await config.start())
         clients.append(client)
         editor = Editor(client)
         options = {"lspilot": lspilot} if lspilot is not None else None
@@ -149,6 +150,7 @@ async def test_ask_streams_the_turn_and_the_session_can_be_redrawn(
 ) -> None:
     fake.turns.extend([Turn(tool_calls=[("read", {"filePath": "a.py"})]), Turn(text="It computes an area.")])
     editor: Editor = await connect("neovim", FULL)
+    editor.client.progress_reports["tok-1"] = []  # a token the client made: it knows it
     result = await editor.command("lspilot.ask", {"prompt": "what does a.py do?"}, token="tok-1")
     assert result["stopReason"] == "end"
     kinds = editor.kinds()
@@ -159,8 +161,9 @@ async def test_ask_streams_the_turn_and_the_session_can_be_redrawn(
     assert "".join(u["delta"] for u in editor.updates if u["kind"] == "text") == "It computes an area."
     assert {u["sessionId"] for u in editor.updates} == {result["sessionId"]}
     assert {u["turnId"] for u in editor.updates} == {result["turnId"]}
-    progress = editor.client.progress_reports["tok-1"]
+    progress: list[Any] = editor.client.progress_reports["tok-1"]  # the values, despite the annotation
     assert progress[0].kind == "begin" and progress[-1].kind == "end"
+    assert any("read" in (p.message or "") for p in progress if p.kind == "report")
 
     sessions = await editor.command("lspilot.sessions")
     assert [s["sessionId"] for s in sessions] == [result["sessionId"]]
@@ -185,14 +188,15 @@ async def test_permission_prompts_go_to_the_editor(connect: Callable[..., Any], 
     assert second["stopReason"] == "end" and len(editor.permission_asks) == 1
 
 
-async def test_a_reject_with_feedback_reaches_the_model(connect: Callable[..., Any], fake: ScriptedModel) -> None:
+async def test_a_reject_with_feedback_reaches_the_model(
+    connect: Callable[..., Any], fake: ScriptedModel
+) -> None:
     fake.turns.extend([Turn(tool_calls=[("read", {"filePath": ".env"})]), Turn(text="understood")])
     editor: Editor = await connect("neovim", FULL)
     editor.permission_answers.append({"optionId": "reject_once", "feedback": "secrets stay private"})
     result = await editor.command("lspilot.ask", {"prompt": "read .env"})
     assert result["stopReason"] == "end"
-    tool_message = [m for m in fake.requests[-1]["messages"] if m["role"] == "tool"][-1]
-    assert "secrets stay private" in tool_message["content"]
+    assert "secrets stay private" in tool_results(fake)[-1]
 
 
 async def test_without_lspilot_options_permissions_fall_back_to_message_requests(
@@ -204,8 +208,8 @@ async def test_without_lspilot_options_permissions_fall_back_to_message_requests
     result = await editor.command("lspilot.ask", {"prompt": "read .env"})
     assert result["stopReason"] == "end"
     [request] = editor.message_requests
-    assert ".env" in request.message and [a.title for a in request.actions or []][0] == "Allow once"
-    assert "TOKEN=not-for-models" in [m for m in fake.requests[-1]["messages"] if m["role"] == "tool"][-1]["content"]
+    assert ".env" in request.message and next(a.title for a in request.actions or []) == "Allow once"
+    assert "TOKEN=not-for-models" in tool_results(fake)[-1]
 
 
 async def test_cancel_stops_a_running_turn(connect: Callable[..., Any], fake: ScriptedModel) -> None:
@@ -223,7 +227,9 @@ async def test_cancel_stops_a_running_turn(connect: Callable[..., Any], fake: Sc
     assert listed["sessionId"] == session_id and listed["running"] is False
 
 
-async def test_cancel_request_on_the_ask_stops_its_turn(connect: Callable[..., Any], fake: ScriptedModel) -> None:
+async def test_cancel_request_on_the_ask_stops_its_turn(
+    connect: Callable[..., Any], fake: ScriptedModel
+) -> None:
     fake.turns.append(Turn(text="thinking it over", stall_after_chunks=2))
     editor: Editor = await connect("neovim", FULL)
     params = types.ExecuteCommandParams("lspilot.ask", arguments=[{"prompt": "take your time"}])

@@ -1,0 +1,242 @@
+"""Every change the agent proposes goes to the editor for review before anything is written.
+
+``EditorChanges`` is the edit tools' ``ChangeSink`` under `lspilot serve`. Per file it sends
+``lspilot/reviewEdit`` (diff and approval in one message, hunk by hunk) — or, for clients without
+lspilot's review, a ``workspace/applyEdit`` whose edits need confirmation — then applies exactly
+what the user accepted: through ``workspace/applyEdit`` for buffers open in the editor (their undo
+works, the user saves), atomically on disk for the rest. A configured ``edit = "allow"`` skips
+the review; ``deny`` refuses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tools import PermissionDenied, PermissionRejected, PermissionRequest, ToolContext
+from tools.changes import Applied, FileChange, commit
+from tools.diff import Hunk, apply_hunks, hunks
+
+from .editor import Editor, field_of
+
+
+@dataclass
+class Buffers:
+    """The editor's open documents: text and version, by path."""
+
+    open: dict[Path, tuple[str, int]] = field(default_factory=dict[Path, tuple[str, int]])
+
+    def version(self, path: Path) -> int | None:
+        entry = self.open.get(path)
+        return entry[1] if entry else None
+
+
+@dataclass
+class Proposal:
+    id: str
+    change: FileChange
+    blocks: list[Hunk]
+    base_version: int | None
+    #: Set by ``lspilot.resolve`` (a CodeLens or keymap) instead of the review request's answer.
+    resolved: asyncio.Future[dict[str, Any]] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+    def resolve(self, action: str, hunk_ids: list[str] | None, feedback: str | None) -> None:
+        if action == "reject":
+            self.resolved.set_result({"decision": "reject", "feedback": feedback})
+        elif hunk_ids is None or set(hunk_ids) >= {h.id for h in self.blocks}:
+            self.resolved.set_result({"decision": "accept", "feedback": feedback})
+        else:
+            self.resolved.set_result(
+                {"decision": "partial", "acceptedHunkIds": hunk_ids, "feedback": feedback}
+            )
+
+
+@dataclass
+class EditorChanges:
+    editor: Editor
+    buffers: Buffers
+    pending: dict[str, Proposal]
+
+    async def apply(self, ctx: ToolContext, changes: list[FileChange], title: str) -> list[Applied]:
+        patterns = [ctx.relative(c.target) for c in changes]
+        actions = {p: ctx.env.permissions.action("edit", p) for p in patterns}
+        if "deny" in actions.values():
+            denied = next(p for p, a in actions.items() if a == "deny")
+            raise PermissionDenied(f"Permission denied: edit {denied} (configured by the user).")
+        if all(a == "allow" for a in actions.values()):
+            return [await self._write(ctx, c, c.after) for c in changes]
+        return [await self._review(ctx, change, title) for change in changes]
+
+    async def _review(self, ctx: ToolContext, change: FileChange, title: str) -> Applied:
+        before, after = change.before or "", change.after or ""
+        proposal = Proposal(f"p_{uuid.uuid4().hex[:12]}", change, hunks(before, after), None)
+        proposal.base_version = self.buffers.version(change.target)
+        self.pending[proposal.id] = proposal
+        self.editor.notify(
+            "lspilot/update",
+            {
+                "sessionId": ctx.session_id,
+                "kind": "status",
+                "status": "waiting for review",
+                "proposalId": proposal.id,
+            },
+        )
+        try:
+            answer = await self._decision(ctx, proposal)
+        finally:
+            del self.pending[proposal.id]
+        return await self._settle(ctx, proposal, answer)
+
+    async def _decision(self, ctx: ToolContext, proposal: Proposal) -> dict[str, Any]:
+        """The review request's answer, or an ``lspilot.resolve`` for the proposal, whichever is first."""
+        if self.editor.review:
+            asking = asyncio.ensure_future(
+                self.editor.request("lspilot/reviewEdit", self._request(ctx, proposal))
+            )
+        else:
+            asking = asyncio.ensure_future(self._confirm_edit(proposal))
+        done, _ = await asyncio.wait({asking, proposal.resolved}, return_when=asyncio.FIRST_COMPLETED)
+        if proposal.resolved in done:
+            asking.cancel()
+            return proposal.resolved.result()
+        answer = asking.result()
+        return {k: field_of(answer, k) for k in ("decision", "acceptedHunkIds", "finalText", "feedback")}
+
+    def _request(self, ctx: ToolContext, proposal: Proposal) -> dict[str, Any]:
+        change = proposal.change
+        return {
+            "sessionId": ctx.session_id,
+            "toolCallId": ctx.call_id,
+            "proposalId": proposal.id,
+            "uri": change.target.as_uri(),
+            "baseVersion": proposal.base_version,
+            "isNewFile": change.before is None,
+            "oldText": change.before or "",
+            "newText": change.after or "",
+            "hunks": [
+                {
+                    "id": h.id,
+                    "oldStart": h.old_start,
+                    "oldLines": h.old_lines,
+                    "newStart": h.new_start,
+                    "newLines": h.new_lines,
+                    "oldText": h.old_text,
+                    "newText": h.new_text,
+                }
+                for h in proposal.blocks
+            ],
+        }
+
+    async def _confirm_edit(self, proposal: Proposal) -> dict[str, Any]:
+        """Fallback review: the client's own confirmation UI for an edit annotated as needing it.
+        The client applies it itself, so an accepted edit is already in its buffer."""
+        change = proposal.change
+        annotation = "lspilot"
+        edit = {
+            "documentChanges": [
+                {
+                    "textDocument": {"uri": change.target.as_uri(), "version": proposal.base_version},
+                    "edits": _line_edits(change.before or "", proposal.blocks, annotation),
+                }
+            ],
+            "changeAnnotations": {
+                annotation: {"label": "lspilot proposal", "needsConfirmation": True, "description": "Review"}
+            },
+        }
+        answer = await self.editor.request("workspace/applyEdit", {"label": "lspilot", "edit": edit})
+        applied = bool(field_of(answer, "applied"))
+        reason = field_of(answer, "failureReason")
+        return {"decision": "accept" if applied else "reject", "feedback": reason, "appliedByClient": applied}
+
+    async def _settle(self, ctx: ToolContext, proposal: Proposal, answer: dict[str, Any]) -> Applied:
+        change, decision = proposal.change, answer.get("decision")
+        feedback = answer.get("feedback")
+        if decision == "cancelled" or decision not in ("accept", "reject", "partial"):
+            request = PermissionRequest("edit", [ctx.relative(change.target)], [], "review")
+            raise PermissionRejected(request, None)
+        if decision == "reject":
+            note = f"The user rejected the change to {ctx.relative(change.target)}"
+            return Applied(
+                change, None, "rejected", f"{note} and said: {feedback}" if feedback else note + "."
+            )
+        before, proposed = change.before or "", change.after or ""
+        accepted: list[str] = answer.get("acceptedHunkIds") or []
+        final = answer.get("finalText")
+        if final is None:
+            final = proposed if decision == "accept" else apply_hunks(before, proposal.blocks, accepted)
+        by_client = bool(answer.get("appliedByClient"))
+        if self.buffers.version(change.target) != proposal.base_version and not by_client:
+            where = ctx.relative(change.target)
+            note = f"{where} changed in the editor during the review; nothing was applied. Read it again."
+            return Applied(change, None, "rejected", note)
+        written = final if by_client else (await self._write(ctx, change, final)).written
+        return Applied(
+            change,
+            written,
+            "applied" if final == proposed else "partial",
+            _note(proposal, decision, accepted, final, feedback),
+        )
+
+    async def _write(self, ctx: ToolContext, change: FileChange, text: str | None) -> Applied:
+        """Into the editor's buffer when the file is open there, else atomically on disk."""
+        version = self.buffers.version(change.target)
+        if version is None or text is None or change.move_to is not None:
+            final = FileChange(change.path, change.before, text, change.move_to, change.encoding)
+            await asyncio.to_thread(commit, [final])
+            return Applied(change, text, "applied")
+        edit = {
+            "documentChanges": [
+                {
+                    "textDocument": {"uri": change.target.as_uri(), "version": version},
+                    "edits": _line_edits(change.before or "", hunks(change.before or "", text), None),
+                }
+            ]
+        }
+        answer = await self.editor.request("workspace/applyEdit", {"label": "lspilot", "edit": edit})
+        if not field_of(answer, "applied"):
+            reason = field_of(answer, "failureReason") or "the editor refused the edit"
+            return Applied(change, None, "rejected", f"The editor could not apply the change: {reason}.")
+        return Applied(change, text, "applied")
+
+
+def _line_edits(before: str, blocks: list[Hunk], annotation: str | None) -> list[dict[str, Any]]:
+    """Whole-line TextEdits for ``blocks`` (character 0 on both ends: no position encoding issues)."""
+    edits: list[dict[str, Any]] = []
+    for block in blocks:
+        start = block.old_start - 1
+        edit: dict[str, Any] = {
+            "range": {
+                "start": {"line": start, "character": 0},
+                "end": {"line": start + block.old_lines, "character": 0},
+            },
+            "newText": block.new_text,
+        }
+        if annotation:
+            edit["annotationId"] = annotation
+        edits.append(edit)
+    return edits
+
+
+def _note(proposal: Proposal, decision: str, accepted: list[str], final: str, feedback: str | None) -> str:
+    ids = [h.id for h in proposal.blocks]
+    parts: list[str] = []
+    if decision == "partial":
+        rejected = [i for i in ids if i not in accepted]
+        parts.append(
+            f"The user applied hunks {', '.join(accepted) or 'none'} and rejected {', '.join(rejected)}."
+        )
+    expected = (
+        proposal.change.after
+        if decision == "accept"
+        else apply_hunks(proposal.change.before or "", proposal.blocks, accepted)
+    )
+    if final != expected:
+        parts.append("The user modified the proposal before accepting it; the file now has their version.")
+    if feedback:
+        parts.append(f"The user said: {feedback}")
+    return " ".join(parts)
