@@ -49,8 +49,12 @@ class Editor:
         try:
             return await self.server.protocol.send_request_async(method, params, msg_id=msg_id)
         except asyncio.CancelledError:
-            self.notify("$/cancelRequest", {"id": msg_id})
+            self.server.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
             raise
+
+    async def apply_edit(self, edit: types.WorkspaceEdit) -> Any:
+        params = types.ApplyWorkspaceEditParams(edit, label="lspilot")
+        return await self.request(types.WORKSPACE_APPLY_EDIT, params)
 
     async def show_message_request(self, kind: int, message: str, actions: list[str]) -> str | None:
         answer = await self.request(

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lsprotocol import types
+
 from tools import PermissionDenied, PermissionRejected, PermissionRequest, ToolContext
 from tools.changes import Applied, FileChange, commit
 from tools.diff import Hunk, apply_hunks, hunks
@@ -69,6 +71,7 @@ class EditorChanges:
             denied = next(p for p, a in actions.items() if a == "deny")
             raise PermissionDenied(f"Permission denied: edit {denied} (configured by the user).")
         if all(a == "allow" for a in actions.values()):
+            await ctx.approved()
             return [await self._write(ctx, c, c.after) for c in changes]
         return [await self._review(ctx, change, title) for change in changes]
 
@@ -136,19 +139,10 @@ class EditorChanges:
         """Fallback review: the client's own confirmation UI for an edit annotated as needing it.
         The client applies it itself, so an accepted edit is already in its buffer."""
         change = proposal.change
-        annotation = "lspilot"
-        edit = {
-            "documentChanges": [
-                {
-                    "textDocument": {"uri": change.target.as_uri(), "version": proposal.base_version},
-                    "edits": _line_edits(change.before or "", proposal.blocks, annotation),
-                }
-            ],
-            "changeAnnotations": {
-                annotation: {"label": "lspilot proposal", "needsConfirmation": True, "description": "Review"}
-            },
-        }
-        answer = await self.editor.request("workspace/applyEdit", {"label": "lspilot", "edit": edit})
+        edits = _line_edits(proposal.blocks, ANNOTATION)
+        confirm = types.ChangeAnnotation("lspilot proposal", needs_confirmation=True, description="Review")
+        edit = _document_edit(change.target, proposal.base_version, edits, {ANNOTATION: confirm})
+        answer = await self.editor.apply_edit(edit)
         applied = bool(field_of(answer, "applied"))
         reason = field_of(answer, "failureReason")
         return {"decision": "accept" if applied else "reject", "feedback": reason, "appliedByClient": applied}
@@ -174,6 +168,7 @@ class EditorChanges:
             where = ctx.relative(change.target)
             note = f"{where} changed in the editor during the review; nothing was applied. Read it again."
             return Applied(change, None, "rejected", note)
+        await ctx.approved()
         written = final if by_client else (await self._write(ctx, change, final)).written
         return Applied(
             change,
@@ -189,37 +184,42 @@ class EditorChanges:
             final = FileChange(change.path, change.before, text, change.move_to, change.encoding)
             await asyncio.to_thread(commit, [final])
             return Applied(change, text, "applied")
-        edit = {
-            "documentChanges": [
-                {
-                    "textDocument": {"uri": change.target.as_uri(), "version": version},
-                    "edits": _line_edits(change.before or "", hunks(change.before or "", text), None),
-                }
-            ]
-        }
-        answer = await self.editor.request("workspace/applyEdit", {"label": "lspilot", "edit": edit})
+        edits = _line_edits(hunks(change.before or "", text), None)
+        answer = await self.editor.apply_edit(_document_edit(change.target, version, edits))
         if not field_of(answer, "applied"):
             reason = field_of(answer, "failureReason") or "the editor refused the edit"
             return Applied(change, None, "rejected", f"The editor could not apply the change: {reason}.")
         return Applied(change, text, "applied")
 
 
-def _line_edits(before: str, blocks: list[Hunk], annotation: str | None) -> list[dict[str, Any]]:
+ANNOTATION = "lspilot"
+
+
+def _line_edits(blocks: list[Hunk], annotation: str | None) -> list[types.TextEdit | types.AnnotatedTextEdit]:
     """Whole-line TextEdits for ``blocks`` (character 0 on both ends: no position encoding issues)."""
-    edits: list[dict[str, Any]] = []
+    edits: list[types.TextEdit | types.AnnotatedTextEdit] = []
     for block in blocks:
         start = block.old_start - 1
-        edit: dict[str, Any] = {
-            "range": {
-                "start": {"line": start, "character": 0},
-                "end": {"line": start + block.old_lines, "character": 0},
-            },
-            "newText": block.new_text,
-        }
+        span = types.Range(types.Position(start, 0), types.Position(start + block.old_lines, 0))
         if annotation:
-            edit["annotationId"] = annotation
-        edits.append(edit)
+            edits.append(
+                types.AnnotatedTextEdit(annotation_id=annotation, range=span, new_text=block.new_text)
+            )
+        else:
+            edits.append(types.TextEdit(span, block.new_text))
     return edits
+
+
+def _document_edit(
+    path: Path,
+    version: int | None,
+    edits: list[types.TextEdit | types.AnnotatedTextEdit],
+    annotations: dict[str, types.ChangeAnnotation] | None = None,
+) -> types.WorkspaceEdit:
+    document = types.OptionalVersionedTextDocumentIdentifier(path.as_uri(), version)
+    return types.WorkspaceEdit(
+        document_changes=[types.TextDocumentEdit(document, list(edits))], change_annotations=annotations
+    )
 
 
 def _note(proposal: Proposal, decision: str, accepted: list[str], final: str, feedback: str | None) -> str:

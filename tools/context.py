@@ -201,6 +201,10 @@ class ToolContext:
         request.call_id = request.call_id or self.call_id
         await self.env.permissions.ask(request)
 
+    async def approved(self) -> None:
+        """A change sink that approves edits without ``ask`` (an editor's review) calls this once the
+        user accepted, before writing: the edit tools' diagnostics of the old text wait for it."""
+
     def resolve(self, path: str) -> Path:
         """``path`` (absolute, ``~``, or relative to the workspace root) made absolute and normalised."""
         expanded = Path(os.path.expanduser(path))

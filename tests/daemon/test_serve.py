@@ -16,6 +16,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from daemon import serve
 from daemon.scripted_model import ScriptedModel, Turn
 from daemon.server import build
+from tests.conftest import data_dir
 
 LSPILOT = str(Path(sys.executable).with_name("lspilot"))
 
@@ -45,6 +46,11 @@ class Editor:
         self.permission_answers: list[dict[str, Any]] = []
         self.message_requests: list[types.ShowMessageRequestParams] = []
         self.message_answers: list[str | None] = []
+        self.reviews: list[dict[str, Any]] = []
+        self.review_answers: list[dict[str, Any]] = []
+        self.applied: list[dict[str, Any]] = []
+        self.buffers: dict[str, tuple[str, int]] = {}
+        self.while_reviewing: Callable[[], None] = lambda: None  # what the user does meanwhile
         self.changed = asyncio.Event()
 
         @client.feature("lspilot/update")
@@ -63,6 +69,36 @@ class Editor:
             self.message_requests.append(params)
             answer = self.message_answers.pop(0) if self.message_answers else None
             return types.MessageActionItem(answer) if answer else None
+
+        @client.feature("lspilot/reviewEdit")
+        def review(params: Any) -> dict[str, Any]:
+            self.reviews.append(_plain(params))
+            self.while_reviewing()
+            return self.review_answers.pop(0) if self.review_answers else {"decision": "cancelled"}
+
+        @client.feature(types.WORKSPACE_APPLY_EDIT)
+        def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+            for change in params.edit.document_changes or []:
+                assert isinstance(change, types.TextDocumentEdit)
+                uri = change.text_document.uri
+                text, version = self.buffers[uri]
+                assert change.text_document.version == version
+                self.applied.append({"uri": uri, "edits": change.edits})
+                self.change(uri, _apply(text, change.edits))
+            return types.ApplyWorkspaceEditResult(applied=True)
+
+    def open(self, path: Path) -> None:
+        """Open ``path`` in the editor, as a buffer."""
+        self.buffers[path.as_uri()] = (path.read_text(), 1)
+        item = types.TextDocumentItem(path.as_uri(), "python", 1, path.read_text())
+        self.client.text_document_did_open(types.DidOpenTextDocumentParams(item))
+
+    def change(self, uri: str, text: str) -> None:
+        version = self.buffers[uri][1] + 1
+        self.buffers[uri] = (text, version)
+        document = types.VersionedTextDocumentIdentifier(version=version, uri=uri)
+        change = types.TextDocumentContentChangeWholeDocument(text=text)
+        self.client.text_document_did_change(types.DidChangeTextDocumentParams(document, [change]))
 
     async def command(self, name: str, *arguments: Any, token: str | None = None) -> Any:
         params = types.ExecuteCommandParams(name, arguments=list(arguments), work_done_token=token)
@@ -89,6 +125,15 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _apply(text: str, edits: Any) -> str:
+    """Whole-line edits (as lspilot sends them) applied to ``text``, last first."""
+    lines = text.splitlines(keepends=True)
+    for edit in sorted(edits, key=lambda e: e.range.start.line, reverse=True):
+        assert edit.range.start.character == 0 and edit.range.end.character == 0
+        lines[edit.range.start.line : edit.range.end.line] = [edit.new_text]
+    return "".join(lines)
+
+
 def tool_results(fake: ScriptedModel) -> list[str]:
     """The tool results the model was sent in its last request."""
     return [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "tool"]
@@ -100,7 +145,7 @@ async def connect(tmp_path: Path, workspace: Path, fake: ScriptedModel) -> Async
     env = {
         "PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin",
         "HOME": str(tmp_path),
-        "LSPILOT_DATA_DIR": str(tmp_path / "data"),
+        "LSPILOT_DATA_DIR": str(data_dir()),  # the installed language servers; sessions are per root
         "LSPILOT_CONFIG_DIR": str(tmp_path / "user-config"),
         "LSPILOT_MODEL": "openai/scripted",
         "LSPILOT_API_BASE": fake.api_base,
@@ -257,3 +302,66 @@ async def test_malformed_arguments_are_a_json_rpc_error_naming_the_problem(
     with pytest.raises(Exception, match=r"no session nope"):
         await editor.command("lspilot.history", {"sessionId": "nope"})
     assert await editor.command("lspilot.sessions") == []
+
+
+TWO_FUNCTIONS = (
+    "def area(r: float) -> float:\n    return 3.14 * r * r\n\n\ndef name() -> str:\n    return 'circle'\n"
+)
+
+
+async def test_accepting_one_hunk_of_two_applies_only_it_to_the_open_buffer(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    source = workspace / "a.py"
+    source.write_text(TWO_FUNCTIONS)
+    proposal = TWO_FUNCTIONS.replace("3.14 * r * r", "undefined_pi * r * r").replace("'circle'", "'disc'")
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("read", {"filePath": "a.py"})]),
+            Turn(tool_calls=[("write", {"filePath": "a.py", "content": proposal})]),
+            Turn(text="done"),
+        ]
+    )
+    editor: Editor = await connect("visual-studio-code", FULL)
+    editor.open(source)
+    editor.review_answers.append({"decision": "partial", "acceptedHunkIds": ["h1"]})
+    result = await editor.command("lspilot.ask", {"prompt": "rename things"})
+    assert result["stopReason"] == "end"
+
+    [review] = editor.reviews
+    assert review["uri"] == source.as_uri() and review["baseVersion"] == 1 and not review["isNewFile"]
+    assert review["oldText"] == TWO_FUNCTIONS and review["newText"] == proposal
+    assert [h["id"] for h in review["hunks"]] == ["h1", "h2"]
+    assert "undefined_pi" in review["hunks"][0]["newText"] and "disc" in review["hunks"][1]["newText"]
+    # Only the accepted hunk reached the buffer, through applyEdit; the disk is untouched (unsaved).
+    [applied] = editor.applied
+    assert [e.new_text for e in applied["edits"]] == [review["hunks"][0]["newText"]]
+    buffer = editor.buffers[source.as_uri()][0]
+    assert "undefined_pi" in buffer and "'circle'" in buffer
+    assert source.read_text() == TWO_FUNCTIONS
+    # The model was told what happened, and what the change broke.
+    told = tool_results(fake)[-1]
+    assert "h1" in told and "rejected h2" in told
+    assert "undefined_pi" in told and "ERROR" in told
+
+
+async def test_a_stale_base_version_applies_nothing(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    source = workspace / "a.py"
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("read", {"filePath": "a.py"})]),
+            Turn(tool_calls=[("edit", {"filePath": "a.py", "oldString": "3.14", "newString": "3.14159"})]),
+            Turn(text="ok"),
+        ]
+    )
+    editor: Editor = await connect("neovim", FULL)
+    editor.open(source)
+
+    editor.while_reviewing = lambda: editor.change(source.as_uri(), "# typed\n" + source.read_text())
+    editor.review_answers.append({"decision": "accept"})
+    result = await editor.command("lspilot.ask", {"prompt": "more digits"})
+    assert result["stopReason"] == "end"
+    assert editor.applied == [] and "3.14159" not in source.read_text()
+    assert "changed in the editor during the review" in tool_results(fake)[-1]
