@@ -112,8 +112,8 @@ async def responsiveness(root: Path, env: dict[str, str], requests: int) -> None
             while not stop.is_set():
                 args: dict[str, Any] = {"prompt": "look around", "sessionId": session_id}
                 params = types.ExecuteCommandParams("lspilot.ask", arguments=[args])
-                result = await client.workspace_execute_command_async(params)
-                session_id = result["sessionId"] if isinstance(result, dict) else result.sessionId
+                result: Any = await client.workspace_execute_command_async(params)
+                session_id = result["sessionId"]
 
         workers = [asyncio.ensure_future(session()) for _ in range(4)]
         await asyncio.sleep(1.0)
