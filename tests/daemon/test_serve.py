@@ -365,3 +365,90 @@ async def test_a_stale_base_version_applies_nothing(
     assert result["stopReason"] == "end"
     assert editor.applied == [] and "3.14159" not in source.read_text()
     assert "changed in the editor during the review" in tool_results(fake)[-1]
+
+
+async def test_a_rejected_review_writes_nothing_and_the_model_reads_the_feedback(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    source = workspace / "a.py"
+    before = source.read_text()
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("read", {"filePath": "a.py"})]),
+            Turn(tool_calls=[("edit", {"filePath": "a.py", "oldString": "3.14", "newString": "22 / 7"})]),
+            Turn(text="ok, keeping 3.14"),
+        ]
+    )
+    editor: Editor = await connect("neovim", FULL)
+    editor.review_answers.append({"decision": "reject", "feedback": "use math.pi instead"})
+    result = await editor.command("lspilot.ask", {"prompt": "approximate pi"})
+    assert result["stopReason"] == "end"
+    assert len(editor.reviews) == 1 and editor.applied == [] and source.read_text() == before
+    assert "use math.pi instead" in tool_results(fake)[-1]
+
+
+async def test_bash_permission_once_always_and_reject(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    def run(command: str) -> Turn:
+        return Turn(tool_calls=[("bash", {"command": command, "description": "list the files"})])
+
+    fake.turns.extend([run("ls -a"), Turn(text="1"), run("ls -l"), Turn(text="2"), run("ls -la")])
+    fake.turns.extend([Turn(text="3"), run("touch made-by-agent")])
+    editor: Editor = await connect("visual-studio-code", FULL)
+    editor.permission_answers += [{"optionId": "allow_once"}, {"optionId": "allow_always"}]
+    editor.permission_answers.append({"optionId": "reject_once"})
+    first = await editor.command("lspilot.ask", {"prompt": "once"})
+    session = {"sessionId": first["sessionId"]}
+    assert (await editor.command("lspilot.ask", session | {"prompt": "always"}))["stopReason"] == "end"
+    assert (await editor.command("lspilot.ask", session | {"prompt": "remembered"}))["stopReason"] == "end"
+    rejected = await editor.command("lspilot.ask", session | {"prompt": "reject"})
+    asks = [(a["permission"], a["patterns"]) for a in editor.permission_asks]
+    assert asks == [("bash", ["ls -a"]), ("bash", ["ls -l"]), ("bash", ["touch made-by-agent"])]
+    assert rejected["stopReason"] == "rejected" and not (workspace / "made-by-agent").exists()
+
+
+async def test_navigate_returns_locations_for_the_editor(
+    connect: Callable[..., Any], workspace: Path
+) -> None:
+    (workspace / "b.py").write_text("from a import area\n\nprint(area(2))\n")
+    editor: Editor = await connect("neovim", FULL)
+    answer = await editor.command(
+        "lspilot.navigate",
+        {"operation": "findReferences", "uri": (workspace / "a.py").as_uri(), "symbol": "area"},
+    )
+    places = {(loc["path"], loc["line"]) for loc in answer["locations"]}
+    assert {("a.py", 1), ("b.py", 1), ("b.py", 3)} <= places
+    with pytest.raises(Exception, match="operation"):
+        await editor.command(
+            "lspilot.navigate", {"operation": "teleport", "uri": (workspace / "a.py").as_uri()}
+        )
+
+
+async def test_without_lspilot_options_reviews_are_applyedits_needing_confirmation(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    source = workspace / "a.py"
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("read", {"filePath": "a.py"})]),
+            Turn(tool_calls=[("edit", {"filePath": "a.py", "oldString": "3.14", "newString": "3.14159"})]),
+            Turn(text="ok"),
+        ]
+    )
+    editor: Editor = await connect("neovim")
+    editor.open(source)
+    confirmations: list[types.ApplyWorkspaceEditParams] = []
+    original = editor.client.protocol.fm.features[types.WORKSPACE_APPLY_EDIT]
+
+    def confirm(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        confirmations.append(params)
+        return original(params)
+
+    editor.client.protocol.fm.features[types.WORKSPACE_APPLY_EDIT] = confirm
+    result = await editor.command("lspilot.ask", {"prompt": "more digits"})
+    assert result["stopReason"] == "end" and editor.reviews == []
+    [params] = confirmations
+    annotations = params.edit.change_annotations or {}
+    assert [a.needs_confirmation for a in annotations.values()] == [True]
+    assert "3.14159" in editor.buffers[source.as_uri()][0]
