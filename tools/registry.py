@@ -162,6 +162,7 @@ def builtin_tools() -> list[Tool[Any]]:
     from .multiedit import MultiEdit  # noqa: PLC0415
     from .question import Question  # noqa: PLC0415
     from .read import Read  # noqa: PLC0415
+    from .skill import Skill  # noqa: PLC0415
     from .todo import TodoRead, TodoWrite  # noqa: PLC0415
     from .webfetch import WebFetch  # noqa: PLC0415
     from .write import Write  # noqa: PLC0415
@@ -182,6 +183,7 @@ def builtin_tools() -> list[Tool[Any]]:
         Batch(),
         WebFetch(),
         Question(),
+        Skill(),
         Invalid(),
     ]
 
@@ -192,6 +194,10 @@ def load_registry(root: Path, user_tools: Path | None) -> ToolRegistry:
     for tool in builtin_tools():
         registry.register(tool)
     registry.load_entry_points()
+    if user_tools:
+        from .skill import Skill  # noqa: PLC0415
+
+        registry.register(Skill(user_tools.parent / "skills"))  # the user's skills beside their tools
     if user_tools and user_tools.is_dir():
         registry.load_folder(user_tools, "user")
     project = root / ".lspilot" / "tools"
