@@ -376,6 +376,13 @@ class Bridge:
                 del self._answered[next(iter(self._answered))]
         return Answer(merged, not notes, notes)
 
+    def clear_overlay(self, path: Path) -> None:
+        """Let the disk speak for ``path`` again after ``diagnostics_after_change(path, text)``
+        (unless an editor pinned the document with ``open_document``)."""
+        doc = self.documents.get(path.resolve())
+        if doc is not None and doc.pins == 0:
+            self.documents.clear_overlay(doc.path)
+
     def known_diagnostics(self, path: Path, text: str) -> list[lsp.Diagnostic] | None:
         """What ``diagnostics_after_change`` last answered for ``path``, if that was for exactly
         ``text`` and no document has changed since; None otherwise. Sends nothing."""

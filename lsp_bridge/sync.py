@@ -147,7 +147,10 @@ class Synchronizer:
             ]
             if events:
                 log.debug("%s: %d watched files changed", conn.spec.name, len(events))
-                if any(event.type != lsp.FileChangeType.Changed for event in events):
+                if any(
+                    kind != lsp.FileChangeType.Changed and conn.spec.handles(path.name)
+                    for path, kind in changes.items()
+                ):  # only source files change what the server counts (and logs it has loaded)
                     conn.expect_rescan()
                 conn.notify(
                     "workspace/didChangeWatchedFiles",

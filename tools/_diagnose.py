@@ -19,7 +19,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from lsp_bridge import Bridge, BridgeError
+from lsp_bridge import Answer, Bridge, BridgeError
 
 from .base import ToolError
 from .changes import Applied, FileChange
@@ -64,6 +64,7 @@ class Probe:
         self._before: dict[Path, Counter[Key]] = {}
         self._other_text: dict[Path, str] = {}
         self._notes: dict[Path, str] = {}
+        self._early: dict[Path, tuple[str, asyncio.Future[Answer[list[lsp.Diagnostic]]]]] = {}
 
     @property
     def active(self) -> bool:
@@ -114,6 +115,30 @@ class Probe:
                 log.info("no dependents of %s: %s", change.path, error)
         return [path for path, _n in uses.most_common(MAX_OTHER_FILES)]
 
+    def approved(self) -> None:
+        """The change is approved: ask for the diagnostics of the new text while the sink writes
+        it (the bridge reads the proposed text until ``after`` hands the file back to the disk).
+        Files an editor has open with its own text are left alone."""
+        assert self.bridge is not None
+        for change in self.changes:
+            doc = self.bridge.documents.get(change.target)
+            if change.after is None or change.target in self._notes or (doc is not None and doc.overlay):
+                continue
+            pull = asyncio.ensure_future(self.bridge.diagnostics_after_change(change.target, change.after))
+            self._early[change.target] = (change.after, pull)
+
+    async def discard(self) -> None:
+        """Nothing was written after all: drop the early pulls and the proposed texts."""
+        for path in list(self._early):
+            await self._drop(path)
+
+    async def _drop(self, path: Path) -> None:
+        assert self.bridge is not None
+        _text, pull = self._early.pop(path)
+        pull.cancel()
+        await asyncio.gather(pull, return_exceptions=True)
+        self.bridge.clear_overlay(path)
+
     async def after(self, applied: list[Applied]) -> list[FileReport]:
         """New problems in every written file and in the files that used what changed."""
         if not self.active:
@@ -121,7 +146,10 @@ class Probe:
         written = {a.change.target: a.written for a in applied if a.written is not None}
         targets = [(c.target, written[c.target]) for c in self.changes if c.target in written]
         targets += [(p, None) for p in self._other_text]
-        reports = await asyncio.gather(*(self._after_one(path, text) for path, text in targets))
+        try:
+            reports = await asyncio.gather(*(self._after_one(path, text) for path, text in targets))
+        finally:
+            await self.discard()
         return [r for r in reports if r.new or r.note or r.path in written]
 
     async def _after_one(self, path: Path, text: str | None) -> FileReport:
@@ -130,7 +158,15 @@ class Probe:
         if report.note:
             return report
         try:
-            answer = await self.bridge.diagnostics_after_change(path)
+            early = self._early.get(path)
+            if early is not None and early[0] == text:
+                answer = await early[1]
+                self._early.pop(path)
+                self.bridge.clear_overlay(path)
+            else:
+                if early is not None:  # the reviewer changed it: ask about what was written
+                    await self._drop(path)
+                answer = await self.bridge.diagnostics_after_change(path)
             text = text if text is not None else path.read_text(errors="replace")
         except (BridgeError, OSError) as error:
             report.note = f"no diagnostics ({error})"

@@ -152,21 +152,29 @@ class Proposal:
 @dataclass
 class _AskThenSettle(ToolContext):
     """The call's context for the sink: its permission ask also waits for the "before"
-    diagnostics, which run meanwhile and must have read the files before anything is written."""
+    diagnostics, which run meanwhile and must have read the files before anything is written;
+    once approved, the "after" diagnostics start while the sink writes."""
 
+    probe: Probe | None = None
     pending: asyncio.Future[None] | None = None
 
     async def ask(self, request: PermissionRequest) -> None:
-        pending, self.pending = self.pending, None
         try:
             await super().ask(request)
         except BaseException:
+            pending, self.pending = self.pending, None
             if pending is not None:
                 pending.cancel()
                 await asyncio.gather(pending, return_exceptions=True)
             raise
+        await self.approved()
+
+    async def approved(self) -> None:
+        pending, self.pending = self.pending, None
         if pending is not None:
             await pending
+            if self.probe is not None and self.probe.active:
+                self.probe.approved()
 
 
 async def propose(ctx: ToolContext, changes: list[FileChange], title: str, others: bool = False) -> Proposal:
@@ -175,11 +183,13 @@ async def propose(ctx: ToolContext, changes: list[FileChange], title: str, other
     sink_ctx = ctx
     if probe.active:
         pending = asyncio.ensure_future(_quietly(probe))
-        sink_ctx = _AskThenSettle(
-            **{f.name: getattr(ctx, f.name) for f in fields(ToolContext)}, pending=pending
-        )
+        values = {f.name: getattr(ctx, f.name) for f in fields(ToolContext)}
+        sink_ctx = _AskThenSettle(**values, probe=probe, pending=pending)
     try:
         applied = await ctx.env.changes.apply(sink_ctx, changes, title)
+    except BaseException:
+        await probe.discard()
+        raise
     finally:
         if isinstance(sink_ctx, _AskThenSettle) and sink_ctx.pending is not None:
             sink_ctx.pending.cancel()  # the sink never asked: its diagnostics would be unreliable

@@ -97,9 +97,9 @@ Matcher = Callable[[Content, str], list[Span]]
 def exact(content: Content, old: str) -> list[Span]:
     spans: list[Span] = []
     at = content.text.find(old)
-    while at >= 0:
+    while at >= 0:  # overlapping places too: "aa" is in "aaa" twice, which is ambiguous
         spans.append((at, at + len(old)))
-        at = content.text.find(old, at + len(old))
+        at = content.text.find(old, at + 1)
     return spans
 
 
@@ -115,8 +115,7 @@ def _windows(content: Content, old: str, keys: list[str], key: Callable[[str], s
     n = len(want)
     last = len(keys) - n
     starts = [i for i, k in enumerate(keys) if k == want[0] and i <= last] if want[0] else range(last + 1)
-    spans = [content.span(i, n, keep_newline) for i in starts if keys[i : i + n] == want]
-    return _disjoint(spans)
+    return [content.span(i, n, keep_newline) for i in starts if keys[i : i + n] == want]
 
 
 def line_trimmed(content: Content, old: str) -> list[Span]:
@@ -201,7 +200,7 @@ def _anchored(
             if accept(block, wanted) if near else accept(block[: n - 1] + block[-1:], wanted):
                 spans.append(content.span(i, size, keep_newline))
                 break
-    return _disjoint(spans)
+    return spans
 
 
 def _line_slack(n: int) -> int:
@@ -239,9 +238,11 @@ REINDENT = {
 def find(content: Content, old: str, new: str, replace_all: bool = False) -> Found:
     """The replacements turning ``old`` into ``new``, or a ``MatchError`` saying what to do."""
     for name, matcher in CASCADE:
-        spans = matcher(content, old)
+        spans = sorted(set(matcher(content, old)))
         if not spans:
             continue
+        if replace_all:
+            spans = _disjoint(spans)
         lines = [content.line_of(start) for start, _ in spans]
         if len(spans) > 1 and not replace_all:
             shown = ", ".join(map(str, lines[:20])) + (" ..." if len(spans) > 20 else "")

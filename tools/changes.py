@@ -80,7 +80,9 @@ class DiskChanges:
         ]
         metadata = {"diff": diff_text(ctx, changes), "files": files}
         await ctx.ask(PermissionRequest("edit", patterns, patterns, title, metadata))
-        await asyncio.to_thread(commit, changes)
+        folders = await asyncio.to_thread(commit, changes)
+        # The data was synced before each rename; making the renames durable can trail behind.
+        ctx.env.background(asyncio.to_thread(_sync_dirs, folders), "syncing folders")
         return [Applied(c, c.after, "applied") for c in changes]
 
 
@@ -97,8 +99,9 @@ class _Step:
     mode: int = 0
 
 
-def commit(changes: list[FileChange]) -> None:
-    """Write every change or none: temp files first, then renames; undo on the first failure."""
+def commit(changes: list[FileChange]) -> set[Path]:
+    """Write every change or none: temp files first, then renames; undo on the first failure.
+    Returns the folders whose entries changed (to be synced)."""
     for change in changes:
         _check_unchanged(change)
     staged: list[tuple[FileChange, Path | None]] = []
@@ -111,11 +114,9 @@ def commit(changes: list[FileChange]) -> None:
             if temp is not None:
                 done.append(_step(change.target))
                 os.replace(temp, change.target)
-                _sync_dir(change.target.parent)
             if change.before is not None and (change.after is None or change.move_to is not None):
                 done.append(_step(change.path))
                 change.path.unlink()
-                _sync_dir(change.path.parent)
     except OSError as error:
         for step in reversed(done):
             _undo(step)
@@ -131,6 +132,7 @@ def commit(changes: list[FileChange]) -> None:
             if temp is not None:
                 with contextlib.suppress(OSError):
                     temp.unlink()
+    return {c.target.parent for c in changes} | {c.path.parent for c in changes}
 
 
 def _step(path: Path) -> _Step:
@@ -193,10 +195,11 @@ def _undo(step: _Step) -> None:
         os.replace(name, step.path)
 
 
-def _sync_dir(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+def _sync_dirs(folders: set[Path]) -> None:
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            fd = os.open(folder, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)

@@ -37,6 +37,8 @@ def unified_diff(before: str, after: str, path_label: str, after_label: str | No
     """A ``git diff``-style unified diff of one file (``after_label`` for a move)."""
     old, new = split_lines(before), split_lines(after)
     out: list[str] = []
+    if old == new and after_label and after_label != path_label:  # a move that changes no line
+        return f"--- a/{path_label}\n+++ b/{after_label}\n"
     for line in difflib.unified_diff(
         old, new, f"a/{path_label}", f"b/{after_label or path_label}", lineterm="\n"
     ):

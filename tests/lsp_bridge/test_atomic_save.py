@@ -52,3 +52,19 @@ async def test_known_diagnostics_only_for_exactly_that_text(
     assert (await bridge.diagnostics_after_change(app)).value == []
     assert bridge.known_diagnostics(app, broken) is None
     assert bridge.known_diagnostics(app, text) == []
+
+
+async def test_a_new_file_the_server_does_not_read_does_not_hold_answers(
+    project: Callable[[str], Path], bridge_factory: Callable[..., Bridge]
+) -> None:
+    # basedpyright watches "**" but logs a new file count only for Python files: waiting for that
+    # log after "notes.txt" appeared held every answer for ready_timeout.
+    root = project("py_project")
+    bridge = bridge_factory(root, ready_timeout=10.0)
+    app = root / "app.py"
+    assert (await bridge.diagnostics_after_change(app)).complete
+    (root / "notes.txt").write_text("hello\n")
+    answer = await bridge.diagnostics_after_change(app)
+    assert answer.complete, answer.notes
+    (root / "extra.py").write_text("from pkg.calc import total_area\n\ntotal_area(1)\n")
+    assert (await bridge.diagnostics_after_change(root / "extra.py")).complete

@@ -33,7 +33,7 @@ def test_unified_diff_labels_and_missing_final_newline() -> None:
         "--- a/src/a.py\n+++ b/src/a.py\n@@ -1 +1,2 @@\n x\n+y\n\\ No newline at end of file\n"
     )
     assert unified_diff("x\n", "x\n", "a") == ""
-    assert unified_diff("x\n", "x\n", "old.py", "new.py") == ""
+    assert unified_diff("x\n", "x\n", "old.py", "new.py") == "--- a/old.py\n+++ b/new.py\n"
     assert unified_diff("x\n", "y\n", "old.py", "new.py").startswith("--- a/old.py\n+++ b/new.py\n")
 
 

@@ -193,6 +193,14 @@ def test_cascade(case: Case) -> None:
     assert text == case.result
 
 
+def test_overlapping_places_are_ambiguous() -> None:
+    with pytest.raises(MatchError, match="matches 2 places"):
+        find(Content("aaa\n"), "aa", "b")
+    with pytest.raises(MatchError, match="matches 2 places"):
+        find(Content("x\nx\nx\n"), "x\nx", "y")
+    assert find(Content("aaaa"), "aa", "b", replace_all=True).lines == [1, 1]
+
+
 def test_not_found_shows_the_closest_region_with_line_numbers() -> None:
     file = "".join(f"line {i}\n" for i in range(1, 40)) + "def compute(a, b):\n    return a * b\n"
     with pytest.raises(MatchError) as error:
@@ -209,7 +217,7 @@ texts = st.text(alphabet="ab \n\t{}()x=", max_size=120)
 @given(prefix=texts, needle=st.text(alphabet="abcxyz \n(){}", min_size=1, max_size=30), suffix=texts)
 def test_exact_unique_substring_replaces_exactly_it(prefix: str, needle: str, suffix: str) -> None:
     file = prefix + needle + suffix
-    if file.count(needle) != 1:
+    if sum(file.startswith(needle, i) for i in range(len(file))) != 1:  # overlapping ones count
         return
     found = find(Content(file), needle, "<NEW>")
     assert found.matcher == "exact"
