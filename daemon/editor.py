@@ -67,9 +67,6 @@ class Editor:
         )
         return getattr(answer, "title", None)
 
-    def log(self, kind: int, message: str) -> None:
-        self.notify("window/logMessage", {"type": kind, "message": message})
-
     # -- work done progress on a client-provided token --------------------------------------
 
     def progress_begin(self, token: Any, title: str, message: str, on_cancel: Callable[[], Any]) -> None:

@@ -27,13 +27,12 @@ from .editor import Editor, field_of
 
 @dataclass
 class Buffers:
-    """The editor's open documents: text and version, by path."""
+    """The versions of the documents open in the editor, by path."""
 
-    open: dict[Path, tuple[str, int]] = field(default_factory=dict[Path, tuple[str, int]])
+    open: dict[Path, int] = field(default_factory=dict[Path, int])
 
     def version(self, path: Path) -> int | None:
-        entry = self.open.get(path)
-        return entry[1] if entry else None
+        return self.open.get(path)
 
 
 @dataclass
