@@ -29,8 +29,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from daemon import config as configuration
 from lsp_bridge import Bridge, BridgeConfig
-from lsp_bridge import install as installer
-from lsp_bridge.servers.basedpyright import SPEC
 from tools import (
     ApprovalStore,
     MemorySession,
@@ -189,11 +187,9 @@ def main() -> None:
     args = parser.parse_args()
     bench_cascade(args.lines, args.repeats)
     config = configuration.load(Path.cwd()).bridge()
-    status = installer.status(SPEC, config.data_dir)
-    if status.command is None:
-        sys.exit(f"basedpyright is not installed; run: {installer.install_command(SPEC)}")
+    command = _raw_bench().basedpyright(config)
     with tempfile.TemporaryDirectory(prefix="lspilot-bench-") as tmp:
-        asyncio.run(bench_tool(config, status.command, Path(tmp), args.files, args.rounds))
+        asyncio.run(bench_tool(config, command, Path(tmp), args.files, args.rounds))
 
 
 if __name__ == "__main__":

@@ -235,21 +235,27 @@ async def session(
     return raw_times, bridge_times, cold_time, len(cold.value), len(warm.value)
 
 
+def basedpyright(config: BridgeConfig) -> list[str]:
+    """The installed basedpyright command (every bench that needs it uses this), or exit saying how."""
+    status = installer.status(SPEC, config.data_dir)
+    if status.command is None:
+        sys.exit(f"basedpyright is not installed; run: {installer.install_command(SPEC)}")
+    return status.command
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="Benchmark lsp_bridge against raw JSON-RPC")
     parser.add_argument("--files", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=40)
     args = parser.parse_args()
     config = configuration.load(Path.cwd()).bridge()
-    status = installer.status(SPEC, config.data_dir)
-    if status.command is None:
-        sys.exit(f"basedpyright is not installed; run: {installer.install_command(SPEC)}")
+    command = basedpyright(config)
     with tempfile.TemporaryDirectory(prefix="lspilot-bench-") as tmp:
         raw_root, bridge_root = Path(tmp) / "raw", Path(tmp) / "bridge"
         for root in (raw_root, bridge_root):
             generate(root, args.files)
         raw, ours, cold_time, cold_count, warm_count = asyncio.run(
-            session(config, status.command, raw_root, bridge_root, args.rounds)
+            session(config, command, raw_root, bridge_root, args.rounds)
         )
     print(f"basedpyright, {args.files + 2} files, {args.rounds} rounds (medians)")
     print("  (paired: the median of bridge/raw over rounds, each pair measured back to back)")

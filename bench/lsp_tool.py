@@ -31,8 +31,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from daemon import config as configuration
 from lsp_bridge import Bridge, BridgeConfig
-from lsp_bridge import install as installer
-from lsp_bridge.servers.basedpyright import SPEC
 from tools import (
     DEFAULT_RULES,
     ApprovalStore,
@@ -133,9 +131,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=40)
     args = parser.parse_args()
     config = configuration.load(Path.cwd()).bridge()
-    status = installer.status(SPEC, config.data_dir)
-    if status.command is None:
-        sys.exit(f"basedpyright is not installed; run: {installer.install_command(SPEC)}")
+    command = BRIDGE_BENCH.basedpyright(config)
     with tempfile.TemporaryDirectory(prefix="lspilot-bench-") as tmp:
         raw_root, tool_root = Path(tmp) / "raw", Path(tmp) / "tool"
         for root in (raw_root, tool_root):
@@ -143,7 +139,7 @@ def main() -> None:
         raw, ours, core, counts = asyncio.run(
             session(
                 config,
-                status.command,
+                command,
                 raw_root=raw_root,
                 tool_root=tool_root,
                 data=Path(tmp) / "data",

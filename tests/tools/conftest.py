@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from lsp_bridge import Bridge
 from tools import (
     DEFAULT_RULES,
     ApprovalStore,
@@ -77,3 +79,21 @@ def harness(tmp_path: Path) -> Harness:
     root = tmp_path / "ws"
     root.mkdir()
     return make_harness(root, tmp_path / "data")
+
+
+MakeHarness = Callable[..., Harness]
+
+
+@pytest.fixture
+def lsp_harness(
+    tmp_path: Path, project: Callable[[str], Path], bridge_factory: Callable[..., Bridge]
+) -> MakeHarness:
+    """A tool harness on a copy of a fixture project, with a real bridge (``overrides`` go to its config)."""
+
+    def make(name: str, **overrides: object) -> Harness:
+        root = project(name)
+        harness = make_harness(root, tmp_path / "data")
+        harness.env.bridge_factory = lambda: bridge_factory(root, **overrides)
+        return harness
+
+    return make

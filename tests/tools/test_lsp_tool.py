@@ -3,32 +3,11 @@ positions checked against the fixture text, and errors that say what to do."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from lsp_bridge import Bridge
 from tests.conftest import position
-from tests.tools.conftest import Harness, make_harness
-
-MakeHarness = Callable[..., Harness]
-
-
-@pytest.fixture
-def lsp_harness(
-    tmp_path: Path, project: Callable[[str], Path], bridge_factory: Callable[..., Bridge]
-) -> MakeHarness:
-    """A tool harness on a copy of a fixture project, with a real bridge (``overrides`` go to its config)."""
-
-    def make(name: str, **overrides: object) -> Harness:
-        root = project(name)
-        harness = make_harness(root, tmp_path / "data")
-        harness.env.bridge_factory = lambda: bridge_factory(root, **overrides)
-        return harness
-
-    return make
+from tests.tools.conftest import Harness, MakeHarness
 
 
 def at(root: Path, relative: str, needle: str, nth: int = 0, offset: int = 0) -> str:

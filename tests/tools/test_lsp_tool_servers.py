@@ -3,30 +3,9 @@ no call hierarchy or implementation: the tool must say so, naming the capability
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
-
-import pytest
-
-from lsp_bridge import Bridge
 from tests.conftest import position
-from tests.tools.conftest import Harness, make_harness
+from tests.tools.conftest import MakeHarness
 from tests.tools.test_lsp_tool import at, error, lsp, spot
-
-MakeHarness = Callable[..., Harness]
-
-
-@pytest.fixture
-def lsp_harness(
-    tmp_path: Path, project: Callable[[str], Path], bridge_factory: Callable[..., Bridge]
-) -> MakeHarness:
-    def make(name: str, **overrides: object) -> Harness:
-        root = project(name)
-        harness = make_harness(root, tmp_path / "data")
-        harness.env.bridge_factory = lambda: bridge_factory(root, **overrides)
-        return harness
-
-    return make
 
 
 async def test_typescript(lsp_harness: MakeHarness) -> None:
