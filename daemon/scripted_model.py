@@ -6,6 +6,15 @@ streamed (server-sent ``chat.completion.chunk`` events, a usage chunk when
 next :class:`Turn` of the script; a turn can also be a function of the request body. Every request
 body is kept in :attr:`ScriptedModel.requests` so a test can assert what the model was sent.
 
+For tests in other languages (the VS Code extension's node tests) it also runs as a process::
+
+    python -m daemon.scripted_model SCRIPT.json
+
+SCRIPT.json is a list of turns (or ``{"turns": [...]}``), each an object with :class:`Turn`'s fields;
+``tool_calls`` are ``[name, arguments]`` pairs. The first line on stdout is the api_base; the
+process serves until stdin closes or it gets SIGTERM/SIGINT. ``GET /requests`` answers
+``{requests, errors, remaining}``; ``POST /turns`` appends more turns (same JSON).
+
 It is stdlib only and serves from its own threads, so it works while the caller's event loop is
 busy awaiting ``litellm.acompletion`` in the same process::
 
@@ -15,12 +24,16 @@ busy awaiting ``litellm.acompletion`` in the same process::
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import logging
 import math
+import os
 import select
+import signal
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -276,10 +289,25 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") in ("/v1/models", "/models"):
             listed = {"id": self.scripted.model, "object": "model", "owned_by": "lspilot"}
             self._json(200, {"object": "list", "data": [listed]})
+        elif self.path.rstrip("/") == "/requests":  # for tests in other processes (see main())
+            model = self.scripted
+            with model._lock:
+                state = {"requests": list(model.requests), "errors": list(model.errors)}
+            self._json(200, state | {"remaining": model.remaining})
         else:
             self._json(404, _error_body(404, f"No route GET {self.path}", "not_found"))
 
     def do_POST(self) -> None:
+        if self.path.rstrip("/") == "/turns":  # append turns described in JSON (see main())
+            try:
+                length = int(self.headers.get("Content-Length", 0))
+                turns = turns_from_json(json.loads(self.rfile.read(length)))
+            except (ValueError, TypeError, KeyError) as error:
+                self._json(400, _error_body(400, f"Bad turns: {error}", None))
+                return
+            self.scripted.push(*turns)
+            self._json(200, {"remaining": self.scripted.remaining})
+            return
         if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
             self._json(404, _error_body(404, f"No route POST {self.path}", "not_found"))
             return
@@ -420,3 +448,51 @@ def _chunks(turn: Turn, body: JSON, number: int, usage_wanted: bool) -> Iterator
     yield chunk({}, _finish(turn))
     if usage_wanted:
         yield {**envelope, "choices": [], "usage": _usage(turn, body)}
+
+
+def turn_from_json(data: JSON) -> Turn:
+    """A :class:`Turn` from its JSON form (``tool_calls`` as ``[name, arguments]`` pairs)."""
+    values = dict(data)
+    calls: list[ToolCallScript] = []
+    for call in values.pop("tool_calls", []):
+        name, arguments = (call["name"], call["arguments"]) if isinstance(call, dict) else call
+        calls.append((str(name), arguments))
+    usage = values.pop("usage", None)
+    return Turn(**values, tool_calls=calls, usage=Usage(**usage) if usage else None)
+
+
+def turns_from_json(data: Any) -> list[Turn]:
+    items = data.get("turns", []) if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise TypeError('a script is a list of turns or {"turns": [...]}')
+    return [turn_from_json(cast(JSON, item)) for item in cast(list[Any], items)]
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Serve a JSON script until stdin closes or a signal; print the api_base first."""
+    parser = argparse.ArgumentParser(prog="python -m daemon.scripted_model", description=main.__doc__)
+    parser.add_argument("script", nargs="?", help="JSON file: a list of turns or {turns: [...]}")
+    parser.add_argument("--model", default="scripted")
+    args = parser.parse_args(argv)
+    turns: list[Turn] = []
+    if args.script:
+        with open(args.script, encoding="utf-8") as file:
+            turns = turns_from_json(json.load(file))
+    done = threading.Event()
+
+    def wait_for_stdin_eof() -> None:
+        with contextlib.suppress(OSError, ValueError):
+            while os.read(sys.stdin.fileno(), 4096):
+                pass
+        done.set()
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: done.set())
+    with ScriptedModel(turns, model=args.model) as model:
+        print(model.api_base, flush=True)
+        threading.Thread(target=wait_for_stdin_eof, name="stdin-watch", daemon=True).start()
+        done.wait()
+
+
+if __name__ == "__main__":
+    main()
