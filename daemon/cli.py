@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         "--stdio", action="store_true", help="accepted for clients that pass it; stdio is the only transport"
     )
     serve.set_defaults(run=_serve)
-    demo = sub.add_parser("demo", help="show lsp_bridge on a bundled sample project")
+    demo = sub.add_parser("demo", help="language servers, then one agent turn, on a bundled sample project")
     demo.set_defaults(run=_demo)
     tool = sub.add_parser("tool", help="run one tool through the same checks as the agent")
     tool.add_argument("name", help="tool id, e.g. read, grep, glob")

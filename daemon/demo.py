@@ -1,8 +1,8 @@
-"""`lspilot demo`: lsp_bridge on a bundled sample project, printed in the terminal.
+"""`lspilot demo`: lsp_bridge, then one agent turn, on a copy of the bundled sample project.
 
-It copies the sample into a temporary folder, asks basedpyright for definitions, cross-file
-references, implementations and call hierarchy, then edits a file to introduce a type error,
-shows the diagnostics of exactly that version, fixes it and shows they are gone.
+Part one asks basedpyright for definitions, cross-file references, implementations and call
+hierarchy, then edits a file to introduce a type error, shows the diagnostics of exactly that
+version, fixes it and shows they are gone. Part two is a whole agent turn (see ``demo_turn``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from urllib.parse import unquote, urlparse
 from lsprotocol import types as lsp
 
 from lsp_bridge import Answer, Bridge, BridgeConfig
+
+from . import demo_turn
 
 SAMPLE = Path(__file__).with_name("sample")
 T = TypeVar("T")
@@ -68,63 +70,66 @@ async def run(config: BridgeConfig) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="lspilot-demo-"))
     root = workdir / "sample"
     shutil.copytree(SAMPLE, root)
-    main, shapes, total = root / "main.py", root / "geometry/shapes.py", root / "geometry/total.py"
-    show = Printer(root)
-    print(f"lspilot demo: lsp_bridge driving basedpyright on a copy of the sample in {root}")
     try:
-        async with Bridge(root, config) as bridge:
-            answer = await _timed(
-                "definition of total_area, from main.py",
-                lambda: bridge.definition(main, _position(main, "total_area", 1)),
-            )
-            show.locations(answer.value)
-
-            answer = await _timed(
-                "references to Shape across files",
-                lambda: bridge.references(shapes, _position(shapes, "Shape")),
-            )
-            show.locations(answer.value)
-
-            answer = await _timed(
-                "implementations of Shape.area",
-                lambda: bridge.implementation(shapes, _position(shapes, "area(self)")),
-            )
-            show.locations(answer.value)
-
-            items = await _timed(
-                "call hierarchy of total_area",
-                lambda: bridge.prepare_call_hierarchy(total, _position(total, "total_area")),
-            )
-            for item in items.value:
-                incoming = await bridge.incoming_calls(item)
-                outgoing = await bridge.outgoing_calls(item)
-                print(f"    {item.name}")
-                for call in incoming.value:
-                    print(
-                        f"      called by {call.from_.name}:  "
-                        + show.where(call.from_.uri, call.from_ranges[0].start)
-                    )
-                for callee in sorted({call.to.name for call in outgoing.value}):
-                    print(f"      calls {callee}")
-
-            original = main.read_text()
-            main.write_text(original.replace("total_area(shapes)", "total_area(shapes[0])"))
-            diagnostics = await _timed(
-                "diagnostics after an edit that passes one Shape where a list is expected",
-                lambda: bridge.diagnostics_after_change(main),
-            )
-            for diag in _problems(diagnostics.value):
-                print(f"    {show.where(main.as_uri(), diag.range.start)}")
-                print(
-                    f"      {diag.severity.name if diag.severity else 'note'}: {diag.message.splitlines()[0]}"
-                )
-
-            main.write_text(original)
-            diagnostics = await _timed(
-                "diagnostics after fixing it", lambda: bridge.diagnostics_after_change(main)
-            )
-            print(f"    {len(_problems(diagnostics.value))} errors or warnings")
+        await tour(root, config)
+        print()
+        return await demo_turn.run(root)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    print("\nall language servers stopped; demo done")
-    return 0
+
+
+async def tour(root: Path, config: BridgeConfig) -> None:
+    main, shapes, total = root / "main.py", root / "geometry/shapes.py", root / "geometry/total.py"
+    show = Printer(root)
+    print(f"lspilot demo, part 1: lsp_bridge driving basedpyright on a copy of the sample in {root}")
+    async with Bridge(root, config) as bridge:
+        answer = await _timed(
+            "definition of total_area, from main.py",
+            lambda: bridge.definition(main, _position(main, "total_area", 1)),
+        )
+        show.locations(answer.value)
+
+        answer = await _timed(
+            "references to Shape across files",
+            lambda: bridge.references(shapes, _position(shapes, "Shape")),
+        )
+        show.locations(answer.value)
+
+        answer = await _timed(
+            "implementations of Shape.area",
+            lambda: bridge.implementation(shapes, _position(shapes, "area(self)")),
+        )
+        show.locations(answer.value)
+
+        items = await _timed(
+            "call hierarchy of total_area",
+            lambda: bridge.prepare_call_hierarchy(total, _position(total, "total_area")),
+        )
+        for item in items.value:
+            incoming = await bridge.incoming_calls(item)
+            outgoing = await bridge.outgoing_calls(item)
+            print(f"    {item.name}")
+            for call in incoming.value:
+                print(
+                    f"      called by {call.from_.name}:  "
+                    + show.where(call.from_.uri, call.from_ranges[0].start)
+                )
+            for callee in sorted({call.to.name for call in outgoing.value}):
+                print(f"      calls {callee}")
+
+        original = main.read_text()
+        main.write_text(original.replace("total_area(shapes)", "total_area(shapes[0])"))
+        diagnostics = await _timed(
+            "diagnostics after an edit that passes one Shape where a list is expected",
+            lambda: bridge.diagnostics_after_change(main),
+        )
+        for diag in _problems(diagnostics.value):
+            print(f"    {show.where(main.as_uri(), diag.range.start)}")
+            print(f"      {diag.severity.name if diag.severity else 'note'}: {diag.message.splitlines()[0]}")
+
+        main.write_text(original)
+        diagnostics = await _timed(
+            "diagnostics after fixing it", lambda: bridge.diagnostics_after_change(main)
+        )
+        print(f"    {len(_problems(diagnostics.value))} errors or warnings")
+    print("\nlanguage servers stopped")

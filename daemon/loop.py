@@ -236,7 +236,9 @@ class Loop:
         title: str | None = None,
     ) -> None:
         self.store.update_part(part, state=state, output=output, metadata=metadata, ended=time.time())
-        self.emit("tool", callId=call.id, tool=call.name, state=state, title=title, output=output)
+        self.emit(
+            "tool", callId=call.id, tool=call.name, state=state, title=title, output=output, metadata=metadata
+        )
 
     async def _doom_loop_check(self, call: ToolCall, ctx: ToolContext) -> None:
         key = (call.name, arguments_text(call.arguments))

@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from .loop import Event
 from .runtime import Runtime
@@ -16,16 +17,24 @@ from .terminal import TerminalAsker
 EXIT = {"end": 0, "max_steps": 1, "rejected": 1, "error": 1, "cancelled": 130}
 
 
-class Renderer:
-    """Human-readable events: text as it streams, a line per tool call, errors and retries."""
+DIFF_STYLE = (("+++", "1"), ("---", "1"), ("@@", "36"), ("+", "32"), ("-", "31"))
+SHOWN_LINES = 40  # of a diff or an output, per tool call
 
-    def __init__(self, out: TextIO, colour: bool) -> None:
+
+class Renderer:
+    """Human-readable events: text as it streams, a line per tool call with the diff it made
+    (coloured on a terminal) and the problems it caused, errors and retries. With ``outputs`` it
+    also shows the start of what each other tool returned."""
+
+    def __init__(self, out: TextIO, colour: bool, root: Path, *, outputs: bool = False) -> None:
         self.out = out
         self.colour = colour
+        self.root = root
+        self.outputs = outputs
         self.line_open = False
 
     def _style(self, code: str, text: str) -> str:
-        return f"\033[{code}m{text}\033[0m" if self.colour else text
+        return f"\033[{code}m{text}\033[0m" if self.colour and code else text
 
     def _line(self, text: str) -> None:
         if self.line_open:
@@ -34,6 +43,38 @@ class Renderer:
         self.out.write(text + "\n")
         self.out.flush()
 
+    def note(self, text: str) -> None:
+        self._line(self._style("2", text))
+
+    def _block(self, lines: list[str], style: Callable[[str], str]) -> None:
+        for line in lines[:SHOWN_LINES]:
+            self._line("    " + style(line))
+        if len(lines) > SHOWN_LINES:
+            self.note(f"    ... {len(lines) - SHOWN_LINES} more lines")
+
+    def _diff_style(self, line: str) -> str:
+        code = next((code for prefix, code in DIFF_STYLE if line.startswith(prefix)), "")
+        return self._style(code, line)
+
+    def _tool(self, data: dict[str, Any]) -> None:
+        ok = data["state"] == "completed"
+        mark = self._style("32", "✓") if ok else self._style("31", "✗")
+        output = str(data.get("output") or "")
+        title = data.get("title") or next(iter(output.splitlines()), "")
+        self._line(f"{mark} {data['tool']} {title}")
+        metadata = data.get("metadata") or {}
+        if ok and metadata.get("diff"):
+            self._block(metadata["diff"].splitlines(), self._diff_style)
+            for path, report in (metadata.get("diagnostics") or {}).items():
+                if report.get("new"):
+                    shown = (
+                        Path(path).relative_to(self.root) if Path(path).is_relative_to(self.root) else path
+                    )
+                    self._line("    " + self._style("33", f"new problems in {shown}:"))
+                    self._block(report["new"], lambda line: self._style("31", line))
+        elif self.outputs or not ok:
+            self._block(output.splitlines(), lambda line: self._style("2", line))
+
     def __call__(self, event: Event) -> None:
         data = event.data
         if event.type == "text":
@@ -41,9 +82,7 @@ class Renderer:
             self.line_open = not data["delta"].endswith("\n")
             self.out.flush()
         elif event.type == "tool" and data["state"] in ("completed", "error"):
-            mark = self._style("32", "✓") if data["state"] == "completed" else self._style("31", "✗")
-            title = data.get("title") or (data.get("output") or "").splitlines()[0:1]
-            self._line(f"{mark} {data['tool']} {title if isinstance(title, str) else ''.join(title)}")
+            self._tool(data)
         elif event.type == "retry":
             self._line(self._style("33", f"… {data['error']}; retrying in {data['wait']:.1f}s"))
         elif event.type == "compaction":
@@ -53,13 +92,14 @@ class Renderer:
 
 
 async def run(args: argparse.Namespace) -> int:
-    runtime = Runtime.open(Path(args.root).resolve())
+    root = Path(args.root).resolve()
+    runtime = Runtime.open(root)
 
     def as_json(event: Event) -> None:
         sys.stdout.write(json.dumps(asdict(event), default=str) + "\n")
         sys.stdout.flush()
 
-    listener = as_json if args.json else Renderer(sys.stdout, sys.stdout.isatty())
+    listener = as_json if args.json else Renderer(sys.stdout, sys.stdout.isatty(), root)
     loop = runtime.loop(
         TerminalAsker(yes=args.yes),
         session_id=args.session,
