@@ -1,0 +1,190 @@
+-- The chat buffer (lspilot://chat): the conversation as it streams (lspilot/update), tool calls
+-- with their status (diffs folded under them), and a stored session redrawn from its history.
+local config = require('lspilot.config')
+local util = require('lspilot.util')
+
+local M = {}
+
+local NAME = 'lspilot://chat'
+local ns = vim.api.nvim_create_namespace('lspilot_chat')
+local DIFF = '    │ '
+
+---@type table<string, {mark: integer, diffed: boolean}>
+local tools = {}
+local last = { kind = nil, message = nil }
+
+function M.buf()
+  local buf = vim.fn.bufnr(NAME)
+  if buf ~= -1 and vim.api.nvim_buf_is_loaded(buf) then
+    return buf
+  end
+  buf = buf ~= -1 and buf or vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_name(buf, NAME)
+  vim.bo[buf].buftype = 'nofile'
+  vim.bo[buf].bufhidden = 'hide'
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].filetype = 'markdown'
+  vim.bo[buf].modifiable = false
+  return buf
+end
+
+local function edit(start, finish, lines)
+  local buf = M.buf()
+  vim.bo[buf].modifiable = true
+  vim.api.nvim_buf_set_lines(buf, start, finish, false, lines)
+  vim.bo[buf].modifiable = false
+end
+
+local function follow()
+  local buf = M.buf()
+  local count = vim.api.nvim_buf_line_count(buf)
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    if win ~= vim.api.nvim_get_current_win() then
+      vim.api.nvim_win_set_cursor(win, { count, 0 })
+    end
+  end
+end
+
+local function append(lines)
+  local buf = M.buf()
+  local empty = vim.api.nvim_buf_line_count(buf) == 1 and vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1] == ''
+  edit(empty and 0 or -1, -1, lines)
+  follow()
+end
+
+--- Streamed text: the delta continues the last line.
+local function append_text(delta)
+  local buf = M.buf()
+  local pieces = vim.split(delta, '\n', { plain = true })
+  local tail = vim.api.nvim_buf_get_lines(buf, -2, -1, false)[1] or ''
+  pieces[1] = tail .. pieces[1]
+  edit(-2, -1, pieces)
+  follow()
+end
+
+local function tool_line(call)
+  local title = util.value(call.title) or ''
+  local line = ('  ⚙ %s %s — %s'):format(call.tool, title, call.status or '')
+  return (line:gsub('%s+—', ' —'))
+end
+
+local function tool_update(call)
+  local buf = M.buf()
+  local known = tools[call.id]
+  if not known then
+    append({ tool_line(call) })
+    local row = vim.api.nvim_buf_line_count(buf) - 1
+    tools[call.id] = { mark = vim.api.nvim_buf_set_extmark(buf, ns, row, 0, { right_gravity = false }), diffed = false }
+    last.kind = 'tool'
+    known = tools[call.id]
+  else
+    local row = vim.api.nvim_buf_get_extmark_by_id(buf, ns, known.mark, {})[1]
+    local old = vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1] or ''
+    vim.bo[buf].modifiable = true
+    vim.api.nvim_buf_set_text(buf, row, 0, row, #old, { tool_line(call) })
+    vim.bo[buf].modifiable = false
+  end
+  local metadata = util.value(call.metadata)
+  local diff = type(metadata) == 'table' and util.value(metadata.diff) or nil
+  if call.status == 'error' and util.value(call.output) then
+    diff = call.output
+  end
+  if type(diff) == 'string' and diff ~= '' and not known.diffed then
+    known.diffed = true
+    local row = vim.api.nvim_buf_get_extmark_by_id(buf, ns, known.mark, {})[1]
+    local lines = vim.tbl_map(function(line)
+      return DIFF .. line
+    end, util.lines(diff))
+    edit(row + 1, row + 1, lines)
+  end
+end
+
+local function block(kind, message)
+  if last.kind ~= kind or last.message ~= message then
+    append({ '', kind == 'reasoning' and '_thinking:_ ' or '' })
+  end
+  last.kind, last.message = kind, message
+end
+
+--- One lspilot/update notification.
+function M.update(params)
+  local kind = params.kind
+  if kind == 'text' or kind == 'reasoning' then
+    block(kind, util.value(params.messageId))
+    append_text(params.delta or '')
+  elseif kind == 'toolCall' then
+    tool_update(params)
+  elseif kind == 'plan' then
+    local lines = { '', 'Plan:' }
+    for _, todo in ipairs(params.todos or {}) do
+      table.insert(lines, ('- [%s] %s'):format(todo.status == 'completed' and 'x' or ' ', todo.content))
+    end
+    append(lines)
+    last.kind = 'plan'
+  elseif kind == 'status' and params.status == 'running' then
+    M.user(params.prompt or '')
+  elseif kind == 'status' then
+    local detail = util.value(params.message) or util.value(params.error) or ''
+    append({ ('_%s_ %s'):format(params.status, detail) })
+    last.kind = 'status'
+  elseif kind == 'turnEnd' then
+    local reason = params.stopReason
+    local err = util.value(params.error)
+    append({ '', ('— %s%s'):format(reason == 'end' and 'done' or reason, err and (': ' .. tostring(err)) or ''), '' })
+    last.kind = 'end'
+  end
+end
+
+function M.user(prompt)
+  append(vim.list_extend({ '## You', '' }, util.lines(prompt)))
+  append({ '', '## lspilot' })
+  last.kind = 'user'
+end
+
+--- Replace the buffer with a stored session (lspilot.history).
+function M.redraw(history)
+  edit(0, -1, {})
+  vim.api.nvim_buf_clear_namespace(M.buf(), ns, 0, -1)
+  tools, last = {}, {}
+  for _, message in ipairs(history.messages or {}) do
+    for _, part in ipairs(message.parts or {}) do
+      if message.role == 'user' and part.kind == 'text' then
+        M.user(part.text or '')
+      elseif part.kind == 'text' or part.kind == 'reasoning' then
+        block(part.kind, message.id)
+        append_text(part.text or '')
+      elseif part.kind == 'tool' then
+        tool_update({ id = part.call_id or part.id, tool = part.tool, title = part.title, status = part.state, metadata = part.metadata })
+      elseif part.kind == 'error' then
+        append({ '_error_ ' .. (part.text or '') })
+      end
+    end
+  end
+end
+
+--- Show the chat in a side window (or focus it when shown).
+function M.open(focus)
+  local buf = M.buf()
+  local win = vim.fn.bufwinid(buf)
+  if win == -1 then
+    local opts = config.options.chat
+    local current = vim.api.nvim_get_current_win()
+    local where = ({ right = 'botright vertical', left = 'topleft vertical', below = 'botright', above = 'topleft' })[opts.position]
+    vim.cmd(('%s %dsplit'):format(where, opts.size))
+    win = vim.api.nvim_get_current_win()
+    vim.api.nvim_win_set_buf(win, buf)
+    local wo = vim.wo[win]
+    wo.wrap, wo.linebreak, wo.number, wo.relativenumber = true, true, false, false
+    wo.foldmethod, wo.foldexpr, wo.foldlevel = 'expr', "getline(v:lnum)=~#'^    │'", 0
+    wo.winfixwidth = opts.position == 'right' or opts.position == 'left'
+    if not focus then
+      vim.api.nvim_set_current_win(current)
+    end
+  elseif focus then
+    vim.api.nvim_set_current_win(win)
+  end
+  follow()
+  return buf
+end
+
+return M

@@ -1,0 +1,224 @@
+-- The LSP client of `lspilot serve`: started with vim.lsp.start (one per project root, no
+-- transport of its own), the handlers for lspilot's server->client messages, and command calls.
+local config = require('lspilot.config')
+local util = require('lspilot.util')
+
+local M = {}
+
+local NAME = 'lspilot'
+local has_011 = vim.fn.has('nvim-0.11') == 1
+
+--- Buffers not to attach yet (opened for a review of a file the daemon writes on disk).
+---@type table<integer, boolean>
+M.detached = {}
+
+---@type string status line text ('' when idle)
+M.status = ''
+
+local function set_status(text)
+  M.status = text
+  pcall(vim.api.nvim_exec_autocmds, 'User', { pattern = 'LspilotStatus', modeline = false })
+  vim.cmd('redrawstatus')
+end
+
+--- A normal file buffer (not chat, help, quickfix, terminal...).
+function M.is_file(buf)
+  return vim.api.nvim_buf_is_valid(buf)
+    and vim.bo[buf].buftype == ''
+    and vim.api.nvim_buf_get_name(buf) ~= ''
+end
+
+function M.root(buf)
+  local root = M.is_file(buf) and vim.fs.root(buf, config.options.root_markers) or nil
+  return vim.fs.normalize(root or vim.fn.getcwd())
+end
+
+--- All running lspilot clients (optionally only the one for `root`).
+function M.clients(root)
+  local found = {}
+  for _, client in ipairs(vim.lsp.get_clients({ name = NAME })) do
+    if not root or client.root_dir == root then
+      table.insert(found, client)
+    end
+  end
+  return found
+end
+
+function M.request(client, method, params, handler, buf)
+  if has_011 then
+    return client:request(method, params, handler, buf)
+  end
+  return client.request(method, params, handler, buf)
+end
+
+--- Run `lspilot.<name>` with one object argument; `callback(err, result)` on the main loop.
+---@return integer? request id
+function M.exec(client, name, argument, callback, token)
+  local params = { command = 'lspilot.' .. name, arguments = { argument }, workDoneToken = token }
+  local ok, id = M.request(client, 'workspace/executeCommand', params, function(err, result)
+    util.protect('lspilot.' .. name, callback)(err, result)
+  end)
+  return ok and id or nil
+end
+
+local function attach_loaded(client)
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) and M.is_file(buf) and not M.detached[buf] then
+      local path = vim.fs.normalize(vim.api.nvim_buf_get_name(buf))
+      if vim.startswith(path, client.root_dir .. '/') then
+        vim.lsp.buf_attach_client(buf, client.id)
+      end
+    end
+  end
+end
+
+local function handlers()
+  local review = require('lspilot.review')
+  local chat = require('lspilot.chat')
+  return {
+    ['lspilot/update'] = util.protect('lspilot/update', function(_, params, ctx)
+      M.on_update(params, ctx.client_id)
+      chat.update(params)
+      review.on_update(params)
+      return vim.NIL
+    end),
+    ['lspilot/reviewEdit'] = function(_, params, ctx)
+      return M.deferred('review', ctx, function(answer)
+        review.open(params, ctx.client_id, answer)
+      end, { decision = 'cancelled' })
+    end,
+    ['lspilot/requestPermission'] = function(_, params, ctx)
+      return M.deferred('permission prompt', ctx, function(answer)
+        require('lspilot.permission').ask(params, answer)
+      end, { cancelled = true })
+    end,
+    ['$/progress'] = util.protect('$/progress', function(err, params, ctx)
+      local value = params and params.value or {}
+      if value.kind == 'end' then
+        set_status('')
+      elseif value.message then
+        set_status('lspilot: ' .. value.message)
+      end
+      return vim.lsp.handlers['$/progress'](err, params, ctx)
+    end),
+  }
+end
+
+--- Answer a server request later: Neovim runs request handlers in a coroutine (as its own
+--- window/showMessageRequest does), so the handler yields until `start` calls `answer(result)`.
+function M.deferred(what, _, start, fallback)
+  local co, is_main = coroutine.running()
+  if not co or is_main then
+    util.notify(what .. ': this Neovim cannot answer later; dismissed', vim.log.levels.WARN)
+    return fallback
+  end
+  local answered = false
+  local ok, err = pcall(start, function(result)
+    if answered then
+      return
+    end
+    answered = true
+    vim.schedule(function()
+      coroutine.resume(co, result)
+    end)
+  end)
+  if not ok then
+    util.notify(what .. ' failed: ' .. tostring(err), vim.log.levels.ERROR)
+    return fallback
+  end
+  return coroutine.yield()
+end
+
+--- Track the current session and status from a `lspilot/update`.
+function M.on_update(params, client_id)
+  M.session = M.session or {}
+  M.session[client_id] = params.sessionId
+  if params.kind == 'status' and params.status == 'waiting for review' then
+    set_status('lspilot: waiting for review')
+  elseif params.kind == 'status' and params.status then
+    set_status('lspilot: ' .. params.status)
+  elseif params.kind == 'turnEnd' then
+    set_status('')
+  end
+end
+
+local function start_config(root)
+  local opts = config.options
+  return {
+    name = NAME,
+    cmd = opts.cmd,
+    cmd_env = opts.cmd_env,
+    root_dir = root,
+    workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fs.basename(root) } },
+    init_options = { lspilot = { review = true, permissions = true } },
+    handlers = handlers(),
+    on_init = function(client)
+      vim.schedule(util.protect('attaching buffers', function()
+        attach_loaded(client)
+      end))
+    end,
+    on_exit = vim.schedule_wrap(util.protect('daemon exit', function(code, _, client_id)
+      require('lspilot.review').clear_client(client_id)
+      set_status('')
+      if code ~= 0 then
+        util.notify(('the daemon exited with code %d; see :Lspilot log'):format(code), vim.log.levels.WARN)
+      end
+    end)),
+  }
+end
+
+--- The client for `buf`'s root, started if needed (a file buffer is attached to it).
+---@param buf? integer
+---@return vim.lsp.Client?
+function M.ensure(buf)
+  buf = buf or vim.api.nvim_get_current_buf()
+  local root = M.root(buf)
+  local existing = M.clients(root)[1]
+  if not M.is_file(buf) or M.detached[buf] then
+    if existing or M.clients()[1] then
+      return existing or M.clients()[1]
+    end
+    local id = has_011 and vim.lsp.start(start_config(root), { attach = false })
+      or vim.lsp.start_client(start_config(root))
+    return id and vim.lsp.get_client_by_id(id) or nil
+  end
+  local id = vim.lsp.start(start_config(root), { bufnr = buf })
+  return id and vim.lsp.get_client_by_id(id) or nil
+end
+
+--- Attach file buffers opened later to their root's client (or start it, with `autostart`).
+function M.watch()
+  local group = vim.api.nvim_create_augroup('lspilot', { clear = true })
+  vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, {
+    group = group,
+    callback = util.protect('attaching a buffer', function(ev)
+      if not M.is_file(ev.buf) or M.detached[ev.buf] then
+        return
+      end
+      local client = M.clients(M.root(ev.buf))[1]
+      if client then
+        vim.lsp.buf_attach_client(ev.buf, client.id)
+      elseif config.options.autostart then
+        M.ensure(ev.buf)
+      end
+    end),
+  })
+end
+
+--- Where the daemon logs (as daemon/config.py's log_dir decides).
+function M.log_path()
+  if config.options.log_file then
+    return config.options.log_file
+  end
+  local data = config.options.cmd_env.LSPILOT_DATA_DIR or vim.env.LSPILOT_DATA_DIR
+  if data then
+    return vim.fs.joinpath(data, 'logs', 'lspilot.log')
+  end
+  if vim.fn.has('mac') == 1 then
+    return vim.fs.joinpath(vim.env.HOME, 'Library', 'Logs', 'lspilot', 'lspilot.log')
+  end
+  local state = vim.env.XDG_STATE_HOME or vim.fs.joinpath(vim.env.HOME, '.local', 'state')
+  return vim.fs.joinpath(state, 'lspilot', 'log', 'lspilot.log')
+end
+
+return M

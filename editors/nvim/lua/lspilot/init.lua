@@ -1,0 +1,258 @@
+-- lspilot for Neovim: setup and the public Lua API behind :Lspilot. The agent lives in the
+-- daemon (`lspilot serve`); this plugin only shows what it sends and answers what it asks.
+local config = require('lspilot.config')
+local client = require('lspilot.client')
+local util = require('lspilot.util')
+
+local M = {}
+
+local token_count = 0
+---@type table<integer, integer> client id -> the lspilot.ask request in flight
+local asking = {}
+
+--- Merge options (see :help lspilot-config) and attach to file buffers as they open.
+function M.setup(opts)
+  config.set(opts)
+  client.watch()
+  M._setup = true
+end
+
+local function ensure_setup()
+  if not M._setup then
+    M.setup({})
+  end
+end
+
+local function current()
+  ensure_setup()
+  local c = client.ensure()
+  if not c then
+    util.notify('could not start `' .. table.concat(config.options.cmd, ' ') .. '` (see :checkhealth lspilot)', vim.log.levels.ERROR)
+  end
+  return c
+end
+
+--- The session the chat shows, for client `c`.
+local function session(c)
+  return client.session and client.session[c.id] or nil
+end
+
+--- Ask the agent. opts: {range = {first, last} (1-based lines of the current buffer),
+--- session_id, agent, model, new_session, on_done = fun(err, result)}.
+function M.ask(prompt, opts)
+  opts = opts or {}
+  if not prompt or prompt == '' then
+    return vim.ui.input({ prompt = 'Ask lspilot: ' }, util.protect('ask', function(text)
+      if text and text ~= '' then
+        M.ask(text, opts)
+      end
+    end))
+  end
+  local buf = vim.api.nvim_get_current_buf()
+  local c = current()
+  if not c then
+    return
+  end
+  local argument = { prompt = prompt, agent = opts.agent, model = opts.model }
+  argument.sessionId = opts.session_id or (not opts.new_session and session(c)) or nil
+  if client.is_file(buf) then
+    argument.context = { uri = vim.uri_from_bufnr(buf) }
+    if opts.range then
+      local last = vim.api.nvim_buf_get_lines(buf, opts.range[2] - 1, opts.range[2], false)[1] or ''
+      argument.context.range = {
+        start = { line = opts.range[1] - 1, character = 0 },
+        ['end'] = { line = opts.range[2] - 1, character = #last },
+      }
+    end
+  end
+  if config.options.chat.open_on_ask then
+    require('lspilot.chat').open(false)
+  end
+  token_count = token_count + 1
+  asking[c.id] = client.exec(c, 'ask', argument, function(err, result)
+    asking[c.id] = nil
+    if err then
+      util.notify('ask: ' .. (err.message or tostring(err)), vim.log.levels.ERROR)
+    else
+      client.session = client.session or {}
+      client.session[c.id] = result.sessionId
+    end
+    if opts.on_done then
+      opts.on_done(err, result)
+    end
+  end, ('lspilot-ask-%d'):format(token_count))
+end
+
+--- Cancel the running turn of the current session; its pending reviews are dropped.
+function M.cancel()
+  local c = current()
+  if not c then
+    return
+  end
+  local id = session(c)
+  if id then
+    require('lspilot.review').clear_session(id)
+    client.exec(c, 'cancel', { sessionId = id }, function(err)
+      if err then
+        util.notify('cancel: ' .. (err.message or tostring(err)), vim.log.levels.WARN)
+      end
+    end)
+  elseif asking[c.id] then
+    c:cancel_request(asking[c.id])
+  else
+    util.notify('nothing to cancel', vim.log.levels.INFO)
+  end
+end
+
+--- Pending proposals and their hunks: {{proposalId, sessionId, uri, bufnr, hunks = {{id, state, ...}}}}.
+function M.pending()
+  return require('lspilot.review').pending()
+end
+
+--- Accept hunk `hunk_id` (default: the hunk under the cursor).
+function M.accept(hunk_id)
+  return require('lspilot.review').resolve('accepted', hunk_id)
+end
+
+--- Reject hunk `hunk_id` (default: under the cursor); `feedback` goes to the model.
+function M.reject(hunk_id, feedback)
+  return require('lspilot.review').resolve('rejected', hunk_id, feedback)
+end
+
+--- Reject the hunk under the cursor, asking (vim.ui.input) what to tell the model.
+function M.reject_with_feedback()
+  vim.ui.input({ prompt = 'Why reject? (for the agent) ' }, util.protect('reject', function(text)
+    if text then
+      M.reject(nil, text ~= '' and text or nil)
+    end
+  end))
+end
+
+function M.accept_all()
+  return require('lspilot.review').resolve_all('accepted')
+end
+
+function M.reject_all(feedback)
+  return require('lspilot.review').resolve_all('rejected', feedback)
+end
+
+function M.next()
+  require('lspilot.review').jump(true)
+end
+
+function M.prev()
+  require('lspilot.review').jump(false)
+end
+
+--- Open the chat buffer (and focus it).
+function M.chat()
+  ensure_setup()
+  return require('lspilot.chat').open(true)
+end
+
+--- Pick a stored session (vim.ui.select) and redraw its history in the chat buffer.
+---@param on_done? fun(session_id: string)
+function M.sessions(on_done)
+  local c = current()
+  if not c then
+    return
+  end
+  client.exec(c, 'sessions', {}, function(err, sessions)
+    if err or #sessions == 0 then
+      return util.notify(err and err.message or 'no sessions yet in ' .. c.root_dir, vim.log.levels.INFO)
+    end
+    vim.ui.select(sessions, {
+      prompt = 'lspilot session',
+      kind = 'lspilot_session',
+      format_item = function(s)
+        return ('%s  %s%s'):format(os.date('%Y-%m-%d %H:%M', s.updated), s.title, s.running and ' (running)' or '')
+      end,
+    }, util.protect('sessions', function(choice)
+      if not choice then
+        return
+      end
+      client.exec(c, 'history', { sessionId = choice.sessionId }, function(herr, history)
+        if herr then
+          return util.notify('history: ' .. herr.message, vim.log.levels.ERROR)
+        end
+        client.session = client.session or {}
+        client.session[c.id] = choice.sessionId
+        require('lspilot.chat').redraw(history)
+        require('lspilot.chat').open(false)
+        if on_done then
+          on_done(choice.sessionId)
+        end
+      end)
+    end))
+  end)
+end
+
+--- Navigation into the quickfix list: op is refs, defs, impls, callers or callees.
+function M.navigate(op, on_done)
+  ensure_setup()
+  require('lspilot.nav').run(op, on_done)
+end
+
+--- Open the daemon's log file.
+function M.log()
+  ensure_setup()
+  vim.cmd('split ' .. vim.fn.fnameescape(client.log_path()))
+end
+
+--- Statusline text: what the running turn does ('' when idle).
+function M.status()
+  return client.status
+end
+
+local subcommands = {
+  ask = function(args, rest)
+    M.ask(rest, { range = args.range > 0 and { args.line1, args.line2 } or nil })
+  end,
+  chat = M.chat,
+  cancel = M.cancel,
+  sessions = function()
+    M.sessions()
+  end,
+  accept = function(_, rest)
+    M.accept(rest ~= '' and rest or nil)
+  end,
+  reject = function(_, rest)
+    M.reject(nil, rest ~= '' and rest or nil)
+  end,
+  ['accept-all'] = M.accept_all,
+  ['reject-all'] = function(_, rest)
+    M.reject_all(rest ~= '' and rest or nil)
+  end,
+  next = M.next,
+  prev = M.prev,
+  log = M.log,
+}
+for op in pairs(require('lspilot.nav').operations) do
+  subcommands[op] = function()
+    M.navigate(op)
+  end
+end
+
+--- :Lspilot {subcommand} [args]
+function M.command(args)
+  ensure_setup()
+  local name, rest = (args.args or ''):match('^%s*(%S*)%s*(.-)%s*$')
+  local run = subcommands[name ~= '' and name or 'chat']
+  if not run then
+    return util.notify('unknown subcommand ' .. name .. '; see :help :Lspilot', vim.log.levels.ERROR)
+  end
+  util.protect(':Lspilot ' .. name, run)(args, rest)
+end
+
+function M.complete(arglead, cmdline)
+  if cmdline:match('^%S+%s+%S+%s') then
+    return {}
+  end
+  local names = vim.tbl_keys(subcommands)
+  table.sort(names)
+  return vim.tbl_filter(function(n)
+    return vim.startswith(n, arglead)
+  end, names)
+end
+
+return M

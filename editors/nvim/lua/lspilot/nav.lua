@@ -1,0 +1,85 @@
+-- Navigation through the daemon (lspilot.navigate: the lsp tool's answer) into the quickfix list.
+local client = require('lspilot.client')
+local util = require('lspilot.util')
+
+local M = {}
+
+--- :Lspilot subcommand -> lsp tool operation.
+M.operations = {
+  refs = 'findReferences',
+  defs = 'goToDefinition',
+  impls = 'goToImplementation',
+  callers = 'incomingCalls',
+  callees = 'outgoingCalls',
+}
+
+local function absolute(root, path)
+  if vim.startswith(path, '/') or path:match('^%a:[/\\]') then
+    return path
+  end
+  return vim.fs.joinpath(root, path)
+end
+
+local function line_text(file, lnum, cache)
+  if not cache[file] then
+    local buf = vim.fn.bufnr(file)
+    cache[file] = (buf ~= -1 and vim.api.nvim_buf_is_loaded(buf)) and vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+      or (vim.fn.filereadable(file) == 1 and vim.fn.readfile(file) or {})
+  end
+  return vim.trim(cache[file][lnum] or '')
+end
+
+--- Quickfix items from a navigate answer (locations, or the callers/callees of calls).
+function M.items(root, answer)
+  local items, cache = {}, {}
+  for _, loc in ipairs(util.value(answer.locations) or {}) do
+    local file = absolute(root, loc.path)
+    table.insert(items, { filename = file, lnum = loc.line, col = loc.character, text = line_text(file, loc.line, cache) })
+  end
+  for _, call in ipairs(util.value(answer.calls) or {}) do
+    local file = absolute(root, call.path)
+    table.insert(items, { filename = file, lnum = call.line, col = call.character, text = ('%s (%s)'):format(call.name, call.kind) })
+  end
+  return items
+end
+
+--- Ask the daemon for `op` (a key of M.operations) at the cursor; fill and open the quickfix list.
+---@param on_done? fun(items: table[]) called after the list is set (tests, scripts)
+function M.run(op, on_done)
+  local operation = M.operations[op]
+  if not operation then
+    error('unknown navigation ' .. tostring(op))
+  end
+  local buf = vim.api.nvim_get_current_buf()
+  local c = client.ensure(buf)
+  if not c then
+    return util.notify('could not start the daemon', vim.log.levels.ERROR)
+  end
+  local pos = vim.api.nvim_win_get_cursor(0)
+  local line = vim.api.nvim_buf_get_lines(buf, pos[1] - 1, pos[1], false)[1] or ''
+  local col = math.min(pos[2], #line)
+  local character = vim.fn.has('nvim-0.11') == 1 and vim.str_utfindex(line, 'utf-16', col)
+    or select(2, vim.str_utfindex(line, col))
+  local argument = {
+    operation = operation,
+    uri = vim.uri_from_bufnr(buf),
+    position = { line = pos[1] - 1, character = character },
+  }
+  client.exec(c, 'navigate', argument, function(err, answer)
+    if err then
+      return util.notify(op .. ': ' .. (err.message or tostring(err)), vim.log.levels.WARN)
+    end
+    local items = M.items(c.root_dir, answer)
+    vim.fn.setqflist({}, ' ', { title = 'lspilot: ' .. (answer.title or op), items = items })
+    if #items == 0 then
+      util.notify((vim.split(answer.text or 'nothing found', '\n')[1]), vim.log.levels.INFO)
+    else
+      vim.cmd('botright copen')
+    end
+    if on_done then
+      on_done(items)
+    end
+  end)
+end
+
+return M

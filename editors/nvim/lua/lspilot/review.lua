@@ -1,0 +1,422 @@
+-- Inline review of the agent's proposed changes (lspilot/reviewEdit), hunk by hunk.
+--
+-- The buffer is not modified while a review is pending: removed lines are highlighted in place
+-- (DiffDelete + sign), proposed lines are virtual lines below them (DiffAdd) with a key hint.
+-- When every hunk of a proposal is resolved the answer goes back to the server, which applies
+-- the accepted hunks with workspace/applyEdit (so `u` undoes them) or, for a file that is not open
+-- in the daemon, writes it on disk; the buffer is then reloaded and attached.
+local client = require('lspilot.client')
+local config = require('lspilot.config')
+local util = require('lspilot.util')
+
+local M = {}
+
+local ns = vim.api.nvim_create_namespace('lspilot_review')
+
+---@class lspilot.Hunk
+---@field id string
+---@field old_start integer 1-based
+---@field old_lines integer
+---@field new_text string
+---@field state 'pending'|'accepted'|'rejected'
+---@field feedback? string
+---@field marks integer[] extmark ids; marks[1] is at the hunk's first line
+
+---@class lspilot.Proposal
+---@field id string
+---@field session string
+---@field client_id integer
+---@field tool_call string
+---@field uri string
+---@field buf integer
+---@field disk boolean the daemon writes this file on disk (not open there)
+---@field hunks lspilot.Hunk[]
+---@field answer fun(result: table)
+
+---@type lspilot.Proposal[]
+M.proposals = {}
+--- Buffers to reload and attach when their tool call ends: tool call id -> buffer.
+local reload = {}
+--- Buffer-local mappings the review keys replaced: buffer -> lhs -> maparg() or false.
+local saved = {}
+
+local function key_text(lhs)
+  local leader = vim.g.maplocalleader or '\\'
+  return (lhs:gsub('<[Ll]ocal[Ll]eader>', leader))
+end
+
+local function hint(hunk)
+  local keys = config.options.review.keys
+  local parts = { 'lspilot ' .. hunk.id .. ':' }
+  for _, name in ipairs({ 'accept', 'reject', 'reject_with_feedback', 'accept_all', 'next' }) do
+    if keys[name] then
+      table.insert(parts, key_text(keys[name]) .. ' ' .. name:gsub('_', ' '))
+    end
+  end
+  return table.concat(parts, '  ')
+end
+
+local function render(p, hunk)
+  local buf, count = p.buf, vim.api.nvim_buf_line_count(p.buf)
+  local width = math.max(vim.o.columns, 20)
+  local virt = {}
+  for _, line in ipairs(util.lines(hunk.new_text)) do
+    table.insert(virt, { { line .. string.rep(' ', width - vim.fn.strdisplaywidth(line)), 'DiffAdd' } })
+  end
+  if config.options.review.hint then
+    table.insert(virt, { { hint(hunk), 'Comment' } })
+  end
+  local first = math.min(hunk.old_start - 1, count - 1)
+  if hunk.old_lines == 0 then -- a pure insertion before line old_start (or after the last line)
+    local above = hunk.old_start - 1 < count
+    first = above and hunk.old_start - 1 or count - 1
+    hunk.marks = { vim.api.nvim_buf_set_extmark(buf, ns, first, 0, { virt_lines = virt, virt_lines_above = above }) }
+    return
+  end
+  hunk.marks = {}
+  local last = math.min(first + hunk.old_lines - 1, count - 1)
+  for row = first, last do
+    local opts = { line_hl_group = 'DiffDelete', sign_text = config.options.review.sign, sign_hl_group = 'DiffDelete' }
+    if row == last then
+      opts.virt_lines = virt
+    end
+    table.insert(hunk.marks, vim.api.nvim_buf_set_extmark(buf, ns, row, 0, opts))
+  end
+end
+
+local function unrender(p, hunk)
+  for _, id in ipairs(hunk.marks or {}) do
+    pcall(vim.api.nvim_buf_del_extmark, p.buf, ns, id)
+  end
+  hunk.marks = {}
+end
+
+--- The 0-based first row of a pending hunk, as its extmark has moved.
+local function row_of(p, hunk)
+  local pos = vim.api.nvim_buf_get_extmark_by_id(p.buf, ns, hunk.marks[1], {})
+  return pos[1]
+end
+
+local function pending_in(buf)
+  local found = {}
+  for _, p in ipairs(M.proposals) do
+    if p.buf == buf then
+      for _, hunk in ipairs(p.hunks) do
+        if hunk.state == 'pending' then
+          table.insert(found, { proposal = p, hunk = hunk, row = row_of(p, hunk) })
+        end
+      end
+    end
+  end
+  table.sort(found, function(a, b)
+    return a.row < b.row
+  end)
+  return found
+end
+
+local function set_keys(buf)
+  if saved[buf] then
+    return
+  end
+  saved[buf] = {}
+  local api = require('lspilot')
+  local actions = {
+    accept = function() api.accept() end,
+    reject = function() api.reject() end,
+    reject_with_feedback = function() api.reject_with_feedback() end,
+    accept_all = function() api.accept_all() end,
+    reject_all = function() api.reject_all() end,
+    next = function() api.next() end,
+    prev = function() api.prev() end,
+  }
+  for name, lhs in pairs(config.options.review.keys) do
+    if lhs then
+      local old = vim.fn.maparg(lhs, 'n', false, true)
+      saved[buf][lhs] = (old.buffer == 1) and old or false
+      vim.keymap.set('n', lhs, util.protect('review ' .. name, actions[name]), {
+        buffer = buf,
+        desc = 'lspilot: ' .. name:gsub('_', ' '),
+      })
+    end
+  end
+end
+
+local function unset_keys(buf)
+  if not saved[buf] or not vim.api.nvim_buf_is_valid(buf) then
+    saved[buf] = nil
+    return
+  end
+  for lhs, old in pairs(saved[buf]) do
+    pcall(vim.keymap.del, 'n', lhs, { buffer = buf })
+    if old then
+      vim.api.nvim_buf_call(buf, function()
+        vim.fn.mapset('n', false, old)
+      end)
+    end
+  end
+  saved[buf] = nil
+end
+
+local function displayed(buf)
+  return buf > 0 and vim.fn.bufwinid(buf) ~= -1
+end
+
+--- A window to split from: the current one unless it shows the chat.
+local function home_window()
+  local chat = vim.fn.bufnr('lspilot://chat')
+  if vim.api.nvim_win_get_buf(0) ~= chat then
+    return vim.api.nvim_get_current_win()
+  end
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if vim.api.nvim_win_get_buf(win) ~= chat then
+      return win
+    end
+  end
+  return vim.api.nvim_get_current_win()
+end
+
+--- Show a lspilot/reviewEdit request in its buffer; `answer(result)` replies to the server.
+function M.open(params, client_id, answer)
+  local path = vim.uri_to_fname(params.uri)
+  local disk = util.value(params.baseVersion) == nil
+  local buf = vim.fn.bufadd(path)
+  if disk then
+    client.detached[buf] = true
+  end
+  if not displayed(buf) then
+    vim.api.nvim_win_call(home_window(), function()
+      vim.cmd('sbuffer ' .. buf)
+    end)
+  end
+  vim.fn.bufload(buf)
+  ---@type lspilot.Proposal
+  local p = {
+    id = params.proposalId,
+    session = params.sessionId,
+    client_id = client_id,
+    tool_call = params.toolCallId,
+    uri = params.uri,
+    buf = buf,
+    disk = disk,
+    hunks = {},
+    answer = answer,
+  }
+  for _, h in ipairs(params.hunks) do
+    local hunk = { id = h.id, old_start = h.oldStart, old_lines = h.oldLines, new_text = h.newText, state = 'pending' }
+    table.insert(p.hunks, hunk)
+    render(p, hunk)
+  end
+  table.insert(M.proposals, p)
+  set_keys(buf)
+  if #p.hunks == 0 then -- nothing differs (e.g. only whitespace at the end): accept as is
+    M.finish(p)
+  end
+end
+
+local function remove(p)
+  for i, other in ipairs(M.proposals) do
+    if other == p then
+      table.remove(M.proposals, i)
+      break
+    end
+  end
+  for _, hunk in ipairs(p.hunks) do
+    unrender(p, hunk)
+  end
+  if #pending_in(p.buf) == 0 then
+    unset_keys(p.buf)
+  end
+end
+
+--- Every hunk of `p` is resolved: answer the server.
+function M.finish(p)
+  remove(p)
+  local accepted, feedback = {}, {}
+  for _, hunk in ipairs(p.hunks) do
+    if hunk.state == 'accepted' then
+      table.insert(accepted, hunk.id)
+    end
+    if hunk.feedback and hunk.feedback ~= '' then
+      table.insert(feedback, #p.hunks > 1 and (hunk.id .. ': ' .. hunk.feedback) or hunk.feedback)
+    end
+  end
+  local result = { decision = 'partial', acceptedHunkIds = accepted }
+  if #accepted == #p.hunks then
+    result = { decision = 'accept' }
+  elseif #accepted == 0 then
+    result = { decision = 'reject' }
+  end
+  if #feedback > 0 then
+    result.feedback = table.concat(feedback, '\n')
+  end
+  if p.disk then
+    reload[p.tool_call] = p.buf
+  end
+  p.answer(result)
+end
+
+local function settle(p, hunk, state, feedback)
+  hunk.state, hunk.feedback = state, feedback
+  unrender(p, hunk)
+  for _, other in ipairs(p.hunks) do
+    if other.state == 'pending' then
+      return
+    end
+  end
+  M.finish(p)
+end
+
+--- The pending hunk `id` (in the current buffer first), or the one under the cursor.
+local function find(id)
+  local buf = vim.api.nvim_get_current_buf()
+  if id then
+    local order = vim.list_extend(pending_in(buf), {})
+    for _, p in ipairs(M.proposals) do
+      for _, hunk in ipairs(p.hunks) do
+        if hunk.state == 'pending' then
+          table.insert(order, { proposal = p, hunk = hunk })
+        end
+      end
+    end
+    for _, item in ipairs(order) do
+      if item.hunk.id == id then
+        return item.proposal, item.hunk
+      end
+    end
+    return nil
+  end
+  local row = vim.api.nvim_win_get_cursor(0)[1] - 1
+  for _, item in ipairs(pending_in(buf)) do
+    if row >= item.row and row < item.row + math.max(item.hunk.old_lines, 1) then
+      return item.proposal, item.hunk
+    end
+  end
+end
+
+--- Accept or reject one hunk (by id, else the one under the cursor). Returns false if none.
+function M.resolve(state, id, feedback)
+  local p, hunk = find(id)
+  if not p or not hunk then
+    util.notify(id and ('no pending hunk ' .. id) or 'no pending hunk under the cursor', vim.log.levels.WARN)
+    return false
+  end
+  settle(p, hunk, state, feedback)
+  return true
+end
+
+--- Accept or reject every pending hunk of the proposal in the current buffer (else the oldest).
+function M.resolve_all(state, feedback)
+  local buf = vim.api.nvim_get_current_buf()
+  local target = M.proposals[1]
+  for _, p in ipairs(M.proposals) do
+    if p.buf == buf then
+      target = p
+      break
+    end
+  end
+  if not target then
+    util.notify('no pending proposal', vim.log.levels.WARN)
+    return false
+  end
+  for _, hunk in ipairs(target.hunks) do
+    if hunk.state == 'pending' then
+      hunk.state, hunk.feedback = state, feedback
+      feedback = nil -- said once
+    end
+  end
+  M.finish(target)
+  return true
+end
+
+--- Move the cursor to the next (or previous) pending hunk, going to its buffer if needed.
+function M.jump(forward)
+  local buf = vim.api.nvim_get_current_buf()
+  local items = pending_in(buf)
+  if #items == 0 and M.proposals[1] then
+    buf = M.proposals[1].buf
+    vim.cmd((displayed(buf) and 'buffer ' or 'sbuffer ') .. buf)
+    if displayed(buf) then
+      vim.api.nvim_set_current_win(vim.fn.bufwinid(buf))
+    end
+    items = pending_in(buf)
+  end
+  if #items == 0 then
+    util.notify('no pending hunks', vim.log.levels.INFO)
+    return
+  end
+  local row = vim.api.nvim_win_get_cursor(0)[1] - 1
+  local target = forward and items[1] or items[#items]
+  for i = 1, #items do
+    local item = forward and items[i] or items[#items - i + 1]
+    if (forward and item.row > row) or (not forward and item.row < row) then
+      target = item
+      break
+    end
+  end
+  vim.api.nvim_win_set_cursor(0, { target.row + 1, 0 })
+end
+
+--- Drop pending proposals (the server cancelled them: turn cancelled or ended, daemon gone).
+local function drop(pred)
+  for i = #M.proposals, 1, -1 do
+    local p = M.proposals[i]
+    if pred(p) then
+      remove(p)
+      client.detached[p.buf] = nil
+    end
+  end
+end
+
+function M.clear_session(session)
+  drop(function(p)
+    return p.session == session
+  end)
+end
+
+function M.clear_client(client_id)
+  drop(function(p)
+    return p.client_id == client_id
+  end)
+end
+
+--- Reload a file the daemon wrote on disk once its tool call is done, then attach it.
+local function reloaded(buf)
+  client.detached[buf] = nil
+  if vim.api.nvim_buf_is_loaded(buf) then
+    vim.cmd('checktime ' .. buf)
+    local c = client.clients(client.root(buf))[1]
+    if c then
+      vim.lsp.buf_attach_client(buf, c.id)
+    end
+  end
+end
+
+function M.on_update(params)
+  if params.kind == 'turnEnd' then
+    M.clear_session(params.sessionId)
+    for id, buf in pairs(reload) do
+      reload[id] = nil
+      reloaded(buf)
+    end
+  elseif params.kind == 'toolCall' and reload[params.id] and (params.status == 'completed' or params.status == 'error') then
+    reloaded(reload[params.id])
+    reload[params.id] = nil
+  end
+end
+
+--- Pending proposals and their hunks (plain data).
+function M.pending()
+  local out = {}
+  for _, p in ipairs(M.proposals) do
+    local hunks = {}
+    for _, hunk in ipairs(p.hunks) do
+      table.insert(hunks, { id = hunk.id, state = hunk.state, oldStart = hunk.old_start, oldLines = hunk.old_lines, newText = hunk.new_text })
+    end
+    table.insert(out, { proposalId = p.id, sessionId = p.session, uri = p.uri, bufnr = p.buf, hunks = hunks })
+  end
+  return out
+end
+
+M.namespace = ns
+
+return M

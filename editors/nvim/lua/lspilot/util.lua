@@ -1,0 +1,51 @@
+-- Small shared helpers: protected callbacks and notifications scheduled on the main loop.
+local M = {}
+
+--- Notify once, on the main loop (safe from fast events and LSP callbacks).
+---@param msg string
+---@param level? integer vim.log.levels.*
+function M.notify(msg, level)
+  vim.schedule(function()
+    vim.notify('lspilot: ' .. msg, level or vim.log.levels.INFO, { title = 'lspilot' })
+  end)
+end
+
+--- Wrap `fn` so an error becomes one notification instead of a traceback.
+---@generic F: function
+---@param what string what the callback does, for the message
+---@param fn F
+---@return F
+function M.protect(what, fn)
+  return function(...)
+    local ok, result = pcall(fn, ...)
+    if not ok then
+      M.notify(what .. ' failed: ' .. tostring(result), vim.log.levels.ERROR)
+      return nil
+    end
+    return result
+  end
+end
+
+--- Split text into lines (a trailing newline does not make an extra empty line).
+---@param text string
+---@return string[]
+function M.lines(text)
+  if text == '' then
+    return {}
+  end
+  local lines = vim.split(text, '\n', { plain = true })
+  if lines[#lines] == '' then
+    table.remove(lines)
+  end
+  return lines
+end
+
+--- A JSON null (vim.NIL) or nil becomes nil.
+function M.value(v)
+  if v == vim.NIL then
+    return nil
+  end
+  return v
+end
+
+return M
