@@ -154,7 +154,10 @@ function M.redraw(history)
         block(part.kind, message.id)
         append_text(part.text or '')
       elseif part.kind == 'tool' then
-        tool_update({ id = part.call_id or part.id, tool = part.tool, title = part.title, status = part.state, metadata = part.metadata })
+        local ok, input = pcall(vim.json.decode, part.input or '')
+        input = ok and type(input) == 'table' and input or {}
+        local title = input.filePath or input.path or input.command or input.pattern or input.query
+        tool_update({ id = part.call_id or part.id, tool = part.tool, title = title, status = part.state, metadata = part.metadata })
       elseif part.kind == 'error' then
         append({ '_error_ ' .. (part.text or '') })
       end
