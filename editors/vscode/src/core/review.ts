@@ -1,0 +1,258 @@
+/**
+ * Review bookkeeping for `lspilot/reviewEdit`: which hunks of a proposal the user accepted or
+ * rejected, the proposed text as it stands, the reply to the daemon, and the queue that shows
+ * one proposal at a time. Plain TypeScript (no `vscode`), driven by src/review.ts in the editor
+ * and directly by the node tests.
+ */
+import type { CancellationLike, Hunk, ReviewEditParams, ReviewReply } from "./protocol";
+
+export type HunkState = "pending" | "accepted" | "rejected";
+
+/** Lines with their "\n" kept; the last may lack one (as the daemon's tools/diff.py splits). */
+export function splitLines(text: string): string[] {
+  const lines = text.split("\n");
+  const last = lines.pop() ?? "";
+  return [...lines.map((line) => line + "\n"), ...(last ? [last] : [])];
+}
+
+/** `oldText` with the given hunks applied (hunks come from the daemon, in order). */
+export function applyHunks(oldText: string, hunks: readonly Hunk[], applied: (hunk: Hunk) => boolean): string {
+  const old = splitLines(oldText);
+  const out: string[] = [];
+  let at = 0;
+  for (const hunk of [...hunks].sort((a, b) => a.oldStart - b.oldStart)) {
+    const start = hunk.oldStart - 1;
+    out.push(...old.slice(at, start), applied(hunk) ? hunk.newText : hunk.oldText);
+    at = start + hunk.oldLines;
+  }
+  out.push(...old.slice(at));
+  return out.join("");
+}
+
+/** Where a hunk sits in the proposed text: 0-based first line and line count (0: a deletion). */
+export interface HunkPlace {
+  hunk: Hunk;
+  state: HunkState;
+  line: number;
+  lines: number;
+}
+
+/** One file's proposal under review. */
+export class Proposal {
+  private readonly states = new Map<string, HunkState>();
+  /** The proposed side's text when the user edited it (set by the editor), else undefined. */
+  editedText: string | undefined;
+
+  constructor(readonly params: ReviewEditParams) {
+    for (const hunk of params.hunks) this.states.set(hunk.id, "pending");
+  }
+
+  get id(): string {
+    return this.params.proposalId;
+  }
+
+  get hunks(): readonly Hunk[] {
+    return this.params.hunks;
+  }
+
+  state(hunkId: string): HunkState {
+    const state = this.states.get(hunkId);
+    if (state === undefined) throw new Error(`proposal ${this.id} has no hunk ${hunkId}`);
+    return state;
+  }
+
+  /**
+   * Take in the proposed side's text as the editor holds it: when it is not what the hunk
+   * decisions give, the user edited it and that text is what they want (`finalText`).
+   */
+  noteProposedSide(text: string | undefined): void {
+    if (text === undefined) return;
+    this.editedText = text === this.proposedText() ? undefined : text;
+  }
+
+  /** The proposed side as it should be shown: the user's edit, else the hunk decisions' result. */
+  sideText(): string {
+    return this.editedText ?? this.proposedText();
+  }
+
+  accept(hunkId: string, side?: string): void {
+    this.noteProposedSide(side);
+    this.set(hunkId, "accepted");
+  }
+
+  /** Reject one hunk; in a user-edited proposed side its lines go back to the old text. */
+  reject(hunkId: string, side?: string): void {
+    this.noteProposedSide(side);
+    const edited = this.editedText;
+    const place = this.layout().find((p) => p.hunk.id === hunkId);
+    this.set(hunkId, "rejected");
+    if (edited === undefined || place === undefined) return;
+    const lines = splitLines(edited);
+    if (lines.slice(place.line, place.line + place.lines).join("") === place.hunk.newText) {
+      lines.splice(place.line, place.lines, ...splitLines(place.hunk.oldText));
+    }
+    this.noteProposedSide(lines.join(""));
+  }
+
+  /** Accept every hunk still pending (explicit rejections stand). */
+  acceptAll(side?: string): void {
+    this.noteProposedSide(side);
+    for (const [id, state] of this.states) if (state === "pending") this.states.set(id, "accepted");
+  }
+
+  /** Reject the whole file. */
+  rejectAll(): void {
+    for (const id of this.states.keys()) this.states.set(id, "rejected");
+    this.editedText = undefined;
+  }
+
+  /** Every hunk decided: the review can be answered. */
+  get decided(): boolean {
+    return [...this.states.values()].every((state) => state !== "pending");
+  }
+
+  get acceptedIds(): string[] {
+    return this.hunks.filter((h) => this.states.get(h.id) === "accepted").map((h) => h.id);
+  }
+
+  /** The proposed side as the user sees it: every hunk not rejected applied to the old text. */
+  proposedText(): string {
+    return applyHunks(this.params.oldText, this.hunks, (h) => this.states.get(h.id) !== "rejected");
+  }
+
+  /** Where each hunk that is not rejected sits in {@link proposedText}. */
+  layout(): HunkPlace[] {
+    const places: HunkPlace[] = [];
+    let shift = 0; // lines the proposed text gained (or lost) above the current hunk
+    for (const hunk of [...this.hunks].sort((a, b) => a.oldStart - b.oldStart)) {
+      const state = this.state(hunk.id);
+      if (state === "rejected") continue;
+      places.push({ hunk, state, line: hunk.oldStart - 1 + shift, lines: hunk.newLines });
+      shift += hunk.newLines - hunk.oldLines;
+    }
+    return places;
+  }
+
+  /** The answer to `lspilot/reviewEdit` for the decisions so far (pending hunks count as rejected). */
+  reply(feedback?: string): ReviewReply {
+    const extra = feedback ? { feedback } : {};
+    const edited = this.editedText;
+    if (edited !== undefined && edited !== this.proposedText()) {
+      if (edited === this.params.oldText) return { decision: "reject", ...extra };
+      return { decision: "accept", finalText: edited, ...extra };
+    }
+    const accepted = this.acceptedIds;
+    if (accepted.length === 0) return { decision: "reject", ...extra };
+    if (accepted.length === this.hunks.length) return { decision: "accept", ...extra };
+    return { decision: "partial", acceptedHunkIds: accepted, ...extra };
+  }
+
+  private set(hunkId: string, state: HunkState): void {
+    this.state(hunkId); // throws on an unknown id
+    this.states.set(hunkId, state);
+  }
+}
+
+type Listener<T> = (value: T) => void;
+
+class Emitter<T> {
+  private listeners: Listener<T>[] = [];
+  on(listener: Listener<T>): { dispose(): void } {
+    this.listeners.push(listener);
+    return { dispose: () => (this.listeners = this.listeners.filter((l) => l !== listener)) };
+  }
+  fire(value: T): void {
+    for (const listener of [...this.listeners]) listener(value);
+  }
+}
+
+interface Pending {
+  proposal: Proposal;
+  answer: (reply: ReviewReply) => void;
+}
+
+/**
+ * Proposals in arrival order. The first is the one under review ({@link current}); when it is
+ * answered (or the daemon cancels it) the next one becomes current.
+ */
+export class ReviewQueue {
+  private readonly pending: Pending[] = [];
+  private readonly shown = new Emitter<Proposal | undefined>();
+  private readonly changed = new Emitter<Proposal>();
+
+  /** Fires with the proposal now under review (undefined: none left). */
+  readonly onDidChangeCurrent = (listener: Listener<Proposal | undefined>) => this.shown.on(listener);
+  /** Fires when a hunk of a proposal changed state. */
+  readonly onDidChangeProposal = (listener: Listener<Proposal>) => this.changed.on(listener);
+
+  get current(): Proposal | undefined {
+    return this.pending[0]?.proposal;
+  }
+
+  get proposals(): Proposal[] {
+    return this.pending.map((p) => p.proposal);
+  }
+
+  get(proposalId: string): Proposal | undefined {
+    return this.pending.find((p) => p.proposal.id === proposalId)?.proposal;
+  }
+
+  /** Queue a `lspilot/reviewEdit`; resolves with the reply once the user has decided. */
+  enqueue(params: ReviewEditParams, token?: CancellationLike): Promise<ReviewReply> {
+    return new Promise<ReviewReply>((resolve) => {
+      const proposal = new Proposal(params);
+      const entry: Pending = { proposal, answer: resolve };
+      this.pending.push(entry);
+      token?.onCancellationRequested(() => this.finish(proposal.id, { decision: "cancelled" }));
+      if (this.pending.length === 1) this.shown.fire(proposal);
+    });
+  }
+
+  /**
+   * Accept one hunk; answers the daemon when that was the last undecided hunk. `side` is the
+   * proposed side's text as the editor holds it (the user may have edited it).
+   */
+  accept(proposalId: string, hunkId: string, side?: string): void {
+    this.decide(proposalId, (p) => p.accept(hunkId, side));
+  }
+
+  reject(proposalId: string, hunkId: string, side?: string): void {
+    this.decide(proposalId, (p) => p.reject(hunkId, side));
+  }
+
+  acceptAll(proposalId: string, side?: string): void {
+    this.decide(proposalId, (p) => p.acceptAll(side));
+  }
+
+  rejectAll(proposalId: string, feedback?: string): void {
+    this.decide(proposalId, (p) => p.rejectAll(), feedback);
+  }
+
+  /** Answer now with the decisions so far (undecided hunks are rejected). */
+  submit(proposalId: string, feedback?: string, side?: string): void {
+    const proposal = this.get(proposalId);
+    proposal?.noteProposedSide(side);
+    if (proposal) this.finish(proposalId, proposal.reply(feedback));
+  }
+
+  /** Stop reviewing everything (the connection went away or the user gave up). */
+  cancelAll(): void {
+    for (const { proposal } of [...this.pending]) this.finish(proposal.id, { decision: "cancelled" });
+  }
+
+  private decide(proposalId: string, change: (proposal: Proposal) => void, feedback?: string): void {
+    const proposal = this.get(proposalId);
+    if (!proposal) throw new Error(`no proposal ${proposalId} under review`);
+    change(proposal);
+    this.changed.fire(proposal);
+    if (proposal.decided) this.finish(proposalId, proposal.reply(feedback));
+  }
+
+  private finish(proposalId: string, reply: ReviewReply): void {
+    const index = this.pending.findIndex((p) => p.proposal.id === proposalId);
+    if (index < 0) return;
+    const [entry] = this.pending.splice(index, 1);
+    entry!.answer(reply);
+    if (index === 0) this.shown.fire(this.current);
+  }
+}

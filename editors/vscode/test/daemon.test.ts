@@ -1,0 +1,259 @@
+/**
+ * The extension's protocol and review logic against a real `lspilot serve` (real litellm, the
+ * scripted model, basedpyright behind the edit tools' diagnostics).
+ */
+import assert from "node:assert/strict";
+import * as path from "node:path";
+import { test } from "node:test";
+import { CancellationTokenSource } from "vscode-jsonrpc/node";
+import { Transcript } from "../src/core/chat";
+import { answerPlaces } from "../src/core/navigation";
+import type { PermissionChoice, PermissionPrompt } from "../src/core/permissions";
+import type { RequestPermissionParams, ReviewEditParams, Update } from "../src/core/protocol";
+import { ReviewQueue, type Proposal } from "../src/core/review";
+import { setUp, type Daemon } from "./harness";
+
+const TIMEOUT = { timeout: 150_000 };
+const TWO_FUNCTIONS =
+  "def area(r: float) -> float:\n    return 3.14 * r * r\n\n\ndef name() -> str:\n    return 'circle'\n";
+const PROPOSAL = TWO_FUNCTIONS.replace("3.14 * r * r", "undefined_pi * r * r").replace("'circle'", "'disc'");
+
+/** Wire the extension's core (queue, permission prompt, transcript) to the test daemon. */
+function wire(daemon: Daemon, permissions: PermissionPrompt = refuseAll) {
+  const queue = new ReviewQueue();
+  const transcript = new Transcript();
+  const reviews: ReviewEditParams[] = [];
+  daemon.client.attach({
+    review: queue,
+    permissions,
+    onUpdate: (update: Update) => transcript.apply(update),
+    onReview: (params) => {
+      reviews.push(params);
+      transcript.noteReview(params.proposalId, params.uri);
+    },
+  });
+  return { queue, transcript, reviews };
+}
+
+const refuseAll: PermissionPrompt = {
+  pick: () => Promise.resolve(undefined),
+  feedback: () => Promise.resolve(undefined),
+};
+
+/** A user who picks the options of `kinds` in turn, giving `feedback` to rejections. */
+function scriptedUser(kinds: string[], feedback?: string) {
+  const asked: RequestPermissionParams[] = [];
+  const prompt: PermissionPrompt = {
+    pick: (params, choices: PermissionChoice[]) => {
+      asked.push(params);
+      const kind = kinds.shift();
+      return Promise.resolve(choices.find((c) => c.kind === kind));
+    },
+    feedback: () => Promise.resolve(feedback),
+  };
+  return { asked, prompt };
+}
+
+function onEachProposal(queue: ReviewQueue, decide: (proposal: Proposal) => void): void {
+  queue.onDidChangeCurrent((proposal) => {
+    if (proposal) queueMicrotask(() => decide(proposal));
+  });
+}
+
+test("ask streams updates; accepting one hunk of two applies only that hunk", TIMEOUT, async () => {
+  const t = await setUp({ "a.py": TWO_FUNCTIONS }, [
+    { tool_calls: [["read", { filePath: "a.py" }]] },
+    { tool_calls: [["write", { filePath: "a.py", content: PROPOSAL }]] },
+    { text: "Renamed things." },
+  ]);
+  try {
+    const { queue, transcript, reviews } = wire(t.daemon);
+    const uri = await t.daemon.open(path.join(t.ws, "a.py"));
+    const shown: string[][] = [];
+    onEachProposal(queue, (proposal) => {
+      shown.push(proposal.layout().map((p) => `${p.hunk.id}@${p.line}`));
+      queue.accept(proposal.id, "h1");
+      assert.equal(queue.current, proposal, "one hunk still undecided: the review stays open");
+      queue.reject(proposal.id, "h2");
+    });
+
+    const result = await t.daemon.client.ask({ prompt: "rename things" });
+    assert.equal(result.stopReason, "end");
+
+    const [review] = reviews;
+    assert.ok(review);
+    assert.equal(review.uri, uri);
+    assert.deepEqual(review.hunks.map((h) => h.id), ["h1", "h2"]);
+    assert.deepEqual(shown, [["h1@1", "h2@5"]]);
+    assert.equal(queue.current, undefined);
+    // Only the accepted hunk arrived, as a workspace/applyEdit on the open buffer.
+    assert.equal(t.daemon.applied.length, 1);
+    const [applied] = t.daemon.applied;
+    assert.deepEqual(applied!.edits.map((e) => e.newText), [review.hunks[0]!.newText]);
+    const buffer = t.daemon.buffers.get(uri)!.text;
+    assert.match(buffer, /undefined_pi/);
+    assert.match(buffer, /'circle'/);
+    // The model was told which hunks were applied and rejected.
+    const told = (await t.model.lastToolResults()).at(-1) ?? "";
+    assert.match(told, /h1/);
+    assert.match(told, /rejected h2/);
+    // The updates tell the story: running, tool calls with status, the review, text, the end.
+    const kinds = t.daemon.kinds();
+    assert.equal(kinds[0], "status");
+    assert.equal(kinds.at(-1), "turnEnd");
+    const entries = transcript.entries;
+    assert.deepEqual(entries[0], { type: "user", text: "rename things" });
+    const tools = entries.filter((e) => e.type === "tool");
+    assert.deepEqual(tools.map((e) => (e.type === "tool" ? [e.tool, e.status] : [])), [
+      ["read", "completed"],
+      ["write", "completed"],
+    ]);
+    assert.ok(entries.some((e) => e.type === "review" && e.uri === uri && e.settled));
+    assert.ok(entries.some((e) => e.type === "text" && e.text === "Renamed things."));
+    assert.deepEqual(entries.at(-1), { type: "end", stopReason: "end" });
+    assert.equal(transcript.running, false);
+  } finally {
+    await t.close();
+  }
+});
+
+test("an edited proposal goes back as finalText and is what the buffer gets", TIMEOUT, async () => {
+  const t = await setUp({ "a.py": TWO_FUNCTIONS }, [
+    { tool_calls: [["read", { filePath: "a.py" }]] },
+    { tool_calls: [["write", { filePath: "a.py", content: PROPOSAL }]] },
+    { text: "ok" },
+  ]);
+  try {
+    const { queue } = wire(t.daemon);
+    const uri = await t.daemon.open(path.join(t.ws, "a.py"));
+    const mine = PROPOSAL.replace("undefined_pi", "3.14159");
+    onEachProposal(queue, (proposal) => queue.acceptAll(proposal.id, mine));
+    assert.equal((await t.daemon.client.ask({ prompt: "more digits" })).stopReason, "end");
+    assert.equal(t.daemon.buffers.get(uri)!.text, mine);
+    const told = (await t.model.lastToolResults()).at(-1) ?? "";
+    assert.match(told, /changed|edited|modified/i);
+  } finally {
+    await t.close();
+  }
+});
+
+test("a rejected file writes nothing and the model reads the feedback", TIMEOUT, async () => {
+  const t = await setUp({ "a.py": TWO_FUNCTIONS }, [
+    { tool_calls: [["read", { filePath: "a.py" }]] },
+    { tool_calls: [["edit", { filePath: "a.py", oldString: "3.14", newString: "22 / 7" }]] },
+    { text: "keeping 3.14" },
+  ]);
+  try {
+    const { queue } = wire(t.daemon);
+    await t.daemon.open(path.join(t.ws, "a.py"));
+    onEachProposal(queue, (proposal) => queue.rejectAll(proposal.id, "use math.pi instead"));
+    assert.equal((await t.daemon.client.ask({ prompt: "approximate pi" })).stopReason, "end");
+    assert.deepEqual(t.daemon.applied, []);
+    assert.match((await t.model.lastToolResults()).at(-1) ?? "", /use math\.pi instead/);
+  } finally {
+    await t.close();
+  }
+});
+
+test("permissions: always is remembered, a reject with feedback reaches the model", TIMEOUT, async () => {
+  const readEnv = { tool_calls: [["read", { filePath: ".env" }]] as [string, Record<string, unknown>][] };
+  const t = await setUp({ "a.py": TWO_FUNCTIONS, ".env": "TOKEN=not-for-models\n" }, [
+    readEnv,
+    { text: "read it" },
+    readEnv,
+    { text: "again" },
+  ]);
+  try {
+    const user = scriptedUser(["allow_always"]);
+    wire(t.daemon, user.prompt);
+    const first = await t.daemon.client.ask({ prompt: "read .env" });
+    assert.equal(first.stopReason, "end");
+    assert.equal(user.asked.length, 1);
+    const [ask] = user.asked;
+    assert.equal(ask!.permission, "read");
+    assert.deepEqual(ask!.patterns, [".env"]);
+    assert.match((await t.model.lastToolResults()).at(-1) ?? "", /TOKEN=not-for-models/);
+    const second = await t.daemon.client.ask({ sessionId: first.sessionId, prompt: "again" });
+    assert.equal(second.stopReason, "end");
+    assert.equal(user.asked.length, 1, "allow_always was remembered");
+  } finally {
+    await t.close();
+  }
+
+  const r = await setUp({ "a.py": TWO_FUNCTIONS, ".env": "TOKEN=not-for-models\n" }, [readEnv, { text: "understood" }]);
+  try {
+    const user = scriptedUser(["reject_once"], "secrets stay private");
+    wire(r.daemon, user.prompt);
+    assert.equal((await r.daemon.client.ask({ prompt: "read .env" })).stopReason, "end");
+    const told = (await r.model.lastToolResults()).at(-1) ?? "";
+    assert.match(told, /secrets stay private/);
+    assert.doesNotMatch(told, /not-for-models/);
+  } finally {
+    await r.close();
+  }
+});
+
+test("a dismissed permission prompt stops the turn", TIMEOUT, async () => {
+  const t = await setUp({ ".env": "TOKEN=x\n" }, [{ tool_calls: [["read", { filePath: ".env" }]] }]);
+  try {
+    wire(t.daemon, refuseAll);
+    assert.equal((await t.daemon.client.ask({ prompt: "read .env" })).stopReason, "rejected");
+  } finally {
+    await t.close();
+  }
+});
+
+test("cancel stops a running turn, by lspilot.cancel and by $/cancelRequest", TIMEOUT, async () => {
+  const t = await setUp({ "a.py": TWO_FUNCTIONS }, [
+    { text: "thinking it over", stall_after_chunks: 2 },
+    { text: "thinking again", stall_after_chunks: 2 },
+  ]);
+  try {
+    const { transcript } = wire(t.daemon);
+    const asking = t.daemon.client.ask({ prompt: "take your time" });
+    await t.daemon.until(() => t.daemon.kinds().includes("text"), "streamed text");
+    assert.equal(transcript.running, true);
+    const sessionId = t.daemon.updates[0]!.sessionId;
+    assert.deepEqual(await t.daemon.client.cancel(sessionId), { cancelled: true });
+    const result = await asking;
+    assert.equal(result.stopReason, "cancelled");
+    assert.equal(transcript.running, false);
+    const [listed] = await t.daemon.client.sessions();
+    assert.equal(listed!.sessionId, sessionId);
+    assert.equal(listed!.running, false);
+
+    const source = new CancellationTokenSource();
+    const before = t.daemon.updates.length;
+    const again = t.daemon.client.ask({ sessionId, prompt: "once more" }, source.token);
+    await t.daemon.until(() => t.daemon.updates.slice(before).some((u) => u.kind === "text"), "text again");
+    source.cancel();
+    await assert.rejects(again, /cancel/i);
+    await t.daemon.until(() => t.daemon.kinds().at(-1) === "turnEnd", "the turn's end");
+    const end = t.daemon.updates.at(-1)!;
+    assert.ok(end.kind === "turnEnd" && end.stopReason === "cancelled");
+    // The session can be redrawn from history.
+    const history = await t.daemon.client.history(sessionId);
+    const redraw = new Transcript();
+    redraw.load(history);
+    assert.deepEqual(redraw.entries.filter((e) => e.type === "user").map((e) => e.type === "user" && e.text), [
+      "take your time",
+      "once more",
+    ]);
+  } finally {
+    await t.close();
+  }
+});
+
+test("navigate answers become places for VS Code's references view", TIMEOUT, async () => {
+  const t = await setUp({ "a.py": "def area(r):\n    return 3.14 * r * r\n", "b.py": "from a import area\n\nprint(area(2))\n" }, []);
+  try {
+    const uri = await t.daemon.open(path.join(t.ws, "a.py"));
+    const answer = await t.daemon.client.navigate({ operation: "findReferences", uri, position: { line: 0, character: 4 } });
+    const places = answerPlaces(t.ws, answer).map((p) => [path.relative(t.ws, p.file), p.range.start.line]);
+    for (const expected of [["a.py", 0], ["b.py", 0], ["b.py", 2]]) {
+      assert.ok(places.some((p) => p[0] === expected[0] && p[1] === expected[1]), `${String(expected)} in ${JSON.stringify(places)}`);
+    }
+  } finally {
+    await t.close();
+  }
+});

@@ -1,0 +1,115 @@
+/** Review bookkeeping and permission answers in plain node (no daemon). */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { permissionChoices, permissionReply } from "../src/core/permissions";
+import type { CancellationLike, RequestPermissionParams, ReviewEditParams } from "../src/core/protocol";
+import { applyHunks, Proposal, ReviewQueue } from "../src/core/review";
+
+const OLD = "a\nb\nc\nd\ne\n";
+const NEW = "A\nb\nc\nd\nE1\nE2\n";
+
+function params(proposalId: string): ReviewEditParams {
+  return {
+    sessionId: "s",
+    toolCallId: "t",
+    proposalId,
+    uri: "file:///x.py",
+    baseVersion: 1,
+    isNewFile: false,
+    oldText: OLD,
+    newText: NEW,
+    hunks: [
+      { id: "h1", oldStart: 1, oldLines: 1, newStart: 1, newLines: 1, oldText: "a\n", newText: "A\n" },
+      { id: "h2", oldStart: 5, oldLines: 1, newStart: 5, newLines: 2, oldText: "e\n", newText: "E1\nE2\n" },
+    ],
+  };
+}
+
+test("replies: accept, reject, partial, and the proposed side as hunks are decided", () => {
+  const all = new Proposal(params("p"));
+  assert.equal(applyHunks(OLD, all.hunks, () => true), NEW);
+  all.acceptAll();
+  assert.deepEqual(all.reply(), { decision: "accept" });
+
+  const some = new Proposal(params("p"));
+  some.reject("h1");
+  assert.equal(some.proposedText(), "a\nb\nc\nd\nE1\nE2\n");
+  assert.deepEqual(some.layout().map((p) => [p.hunk.id, p.line, p.lines]), [["h2", 4, 2]]);
+  some.accept("h2");
+  assert.ok(some.decided);
+  assert.deepEqual(some.reply(), { decision: "partial", acceptedHunkIds: ["h2"] });
+
+  const none = new Proposal(params("p"));
+  none.rejectAll();
+  assert.deepEqual(none.reply("no thanks"), { decision: "reject", feedback: "no thanks" });
+  assert.throws(() => none.accept("h9"), /no hunk h9/);
+});
+
+test("an edited proposed side is sent as finalText; rejecting a hunk reverts only its lines", () => {
+  const p = new Proposal(params("p"));
+  const edited = "A\nb\nc!\nd\nE1\nE2\n";
+  p.reject("h2", edited);
+  assert.equal(p.sideText(), "A\nb\nc!\nd\ne\n");
+  p.accept("h1");
+  assert.deepEqual(p.reply(), { decision: "accept", finalText: "A\nb\nc!\nd\ne\n" });
+
+  const unchanged = new Proposal(params("p"));
+  unchanged.acceptAll(NEW); // the side holds exactly the proposal: no finalText
+  assert.deepEqual(unchanged.reply(), { decision: "accept" });
+});
+
+test("proposals queue: one under review at a time, in arrival order; cancelled ones drop out", async () => {
+  const queue = new ReviewQueue();
+  const shown: (string | undefined)[] = [];
+  queue.onDidChangeCurrent((p) => shown.push(p?.id));
+  let cancel = () => {};
+  const token: CancellationLike = {
+    isCancellationRequested: false,
+    onCancellationRequested: (listener) => {
+      cancel = listener;
+      return { dispose: () => {} };
+    },
+  };
+  const first = queue.enqueue(params("p1"));
+  const second = queue.enqueue(params("p2"), token);
+  const third = queue.enqueue(params("p3"));
+  assert.deepEqual(shown, ["p1"]);
+  assert.deepEqual(queue.proposals.map((p) => p.id), ["p1", "p2", "p3"]);
+
+  queue.accept("p1", "h1");
+  assert.equal(queue.current?.id, "p1");
+  queue.reject("p1", "h2");
+  assert.deepEqual(await first, { decision: "partial", acceptedHunkIds: ["h1"] });
+  assert.deepEqual(shown, ["p1", "p2"]);
+
+  cancel(); // the daemon settled p2 another way (lspilot.resolve) or went away
+  assert.deepEqual(await second, { decision: "cancelled" });
+  assert.deepEqual(shown, ["p1", "p2", "p3"]);
+
+  queue.submit("p3"); // answered with nothing accepted
+  assert.deepEqual(await third, { decision: "reject" });
+  assert.deepEqual(shown, ["p1", "p2", "p3", undefined]);
+  assert.throws(() => queue.accept("p3", "h1"), /no proposal p3/);
+});
+
+test("permission choices come in a fixed order; feedback only travels with a rejection", () => {
+  const request: RequestPermissionParams = {
+    sessionId: "s",
+    toolCallId: "t",
+    permission: "bash",
+    patterns: ["rm -rf build"],
+    title: "run rm -rf build",
+    options: [
+      { optionId: "reject_always", name: "Reject always", kind: "reject_always" },
+      { optionId: "allow_once", name: "Allow once", kind: "allow_once" },
+      { optionId: "reject_once", name: "Reject", kind: "reject_once" },
+      { optionId: "allow_always", name: "Always allow", kind: "allow_always" },
+    ],
+  };
+  const choices = permissionChoices(request);
+  assert.deepEqual(choices.map((c) => c.kind), ["allow_once", "allow_always", "reject_once", "reject_always"]);
+  assert.deepEqual(permissionReply(choices[0], "ignored"), { optionId: "allow_once" });
+  assert.deepEqual(permissionReply(choices[3], " not here "), { optionId: "reject_always", feedback: "not here" });
+  assert.deepEqual(permissionReply(choices[2], ""), { optionId: "reject_once" });
+  assert.deepEqual(permissionReply(undefined), { cancelled: true });
+});
