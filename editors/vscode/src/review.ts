@@ -1,0 +1,232 @@
+/**
+ * Review in VS Code: each proposal opens as a diff (the file as it is vs. an editable in-memory
+ * document holding the proposal), with "Accept | Reject" CodeLenses above each hunk and
+ * editor-title actions for the whole file. The bookkeeping is core/review.ts; this file only
+ * shows it. Nothing is written here: the daemon applies accepted hunks with workspace/applyEdit.
+ */
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { type Proposal, type ReviewQueue } from "./core/review";
+import { log } from "./log";
+
+export const SCHEME = "lspilot-proposal";
+
+/** In-memory files for the proposed (and, for unopened files, the original) side. */
+class ProposalFiles implements vscode.FileSystemProvider {
+  private readonly files = new Map<string, { data: Uint8Array; mtime: number }>();
+  private readonly emitter = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
+  readonly onDidChangeFile = this.emitter.event;
+
+  set(uri: vscode.Uri, text: string): void {
+    const known = this.files.has(uri.toString());
+    this.files.set(uri.toString(), { data: new TextEncoder().encode(text), mtime: Date.now() });
+    this.emitter.fire([{ type: known ? vscode.FileChangeType.Changed : vscode.FileChangeType.Created, uri }]);
+  }
+
+  drop(prefix: string): void {
+    for (const key of [...this.files.keys()]) if (key.startsWith(prefix)) this.files.delete(key);
+  }
+
+  watch(): vscode.Disposable {
+    return new vscode.Disposable(() => undefined);
+  }
+
+  stat(uri: vscode.Uri): vscode.FileStat {
+    const file = this.get(uri);
+    return { type: vscode.FileType.File, ctime: file.mtime, mtime: file.mtime, size: file.data.byteLength };
+  }
+
+  readDirectory(): [string, vscode.FileType][] {
+    return [];
+  }
+
+  createDirectory(): void {}
+
+  readFile(uri: vscode.Uri): Uint8Array {
+    return this.get(uri).data;
+  }
+
+  writeFile(uri: vscode.Uri, content: Uint8Array): void {
+    this.files.set(uri.toString(), { data: content, mtime: Date.now() });
+  }
+
+  delete(uri: vscode.Uri): void {
+    this.files.delete(uri.toString());
+  }
+
+  rename(): void {
+    throw vscode.FileSystemError.NoPermissions("proposals cannot be renamed");
+  }
+
+  private get(uri: vscode.Uri): { data: Uint8Array; mtime: number } {
+    const file = this.files.get(uri.toString());
+    if (!file) throw vscode.FileSystemError.FileNotFound(uri);
+    return file;
+  }
+}
+
+function proposedUri(proposal: Proposal): vscode.Uri {
+  const name = path.posix.basename(vscode.Uri.parse(proposal.params.uri).path);
+  return vscode.Uri.from({ scheme: SCHEME, path: `/${proposal.id}/proposed/${name}` });
+}
+
+function originalUri(proposal: Proposal): vscode.Uri {
+  // A file the daemon does not know open stays closed: opening it would move its version.
+  if (proposal.params.baseVersion !== null && !proposal.params.isNewFile) return vscode.Uri.parse(proposal.params.uri);
+  const name = path.posix.basename(vscode.Uri.parse(proposal.params.uri).path);
+  return vscode.Uri.from({ scheme: SCHEME, path: `/${proposal.id}/original/${name}` });
+}
+
+/** Shows the queue's current proposal and turns the user's clicks into queue decisions. */
+export class ReviewUi implements vscode.Disposable, vscode.CodeLensProvider {
+  private readonly files = new ProposalFiles();
+  private readonly lensesChanged = new vscode.EventEmitter<void>();
+  readonly onDidChangeCodeLenses = this.lensesChanged.event;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(private readonly queue: ReviewQueue) {
+    this.disposables.push(
+      vscode.workspace.registerFileSystemProvider(SCHEME, this.files, { isCaseSensitive: true }),
+      vscode.languages.registerCodeLensProvider([{ scheme: SCHEME }, { scheme: "file" }], this),
+      this.lensesChanged,
+    );
+    queue.onDidChangeCurrent((proposal) => void this.show(proposal));
+    queue.onDidChangeProposal((proposal) => void this.refresh(proposal));
+  }
+
+  commands(): vscode.Disposable[] {
+    const register = vscode.commands.registerCommand;
+    return [
+      register("lspilot.acceptHunk", (id?: string, hunk?: string) => this.onHunk("accept", id, hunk)),
+      register("lspilot.rejectHunk", (id?: string, hunk?: string) => this.onHunk("reject", id, hunk)),
+      register("lspilot.acceptAll", (id?: unknown) => this.onFile("accept", id)),
+      register("lspilot.rejectAll", (id?: unknown) => this.onFile("reject", id)),
+      register("lspilot.openReview", (id?: string) => this.show(id ? this.queue.get(id) : this.queue.current)),
+    ];
+  }
+
+  provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
+    const proposal = this.queue.current;
+    if (!proposal) return [];
+    const proposed = document.uri.toString() === proposedUri(proposal).toString();
+    if (!proposed && document.uri.toString() !== originalUri(proposal).toString()) return [];
+    const lenses: vscode.CodeLens[] = [];
+    for (const place of proposal.layout()) {
+      if (place.state !== "pending") continue;
+      const first = proposed ? place.line : place.hunk.oldStart - 1;
+      const line = Math.max(0, Math.min(first, document.lineCount - 1));
+      const range = new vscode.Range(line, 0, line, 0);
+      const args = [proposal.id, place.hunk.id];
+      lenses.push(
+        new vscode.CodeLens(range, { title: "$(check) Accept", command: "lspilot.acceptHunk", arguments: args }),
+        new vscode.CodeLens(range, { title: "$(close) Reject", command: "lspilot.rejectHunk", arguments: args }),
+      );
+    }
+    return lenses;
+  }
+
+  dispose(): void {
+    for (const d of this.disposables) d.dispose();
+  }
+
+  /** The proposed side's text as the editor holds it (with the user's unsaved edits). */
+  private sideText(proposal: Proposal): string | undefined {
+    const uri = proposedUri(proposal).toString();
+    return vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri)?.getText();
+  }
+
+  private async show(proposal: Proposal | undefined): Promise<void> {
+    void vscode.commands.executeCommand("setContext", "lspilot.reviewing", proposal !== undefined);
+    this.lensesChanged.fire();
+    await this.closeStale();
+    if (!proposal) return;
+    const right = proposedUri(proposal);
+    this.files.set(right, proposal.sideText());
+    const left = originalUri(proposal);
+    if (left.scheme === SCHEME) this.files.set(left, proposal.params.oldText);
+    const name = path.posix.basename(right.path);
+    const waiting = this.queue.proposals.length - 1;
+    const title = `lspilot: ${name} (proposed)${waiting ? ` — ${waiting} more queued` : ""}`;
+    log().info(`review ${proposal.id}: ${proposal.params.uri}, ${proposal.hunks.length} hunk(s)`);
+    await vscode.commands.executeCommand("vscode.diff", left, right, title, { preview: false });
+  }
+
+  /** After a decision: redraw the proposed side (a rejected hunk leaves it) and the lenses. */
+  private async refresh(proposal: Proposal): Promise<void> {
+    this.lensesChanged.fire();
+    const uri = proposedUri(proposal);
+    const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+    const text = proposal.sideText();
+    if (!document || document.getText() === text) return;
+    if (!document.isDirty) {
+      this.files.set(uri, text);
+      return;
+    }
+    const edit = new vscode.WorkspaceEdit();
+    edit.replace(uri, new vscode.Range(0, 0, document.lineCount, 0), text);
+    await vscode.workspace.applyEdit(edit);
+  }
+
+  private async onHunk(action: "accept" | "reject", proposalId?: string, hunkId?: string): Promise<void> {
+    const proposal = proposalId ? this.queue.get(proposalId) : this.queue.current;
+    if (!proposal) return void vscode.window.showInformationMessage("lspilot: nothing to review");
+    const hunk = hunkId ?? this.hunkAtCursor(proposal);
+    if (!hunk) return;
+    const side = this.sideText(proposal);
+    const finishing = proposal.layout().filter((p) => p.state === "pending").length === 1;
+    if (action === "accept") this.queue.accept(proposal.id, hunk, side);
+    else this.queue.reject(proposal.id, hunk, side);
+    if (finishing) await this.close(proposal);
+  }
+
+  private async onFile(action: "accept" | "reject", proposalId?: unknown): Promise<void> {
+    const proposal = typeof proposalId === "string" ? this.queue.get(proposalId) : this.queue.current;
+    if (!proposal) return void vscode.window.showInformationMessage("lspilot: nothing to review");
+    if (action === "accept") {
+      this.queue.acceptAll(proposal.id, this.sideText(proposal));
+    } else {
+      const feedback = await vscode.window.showInputBox({
+        title: `Reject the change to ${path.posix.basename(proposal.params.uri)}`,
+        prompt: "Tell the agent why (optional; Escape rejects without a word)",
+        ignoreFocusOut: true,
+      });
+      this.queue.rejectAll(proposal.id, feedback || undefined);
+    }
+    await this.close(proposal);
+  }
+
+  /** The pending hunk under (or else nearest after) the cursor in the review's editor. */
+  private hunkAtCursor(proposal: Proposal): string | undefined {
+    const pending = proposal.layout().filter((p) => p.state === "pending");
+    const editor = vscode.window.activeTextEditor;
+    if (!editor || editor.document.uri.toString() !== proposedUri(proposal).toString()) return pending[0]?.hunk.id;
+    const line = editor.selection.active.line;
+    return (pending.find((p) => line < p.line + Math.max(p.lines, 1)) ?? pending[pending.length - 1])?.hunk.id;
+  }
+
+  /** Close the proposal's diff and forget its documents. */
+  private async close(proposal: Proposal): Promise<void> {
+    const right = proposedUri(proposal).toString();
+    const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === right);
+    if (document?.isDirty) await document.save(); // into memory: no "save changes?" prompt
+    const tabs = vscode.window.tabGroups.all
+      .flatMap((group) => group.tabs)
+      .filter((tab) => tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.toString() === right);
+    if (tabs.length) await vscode.window.tabGroups.close(tabs);
+    this.files.drop(`${SCHEME}:/${proposal.id}/`);
+  }
+
+  /** The daemon cancelled or the review ended elsewhere: close what is left open. */
+  async closeStale(): Promise<void> {
+    const live = new Set(this.queue.proposals.map((p) => `/${p.id}/`));
+    const tabs = vscode.window.tabGroups.all
+      .flatMap((group) => group.tabs)
+      .filter(
+        (tab) =>
+          tab.input instanceof vscode.TabInputTextDiff &&
+          tab.input.modified.scheme === SCHEME &&
+          ![...live].some((prefix) => (tab.input as vscode.TabInputTextDiff).modified.path.startsWith(prefix)),
+      );
+    if (tabs.length) await vscode.window.tabGroups.close(tabs);
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * Starts `lspilot serve` with vscode-languageclient, restarts it, and exposes it as the core's
+ * {@link Rpc}. A daemon that cannot start is one error message with a "Configure" action.
+ */
+import * as vscode from "vscode";
+import {
+  ExecuteCommandRequest,
+  LanguageClient,
+  RevealOutputChannelOn,
+  State,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from "vscode-languageclient/node";
+import { LspilotClient, type Handlers } from "./core/client";
+import { INITIALIZATION_OPTIONS, type DisposableLike, type Rpc } from "./core/protocol";
+import { log, reportError } from "./log";
+import { openSettings, settings } from "./settings";
+
+export class Server implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private attached: DisposableLike[] = [];
+  private readonly stateChanged = new vscode.EventEmitter<boolean>();
+  /** Fires true when the daemon is up, false when it stopped. */
+  readonly onDidChangeRunning = this.stateChanged.event;
+  lspilot: LspilotClient | undefined;
+
+  constructor(private readonly handlers: Handlers) {}
+
+  get running(): boolean {
+    return this.client?.state === State.Running;
+  }
+
+  /** The daemon's client, starting it first if needed; undefined when it cannot start. */
+  async ready(): Promise<LspilotClient | undefined> {
+    if (!this.running) await this.start();
+    return this.running ? this.lspilot : undefined;
+  }
+
+  async start(): Promise<void> {
+    const { serverPath, serverEnv } = settings();
+    const serverOptions: ServerOptions = {
+      command: serverPath,
+      args: ["serve"],
+      options: { env: { ...process.env, ...serverEnv } },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: "file" }, { scheme: "untitled" }],
+      initializationOptions: INITIALIZATION_OPTIONS,
+      outputChannel: log(),
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+    };
+    // The id "lspilot" makes the client read `lspilot.trace.server`.
+    const client = new LanguageClient("lspilot", "lspilot", serverOptions, clientOptions);
+    // lspilot.* commands are the extension's own (they add UI); do not register the daemon's.
+    client.getFeature(ExecuteCommandRequest.method).register = () => undefined;
+    client.onDidChangeState((event) => this.stateChanged.fire(event.newState === State.Running));
+    this.client = client;
+    this.lspilot = new LspilotClient(rpcOf(client));
+    this.attached = this.lspilot.attach(this.handlers);
+    try {
+      await client.start();
+      log().info(`started ${serverPath} serve`);
+    } catch (error) {
+      this.client = undefined;
+      this.lspilot = undefined;
+      // Not awaited: the message stays until the user acts, and start() must not wait for that.
+      void reportError(`could not start "${serverPath} serve"`, error, "Configure", "Show Log").then((choice) => {
+        if (choice === "Configure") void openSettings();
+        if (choice === "Show Log") log().show(true);
+      });
+    }
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    this.lspilot = undefined;
+    for (const d of this.attached) d.dispose();
+    this.attached = [];
+    if (client?.isRunning()) await client.stop();
+    await client?.dispose();
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.start();
+  }
+
+  dispose(): void {
+    void this.stop();
+    this.stateChanged.dispose();
+  }
+}
+
+function rpcOf(client: LanguageClient): Rpc {
+  return {
+    sendRequest: (method, params, token) =>
+      token instanceof vscode.CancellationTokenSource
+        ? client.sendRequest(method, params, token.token)
+        : client.sendRequest(method, params, token as vscode.CancellationToken | undefined),
+    onRequest: (method, handler) => client.onRequest(method, (params: unknown, token: vscode.CancellationToken) => handler(params, token)),
+    onNotification: (method, handler) => client.onNotification(method, (params: unknown) => handler(params)),
+  };
+}
