@@ -5,8 +5,9 @@ reads the same request and answers it with the standard library (the floor for a
 server). Target 0.3 s.
 
 Responsiveness: 4 sessions run scripted turns with tool calls (read, grep) against the scripted
-model server, while `lspilot.sessions` is asked again and again; p50 / p99 of its latency, against
-the same request on an idle server. Target p99 < 50 ms.
+model server (which answers at once, so the sessions never wait on a model), while
+`lspilot.sessions` is asked again and again once every session has finished its first turn;
+p50 / p99 of its latency, against the same request on an idle server. Target p99 < 50 ms.
 
 Run: .venv/bin/python bench/serve.py [--spawns 7] [--requests 200]
 """
@@ -106,17 +107,20 @@ async def responsiveness(root: Path, env: dict[str, str], requests: int) -> None
         await latencies(client, 3)  # the first request opens the session store
         idle = await latencies(client, requests // 4)
         stop = asyncio.Event()
+        warm = [asyncio.Event() for _ in range(4)]
 
-        async def session() -> None:
+        async def session(warmed: asyncio.Event) -> None:
             session_id = None
             while not stop.is_set():
                 args: dict[str, Any] = {"prompt": "look around", "sessionId": session_id}
                 params = types.ExecuteCommandParams("lspilot.ask", arguments=[args])
                 result: Any = await client.workspace_execute_command_async(params)
                 session_id = result["sessionId"]
+                warmed.set()
 
-        workers = [asyncio.ensure_future(session()) for _ in range(4)]
-        await asyncio.sleep(1.0)
+        workers = [asyncio.ensure_future(session(warmed)) for warmed in warm]
+        # Steady state: each session has finished a turn (litellm and the tools are loaded).
+        await asyncio.wait_for(asyncio.gather(*(warmed.wait() for warmed in warm)), 120)
         busy = await latencies(client, requests)
         stop.set()
         await asyncio.wait_for(asyncio.gather(*workers), 60)

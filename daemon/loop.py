@@ -32,6 +32,7 @@ from tools.schema import provider_of
 from . import history
 from .agents import Agent
 from .model import ModelSettings, Step, ToolCall, arguments_text, classify, describe, retry_after, stream_step
+from .prompt import system_prompt
 from .store import Store
 
 log = logging.getLogger(__name__)
@@ -70,7 +71,7 @@ class Loop:
     env: ToolEnv
     agent: Agent
     model: ModelSettings
-    system: str
+    system: str | None = None  # built at the first turn
     listeners: list[Listener] = field(default_factory=list[Listener])
     retry: Retry = field(default_factory=Retry)
     _recent: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
@@ -109,6 +110,8 @@ class Loop:
         self.emit("turn.start", turnId=turn.turn_id, prompt=prompt)
         message: str | None = None
         try:
+            if self.system is None:
+                self.system = await system_prompt(self.agent, self.env.root)
             for _ in range(self.agent.max_steps):
                 message = self.store.add_message(session_id, "assistant", turn.turn_id, self.model.model)
                 step = await self._step(message)

@@ -8,23 +8,34 @@ starts that early in a thread). It must never print to stdout (that is the JSON-
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import gc
 import json
 import logging
 import os
 import re
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 _lock = threading.Lock()
+_module: ModuleType | None = None
+T = TypeVar("T")
 
 
 def litellm() -> ModuleType:
+    global _module  # noqa: PLW0603 - one module, imported once
     with _lock:
+        if _module is not None:
+            return _module
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        import litellm as module  # noqa: PLC0415 - costly; imported on first use only
+        gc.disable()  # the import makes ~300k objects: full collections meanwhile stall every thread
+        try:
+            import litellm as module  # noqa: PLC0415 - costly; imported on first use only
+        finally:
+            gc.enable()
 
         module.suppress_debug_info = True
         module.drop_params = True  # providers that reject an option drop it instead of failing
@@ -36,6 +47,10 @@ def litellm() -> ModuleType:
                 logger.removeHandler(handler)
             logger.setLevel(logging.WARNING)
             logger.propagate = True
+        # Hundreds of thousands of long-lived objects: keep them out of the collector's full
+        # passes, which would otherwise stall every thread for a long while now and then.
+        gc.freeze()
+        _module = module
         return module
 
 
@@ -121,11 +136,83 @@ class ModelSettings:
     options: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
+class _ModelThread:
+    """One thread with its own event loop where every litellm call runs.
+
+    Building a request is pure Python that grows with the conversation (the openai SDK alone walks
+    every message and tool schema: ~40 ms per step at 30 messages), and it never yields. On the
+    daemon's loop it would stall the editor's requests; here the interpreter switches threads every
+    few milliseconds, so the daemon keeps answering while a step is being prepared.
+    """
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock = threading.Lock()
+
+    def loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                self._loop = asyncio.new_event_loop()
+                threading.Thread(target=self._loop.run_forever, name="lspilot-model", daemon=True).start()
+            return self._loop
+
+    def submit(self, work: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        return asyncio.run_coroutine_threadsafe(work, self.loop())
+
+
+_thread = _ModelThread()
+
+
 async def stream_step(
     settings: ModelSettings, messages: list[dict[str, Any]], tools: list[dict[str, Any]], step: Step
 ) -> AsyncIterator[Delta]:
-    """Stream one completion, yielding text/reasoning deltas and filling ``step`` as it goes."""
-    lib = await asyncio.to_thread(litellm)
+    """Stream one completion, yielding text/reasoning deltas and filling ``step`` as it goes.
+
+    The request runs on the model thread; deltas cross over through a queue, and closing this
+    generator (a cancelled turn) cancels the request there."""
+    here = asyncio.get_running_loop()
+    queue: asyncio.Queue[Delta | Step] = asyncio.Queue()
+
+    def send(item: Delta | Step) -> None:
+        here.call_soon_threadsafe(queue.put_nowait, item)
+
+    work = _thread.submit(_stream(settings, messages, tools, send))
+    done = asyncio.wrap_future(work)  # completes after every item it sent is queued
+    getter: asyncio.Future[Delta | Step] | None = None
+    try:
+        while True:
+            if queue.empty() and done.done():
+                done.result()  # the provider's error
+                raise RuntimeError("the model stream ended without a result")
+            getter = asyncio.ensure_future(queue.get())
+            await asyncio.wait((getter, done), return_when=asyncio.FIRST_COMPLETED)
+            if not getter.done():
+                getter.cancel()
+                continue
+            item = getter.result()
+            if isinstance(item, Step):
+                step.finish, step.usage, step.cost = item.finish, item.usage, item.cost
+                step.tool_calls = item.tool_calls
+                return
+            if item.kind == "text":
+                step.text += item.text
+            else:
+                step.reasoning += item.text
+            yield item
+    finally:
+        if getter is not None:
+            getter.cancel()
+        work.cancel()
+
+
+async def _stream(
+    settings: ModelSettings,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]],
+    send: Callable[[Delta | Step], None],
+) -> None:
+    """On the model thread: the request, each delta sent as it comes, then the finished step."""
+    lib = litellm()
     kwargs: dict[str, Any] = {
         "model": settings.model,
         "messages": messages,
@@ -139,6 +226,7 @@ async def stream_step(
     if settings.api_base:
         kwargs["api_base"] = settings.api_base
     response = await lib.acompletion(**kwargs)
+    step = Step()
     calls: dict[int, dict[str, str]] = {}
     chunks: list[Any] = []
     async for chunk in response:
@@ -155,11 +243,9 @@ async def stream_step(
         step.finish = choice.finish_reason or step.finish
         delta = choice.delta
         if getattr(delta, "reasoning_content", None):
-            step.reasoning += delta.reasoning_content
-            yield Delta("reasoning", delta.reasoning_content)
+            send(Delta("reasoning", delta.reasoning_content))
         if delta.content:
-            step.text += delta.content
-            yield Delta("text", delta.content)
+            send(Delta("text", delta.content))
         for call in delta.tool_calls or []:
             entry = calls.setdefault(call.index or 0, {"id": "", "name": "", "arguments": ""})
             entry["id"] = call.id or entry["id"]
@@ -170,6 +256,7 @@ async def stream_step(
         ToolCall(c["id"] or f"call_{i}", c["name"], c["arguments"]) for i, c in sorted(calls.items())
     ]
     step.cost = _cost(lib, chunks, messages)
+    send(step)
 
 
 def _cost(lib: ModuleType, chunks: list[Any], messages: list[dict[str, Any]]) -> float:
@@ -181,18 +268,25 @@ def _cost(lib: ModuleType, chunks: list[Any], messages: list[dict[str, Any]]) ->
 
 
 async def complete(settings: ModelSettings, messages: list[dict[str, Any]]) -> str:
-    """A plain, non-streamed completion (used for compaction summaries)."""
-    lib = await asyncio.to_thread(litellm)
-    kwargs: dict[str, Any] = {
-        "model": settings.model,
-        "messages": messages,
-        "num_retries": 2,
-        **settings.options,
-    }
-    if settings.api_base:
-        kwargs["api_base"] = settings.api_base
-    response = await lib.acompletion(**kwargs)
-    return response.choices[0].message.content or ""
+    """A plain, non-streamed completion (used for compaction summaries), on the model thread."""
+
+    async def request() -> str:
+        kwargs: dict[str, Any] = {
+            "model": settings.model,
+            "messages": messages,
+            "num_retries": 2,
+            **settings.options,
+        }
+        if settings.api_base:
+            kwargs["api_base"] = settings.api_base
+        response = await litellm().acompletion(**kwargs)
+        return response.choices[0].message.content or ""
+
+    work = _thread.submit(request())
+    try:
+        return await asyncio.wrap_future(work)
+    finally:
+        work.cancel()
 
 
 def arguments_text(arguments: str) -> str:

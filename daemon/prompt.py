@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
 import platform
-import subprocess
 import time
 from pathlib import Path
 
@@ -11,34 +11,41 @@ from .agents import Agent
 
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", ".lspilot/instructions.md")
 MAX_INSTRUCTIONS = 20_000
+GIT_TIMEOUT = 5.0
 
 
-def git_summary(root: Path) -> str:
+async def git_summary(root: Path) -> str:
+    """``git status --short --branch``, cut to 21 lines; run without blocking the daemon's loop."""
     try:
-        done = subprocess.run(
-            ["git", "-C", str(root), "status", "--short", "--branch"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
+        git = await asyncio.create_subprocess_exec(
+            *("git", "-C", str(root), "status", "--short", "--branch"),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
         )
-    except (OSError, subprocess.TimeoutExpired):
+    except OSError:
         return "unknown"
-    if done.returncode != 0:
+    try:
+        out, _ = await asyncio.wait_for(git.communicate(), GIT_TIMEOUT)
+    except TimeoutError:
+        git.kill()
+        await git.wait()
+        return "unknown (git status took too long)"
+    if git.returncode != 0:
         return "not a git repository"
-    lines = done.stdout.splitlines()
+    lines = out.decode(errors="replace").splitlines()
     more = f"\n... and {len(lines) - 21} more changed files" if len(lines) > 21 else ""
     return "\n".join(lines[:21]) + more
 
 
-def system_prompt(agent: Agent, root: Path) -> str:
+async def system_prompt(agent: Agent, root: Path) -> str:
     sections = [
         agent.prompt,
         "<environment>\n"
         f"Workspace root: {root}\n"
         f"Platform: {platform.system().lower()} {platform.machine()}\n"
         f"Date: {time.strftime('%Y-%m-%d')}\n"
-        f"Git status:\n{git_summary(root)}\n"
+        f"Git status:\n{await git_summary(root)}\n"
         "</environment>",
     ]
     for name in INSTRUCTION_FILES:

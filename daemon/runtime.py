@@ -16,7 +16,6 @@ from .agents import BUILTIN, Agent, agents_from_config
 from .config import ConfigError
 from .loop import Listener, Loop
 from .model import ModelSettings
-from .prompt import system_prompt
 from .store import Store, StoredSession
 
 
@@ -110,6 +109,5 @@ class Runtime:
             env=env,
             agent=agent,
             model=settings,
-            system=system_prompt(agent, self.cfg.workspace),
             listeners=listeners or [],
         )

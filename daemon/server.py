@@ -23,6 +23,7 @@ from pygls.protocol.language_server import lsp_method
 
 from lsp_bridge.documents import uri_to_path
 
+from . import model
 from .editor import Editor
 from .hub import AskArgs, CommandError, Hub, NavigateArgs, ResolveArgs, SessionArgs, parse
 from .serve import NAME, VERSION, Readable, Writable
@@ -84,6 +85,10 @@ def build() -> Server:
         editor = Editor(server, bool(options.get("review")), bool(options.get("permissions")))
         server.hub = Hub(root.resolve(), editor)
         log.info("serving %s (review=%s, permissions=%s)", root, editor.review, editor.permissions)
+
+    @server.feature(types.INITIALIZED)
+    def initialized(_params: types.InitializedParams) -> None:
+        model.warm()  # litellm takes seconds to import: start now, not at the first ask
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(params: types.DidOpenTextDocumentParams) -> None:

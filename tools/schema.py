@@ -7,6 +7,8 @@ OpenAI's strict mode wants every property required (optional ones nullable) and
 from __future__ import annotations
 
 import copy
+import functools
+import json
 from typing import Any
 
 from pydantic import BaseModel
@@ -64,6 +66,12 @@ def _nullable(schema: Schema) -> Schema:
 
 
 def parameters(params: type[BaseModel], provider: str) -> Schema:
+    """The JSON schema of ``params`` as ``provider`` accepts it (a fresh copy on each call)."""
+    return json.loads(_parameters(params, provider))
+
+
+@functools.cache
+def _parameters(params: type[BaseModel], provider: str) -> str:  # pydantic's schema costs ~1 ms
     raw = params.model_json_schema()
     schema: Schema = _inline(raw, raw.get("$defs", {}))
     for obj in _objects(schema):
@@ -79,7 +87,7 @@ def parameters(params: type[BaseModel], provider: str) -> Schema:
             obj.pop("additionalProperties", None)
         else:
             obj["additionalProperties"] = False
-    return schema
+    return json.dumps(schema)
 
 
 def tool_spec(tool: Tool[Any], provider: str) -> Schema:
