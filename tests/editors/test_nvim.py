@@ -55,8 +55,17 @@ class Editor:
 
     def until(self, condition: str, *args: Any) -> None:
         """Wait (processing events) until the Lua expression ``condition`` is true."""
-        code = f"local args = {{...}}; return vim.wait({WAIT_MS}, function() return {condition} end, 20)"
-        assert self.lua(code, *args), f"timed out waiting for: {condition}"
+        code = (
+            f"local args = {{...}}; local function ok() return {condition} end;"
+            f" vim.wait({WAIT_MS}, function() return _G.errors[1] ~= nil or ok() end, 20);"
+            " return _G.errors[1] == nil and ok() and true or false"
+        )
+        if not self.lua(code, *args):
+            pytest.fail(f"waiting for: {condition}\nerrors: {self.errors()}\n{self.chat()}")
+
+    def errors(self) -> list[str]:
+        """Error notifications so far (every one is also shown, as usual)."""
+        return cast(list[str], self.lua("return _G.errors"))
 
     def buffer(self, name: str = "") -> list[str]:
         return cast(list[str], self.lua("return vim.api.nvim_buf_get_lines(vim.fn.bufnr(...), 0, -1, false)", name))
@@ -66,6 +75,16 @@ class Editor:
 
     def messages(self) -> str:
         return cast(str, self.lua("return vim.api.nvim_exec2('messages', {output = true}).output"))
+
+
+RECORD_ERRORS = """
+_G.errors = {}
+local notify = vim.notify
+vim.notify = function(msg, level, opts)
+  if level == vim.log.levels.ERROR then table.insert(_G.errors, msg) end
+  return notify(msg, level, opts)
+end
+"""
 
 
 @pytest.fixture
@@ -85,8 +104,10 @@ def editor(tmp_path: Path, workspace: Path, fake: ScriptedModel) -> Iterator[Edi
     nvim.command(f"cd {workspace}")
     nvim.exec_lua("require('lspilot').setup({ cmd = { ... } })", str(BIN / "lspilot"), "serve")
     nvim.command("edit a.py")
+    nvim.exec_lua(RECORD_ERRORS)
     try:
-        yield Editor(nvim)
+        yield (editor := Editor(nvim))
+        assert editor.errors() == []
     finally:
         nvim.exec_lua("for _, c in ipairs(vim.lsp.get_clients()) do c:stop() end")
         nvim.exec_lua("return vim.wait(10000, function() return #vim.lsp.get_clients() == 0 end, 20)")
@@ -177,3 +198,142 @@ def test_two_hunks_render_inline_and_accept_one_reject_the_other(
     assert editor.buffer("a.py") == TWO_FUNCTIONS.splitlines()
 
 
+def test_accept_all_on_a_file_not_open_opens_it_in_a_split(
+    editor: Editor, fake: ScriptedModel, workspace: Path
+) -> None:
+    edit = {"filePath": "b.py", "oldString": "area(2)", "newString": "area(3)"}
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("read", {"filePath": "b.py"})]),
+            Turn(tool_calls=[("edit", edit)]),
+            Turn(text="done"),
+        ]
+    )
+    editor.lua("require('lspilot').ask('bigger', {on_done = function(err, r) _G.result = r end})")
+    editor.until(f"#{PENDING_HUNKS} == 1")
+    assert editor.lua("return vim.fn.bufwinid(vim.fn.bufnr('b.py')) ~= -1") is True  # shown in a split
+    assert editor.lua("return vim.fn.winnr('$')") == 3  # a.py, b.py, the chat
+    editor.lua("vim.cmd('Lspilot accept-all')")
+    editor.until("_G.result ~= nil")
+    assert editor.lua("return _G.result.stopReason") == "end"
+    assert (workspace / "b.py").read_text() == "from a import area\n\nprint(area(3))\n"
+    editor.until("vim.api.nvim_buf_get_lines(vim.fn.bufnr('b.py'), 2, 3, false)[1] == 'print(area(3))'")
+    attached = "#vim.lsp.get_clients({name = 'lspilot', bufnr = vim.fn.bufnr('b.py')}) == 1"
+    assert editor.lua(f"return {attached}") is True
+
+
+def test_reject_with_feedback_reaches_the_model(editor: Editor, fake: ScriptedModel, workspace: Path) -> None:
+    edit = {"filePath": "a.py", "oldString": "3.14", "newString": "22 / 7"}
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("read", {"filePath": "a.py"})]),
+            Turn(tool_calls=[("edit", edit)]),
+            Turn(text="ok, keeping 3.14"),
+        ]
+    )
+    editor.lua("require('lspilot').ask('approximate pi', {on_done = function(err, r) _G.result = r end})")
+    editor.until(f"#{PENDING_HUNKS} == 1")
+    editor.lua("""
+        vim.ui.input = function(opts, on_confirm) on_confirm('use math.pi instead') end
+        vim.cmd('normal! gg')
+        require('lspilot').next()
+        require('lspilot').reject_with_feedback()
+    """)
+    editor.until("_G.result ~= nil")
+    assert "use math.pi instead" in tool_results(fake)[-1]
+    assert editor.buffer("a.py") == TWO_FUNCTIONS.splitlines()
+    assert editor.lua("return vim.bo.modified") is False
+
+
+def test_a_permission_prompt_is_answered_through_vim_ui_select(editor: Editor, fake: ScriptedModel) -> None:
+    read_env = Turn(tool_calls=[("read", {"filePath": ".env"})])
+    fake.turns.extend([read_env, Turn(text="read it"), read_env, Turn(text="understood")])
+    editor.lua("""
+        _G.asked = {}
+        _G.answers = {'allow_once', 'reject_once'}
+        vim.ui.select = function(items, opts, on_choice)
+          table.insert(_G.asked, {prompt = opts.prompt, names = vim.tbl_map(opts.format_item, items)})
+          local want = table.remove(_G.answers, 1)
+          for _, item in ipairs(items) do if item.optionId == want then return on_choice(item) end end
+        end
+        vim.ui.input = function(opts, on_confirm) on_confirm('secrets stay private') end
+        require('lspilot').ask('read .env', {on_done = function(err, r) _G.result = r end})
+    """)
+    editor.until("_G.result ~= nil")
+    assert editor.lua("return _G.result.stopReason") == "end"
+    assert "TOKEN=not-for-models" in tool_results(fake)[-1]
+    asked = cast(list[dict[str, Any]], editor.lua("return _G.asked"))
+    assert ".env" in asked[0]["prompt"] and len(asked[0]["names"]) == 4
+    editor.lua("_G.result = nil; require('lspilot').ask('again', {on_done = function(err, r) _G.result = r end})")
+    editor.until("_G.result ~= nil")
+    assert "secrets stay private" in tool_results(fake)[-1]
+    assert editor.lua("return #_G.asked") == 2
+
+
+def test_refs_fill_the_quickfix_list(editor: Editor) -> None:
+    editor.lua("vim.api.nvim_win_set_cursor(0, {1, 5})")  # on `area`
+    editor.lua("vim.cmd('Lspilot refs')")
+    editor.until("#vim.fn.getqflist() > 0")
+    entries = cast(
+        list[list[Any]],
+        editor.lua(
+            "return vim.tbl_map(function(e) return {vim.fn.fnamemodify(vim.fn.bufname(e.bufnr), ':.'), e.lnum} end,"
+            " vim.fn.getqflist())"
+        ),
+    )
+    assert {("a.py", 1), ("b.py", 1), ("b.py", 3)} <= {(e[0], e[1]) for e in entries}
+    assert editor.lua("return vim.fn.getqflist({title = 1}).title").startswith("lspilot")
+
+
+def test_checkhealth_reports_ok(editor: Editor) -> None:
+    editor.lua("vim.cmd('checkhealth lspilot')")
+    report = "\n".join(cast(list[str], editor.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")))
+    assert "ERROR" not in report, report
+    for expected in ("OK Neovim 0.", "OK executable:", "OK daemon reachable: lspilot", "OK model: openai/scripted"):
+        assert expected in report, report
+    assert "OK basedpyright: available" in report and "log:" in report
+
+
+def test_cancel_during_a_turn_stops_it_and_clears_pending_reviews(
+    editor: Editor, fake: ScriptedModel
+) -> None:
+    edit = {"filePath": "a.py", "oldString": "3.14", "newString": "3.14159"}
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("read", {"filePath": "a.py"})]),
+            Turn(tool_calls=[("edit", edit)]),
+        ]
+    )
+    editor.lua("require('lspilot').ask('more digits', {on_done = function(err, r) _G.result = r end})")
+    editor.until(f"#{PENDING_HUNKS} == 1")
+    assert editor.lua("return require('lspilot').status()") == "lspilot: waiting for review"
+    editor.lua("vim.cmd('Lspilot cancel')")
+    editor.until("_G.result ~= nil")
+    assert editor.lua("return _G.result.stopReason") == "cancelled"
+    assert editor.lua("return #require('lspilot').pending()") == 0
+    assert editor.lua(EXTMARKS, "a.py") == []
+    assert editor.buffer("a.py") == TWO_FUNCTIONS.splitlines()
+    editor.until(CHAT_HAS, "— cancelled")
+    assert editor.lua("return require('lspilot').status()") == ""
+
+    # A turn stalled while streaming stops too.
+    fake.turns.append(Turn(text="thinking it over", stall_after_chunks=2))
+    editor.lua("_G.result = nil; require('lspilot').ask('take your time', {on_done = function(e, r) _G.result = r end})")
+    editor.until(CHAT_HAS, "think")
+    editor.lua("require('lspilot').cancel()")
+    editor.until("_G.result ~= nil")
+    assert editor.lua("return _G.result.stopReason") == "cancelled"
+
+
+def test_old_neovim_is_told_the_plugin_needs_0_10(editor: Editor) -> None:
+    message = editor.lua(f"""
+        local has = vim.fn.has
+        vim.fn.has = function(feature) if feature == 'nvim-0.10' then return 0 end return has(feature) end
+        vim.g.loaded_lspilot = nil
+        vim.api.nvim_del_user_command('Lspilot')
+        local ok, err = pcall(dofile, '{PLUGIN}/plugin/lspilot.lua')
+        vim.fn.has = has
+        return vim.fn.exists(':Lspilot')
+    """)
+    assert message == 0
+    assert "requires Neovim >= 0.10" in editor.messages()
