@@ -68,6 +68,7 @@ def test_package_builds_a_vsix_with_the_bundle(npm: str) -> None:
         names = set(archive.namelist())
         manifest = json.loads(archive.read("extension/package.json"))
     assert "extension/dist/extension.js" in names
+    assert manifest["engines"]["vscode"].startswith("^"), "an exact engine refuses every newer VS Code"
     assert not any("node_modules" in name or name.endswith(".ts") for name in names), sorted(names)
     commands = {c["command"] for c in manifest["contributes"]["commands"]}
     wanted = {"ask", "cancel", "sessions", "restart", "acceptHunk", "rejectHunk", "acceptAll", "rejectAll"}
