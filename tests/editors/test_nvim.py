@@ -68,7 +68,26 @@ class Editor:
         return cast(list[str], self.lua("return _G.errors"))
 
     def buffer(self, name: str = "") -> list[str]:
-        return cast(list[str], self.lua("return vim.api.nvim_buf_get_lines(vim.fn.bufnr(...), 0, -1, false)", name))
+        code = "return vim.api.nvim_buf_get_lines(vim.fn.bufnr(...), 0, -1, false)"
+        return cast(list[str], self.lua(code, name))
+
+    def ask(self, prompt: str) -> None:
+        """Ask as a user would (from the current buffer); ``finished()`` waits for the answer."""
+        self.lua(
+            "_G.result = nil; require('lspilot').ask(..., {on_done = function(_, r) _G.result = r end})",
+            prompt,
+        )
+
+    def pending(self, hunks: int) -> None:
+        """Wait until the first pending proposal has ``hunks`` hunks (failing early if the turn ends)."""
+        self.until(f"#{PENDING_HUNKS} == {hunks} or _G.result ~= nil")
+        if self.lua(f"return #{PENDING_HUNKS}") != hunks:
+            pytest.fail(f"the turn ended without the review: {self.chat()}")
+
+    def finished(self) -> str:
+        """Wait for the turn asked last to end; its stop reason."""
+        self.until("_G.result ~= nil")
+        return cast(str, self.lua("return _G.result.stopReason"))
 
     def chat(self) -> str:
         return "\n".join(self.buffer("lspilot://chat"))
@@ -119,7 +138,10 @@ def tool_results(fake: ScriptedModel) -> list[str]:
     return [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "tool"]
 
 
-CHAT_HAS = "table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr('lspilot://chat'), 0, -1, false), '\\n'):find(args[1], 1, true)"
+CHAT_HAS = (
+    "table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr('lspilot://chat'), 0, -1, false), '\\n')"
+    ":find(args[1], 1, true)"
+)
 PENDING_HUNKS = "(require('lspilot').pending()[1] or {hunks = {}}).hunks"
 EXTMARKS = """
 local buf = vim.fn.bufnr(...)
@@ -146,7 +168,10 @@ def test_ask_streams_the_answer_and_tool_calls_into_the_chat(editor: Editor, fak
     assert editor.lua("return require('lspilot').status()") == ""
     # The session can be picked again (the stubbed vim.ui.select is the user) and is redrawn.
     editor.lua("""
-        vim.ui.select = function(items, opts, on_choice) _G.picked = {#items, opts.format_item(items[1])}; on_choice(items[1]) end
+        vim.ui.select = function(items, opts, on_choice)
+          _G.picked = {#items, opts.format_item(items[1])}
+          on_choice(items[1])
+        end
         local buf = vim.fn.bufnr('lspilot://chat')
         vim.bo[buf].modifiable = true
         vim.api.nvim_buf_set_lines(buf, 0, -1, false, {})
@@ -168,8 +193,8 @@ def test_two_hunks_render_inline_and_accept_one_reject_the_other(
             Turn(text="done"),
         ]
     )
-    editor.lua("require('lspilot').ask('rename things', {on_done = function(err, r) _G.result = r end})")
-    editor.until(f"#{PENDING_HUNKS} == 2")
+    editor.ask("rename things")
+    editor.pending(2)
     # Nothing is applied yet: removed lines are marked in place, proposed lines are virtual lines.
     assert editor.buffer("a.py") == TWO_FUNCTIONS.splitlines()
     assert editor.lua("return vim.bo[vim.fn.bufnr('a.py')].modified") is False
@@ -184,8 +209,7 @@ def test_two_hunks_render_inline_and_accept_one_reject_the_other(
 
     editor.lua("vim.cmd('normal! gg'); vim.cmd('Lspilot next'); vim.cmd('Lspilot accept')")
     editor.lua("vim.cmd('Lspilot next'); vim.cmd('Lspilot reject')")
-    editor.until("_G.result ~= nil")
-    assert editor.lua("return _G.result.stopReason") == "end"
+    assert editor.finished() == "end"
     text = editor.buffer("a.py")
     assert text == TWO_FUNCTIONS.replace("3.14 * r * r", "undefined_pi * r * r").splitlines()
     assert editor.lua("return vim.bo[vim.fn.bufnr('a.py')].modified") is True
@@ -209,13 +233,12 @@ def test_accept_all_on_a_file_not_open_opens_it_in_a_split(
             Turn(text="done"),
         ]
     )
-    editor.lua("require('lspilot').ask('bigger', {on_done = function(err, r) _G.result = r end})")
-    editor.until(f"#{PENDING_HUNKS} == 1")
+    editor.ask("bigger")
+    editor.pending(1)
     assert editor.lua("return vim.fn.bufwinid(vim.fn.bufnr('b.py')) ~= -1") is True  # shown in a split
     assert editor.lua("return vim.fn.winnr('$')") == 3  # a.py, b.py, the chat
     editor.lua("vim.cmd('Lspilot accept-all')")
-    editor.until("_G.result ~= nil")
-    assert editor.lua("return _G.result.stopReason") == "end"
+    assert editor.finished() == "end"
     assert (workspace / "b.py").read_text() == "from a import area\n\nprint(area(3))\n"
     editor.until("vim.api.nvim_buf_get_lines(vim.fn.bufnr('b.py'), 2, 3, false)[1] == 'print(area(3))'")
     attached = "#vim.lsp.get_clients({name = 'lspilot', bufnr = vim.fn.bufnr('b.py')}) == 1"
@@ -231,15 +254,15 @@ def test_reject_with_feedback_reaches_the_model(editor: Editor, fake: ScriptedMo
             Turn(text="ok, keeping 3.14"),
         ]
     )
-    editor.lua("require('lspilot').ask('approximate pi', {on_done = function(err, r) _G.result = r end})")
-    editor.until(f"#{PENDING_HUNKS} == 1")
+    editor.ask("approximate pi")
+    editor.pending(1)
     editor.lua("""
         vim.ui.input = function(opts, on_confirm) on_confirm('use math.pi instead') end
         vim.cmd('normal! gg')
         require('lspilot').next()
         require('lspilot').reject_with_feedback()
     """)
-    editor.until("_G.result ~= nil")
+    assert editor.finished() == "end"
     assert "use math.pi instead" in tool_results(fake)[-1]
     assert editor.buffer("a.py") == TWO_FUNCTIONS.splitlines()
     assert editor.lua("return vim.bo.modified") is False
@@ -257,15 +280,14 @@ def test_a_permission_prompt_is_answered_through_vim_ui_select(editor: Editor, f
           for _, item in ipairs(items) do if item.optionId == want then return on_choice(item) end end
         end
         vim.ui.input = function(opts, on_confirm) on_confirm('secrets stay private') end
-        require('lspilot').ask('read .env', {on_done = function(err, r) _G.result = r end})
     """)
-    editor.until("_G.result ~= nil")
-    assert editor.lua("return _G.result.stopReason") == "end"
+    editor.ask("read .env")
+    assert editor.finished() == "end"
     assert "TOKEN=not-for-models" in tool_results(fake)[-1]
     asked = cast(list[dict[str, Any]], editor.lua("return _G.asked"))
     assert ".env" in asked[0]["prompt"] and len(asked[0]["names"]) == 4
-    editor.lua("_G.result = nil; require('lspilot').ask('again', {on_done = function(err, r) _G.result = r end})")
-    editor.until("_G.result ~= nil")
+    editor.ask("again")
+    assert editor.finished() == "end"
     assert "secrets stay private" in tool_results(fake)[-1]
     assert editor.lua("return #_G.asked") == 2
 
@@ -277,8 +299,8 @@ def test_refs_fill_the_quickfix_list(editor: Editor) -> None:
     entries = cast(
         list[list[Any]],
         editor.lua(
-            "return vim.tbl_map(function(e) return {vim.fn.fnamemodify(vim.fn.bufname(e.bufnr), ':.'), e.lnum} end,"
-            " vim.fn.getqflist())"
+            "return vim.tbl_map(function(e)"
+            " return {vim.fn.fnamemodify(vim.fn.bufname(e.bufnr), ':.'), e.lnum} end, vim.fn.getqflist())"
         ),
     )
     assert {("a.py", 1), ("b.py", 1), ("b.py", 3)} <= {(e[0], e[1]) for e in entries}
@@ -289,7 +311,13 @@ def test_checkhealth_reports_ok(editor: Editor) -> None:
     editor.lua("vim.cmd('checkhealth lspilot')")
     report = "\n".join(cast(list[str], editor.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")))
     assert "ERROR" not in report, report
-    for expected in ("OK Neovim 0.", "OK executable:", "OK daemon reachable: lspilot", "OK model: openai/scripted"):
+    expected_lines = (
+        "OK Neovim 0.",
+        "OK executable:",
+        "OK daemon reachable: lspilot",
+        "OK model: openai/scripted",
+    )
+    for expected in expected_lines:
         assert expected in report, report
     assert "OK basedpyright: available" in report and "log:" in report
 
@@ -304,12 +332,11 @@ def test_cancel_during_a_turn_stops_it_and_clears_pending_reviews(
             Turn(tool_calls=[("edit", edit)]),
         ]
     )
-    editor.lua("require('lspilot').ask('more digits', {on_done = function(err, r) _G.result = r end})")
-    editor.until(f"#{PENDING_HUNKS} == 1")
+    editor.ask("more digits")
+    editor.pending(1)
     assert editor.lua("return require('lspilot').status()") == "lspilot: waiting for review"
     editor.lua("vim.cmd('Lspilot cancel')")
-    editor.until("_G.result ~= nil")
-    assert editor.lua("return _G.result.stopReason") == "cancelled"
+    assert editor.finished() == "cancelled"
     assert editor.lua("return #require('lspilot').pending()") == 0
     assert editor.lua(EXTMARKS, "a.py") == []
     assert editor.buffer("a.py") == TWO_FUNCTIONS.splitlines()
@@ -318,11 +345,10 @@ def test_cancel_during_a_turn_stops_it_and_clears_pending_reviews(
 
     # A turn stalled while streaming stops too.
     fake.turns.append(Turn(text="thinking it over", stall_after_chunks=2))
-    editor.lua("_G.result = nil; require('lspilot').ask('take your time', {on_done = function(e, r) _G.result = r end})")
+    editor.ask("take your time")
     editor.until(CHAT_HAS, "think")
     editor.lua("require('lspilot').cancel()")
-    editor.until("_G.result ~= nil")
-    assert editor.lua("return _G.result.stopReason") == "cancelled"
+    assert editor.finished() == "cancelled"
 
 
 def test_old_neovim_is_told_the_plugin_needs_0_10(editor: Editor) -> None:
