@@ -159,10 +159,12 @@ return out
 
 def test_ask_streams_the_answer_and_tool_calls_into_the_chat(editor: Editor, fake: ScriptedModel) -> None:
     fake.turns.extend([Turn(tool_calls=[("read", {"filePath": "a.py"})]), Turn(text="It computes an area.")])
-    editor.lua("require('lspilot').ask('what does a.py do?')")
+    assert editor.lua("return vim.fn.getcompletion('Lspilot acc', 'cmdline')") == ["accept", "accept-all"]
+    editor.lua("vim.cmd('1,2Lspilot ask what does a.py do?')")  # a range is sent as context
     editor.until(CHAT_HAS, "— done")
     chat = editor.chat()
     assert "what does a.py do?" in chat and "It computes an area." in chat
+    assert "The user selected a.py:1-2" in chat and "return 3.14 * r * r" in chat
     assert "⚙ read a.py — completed" in chat
     assert chat.index("⚙ read a.py") < chat.index("It computes an area.")
     assert editor.lua("return require('lspilot').status()") == ""
@@ -207,7 +209,10 @@ def test_two_hunks_render_inline_and_accept_one_reject_the_other(
     keys = editor.lua("return vim.fn.maparg(']h', 'n', false, true).buffer")
     assert keys == 1
 
-    editor.lua("vim.cmd('normal! gg'); vim.cmd('Lspilot next'); vim.cmd('Lspilot accept')")
+    # The first hunk with the default keys (typed), the second with the commands.
+    editor.lua("vim.cmd('normal! gg'); vim.api.nvim_feedkeys(vim.keycode(']h<localleader>a'), 'xt', false)")
+    assert editor.lua("return vim.api.nvim_win_get_cursor(0)[1]") == 2
+    assert [h["state"] for h in editor.lua(f"return {PENDING_HUNKS}")] == ["accepted", "pending"]
     editor.lua("vim.cmd('Lspilot next'); vim.cmd('Lspilot reject')")
     assert editor.finished() == "end"
     text = editor.buffer("a.py")

@@ -7,6 +7,7 @@
 -- in the daemon, writes it on disk; the buffer is then reloaded and attached.
 local client = require('lspilot.client')
 local config = require('lspilot.config')
+local keys = require('lspilot.keys')
 local util = require('lspilot.util')
 
 local M = {}
@@ -37,8 +38,6 @@ local ns = vim.api.nvim_create_namespace('lspilot_review')
 M.proposals = {}
 --- Buffers to reload and attach when their tool call ends: tool call id -> buffer.
 local reload = {}
---- Buffer-local mappings the review keys replaced: buffer -> lhs -> maparg() or false.
-local saved = {}
 
 local function key_text(lhs)
   local leader = vim.g.maplocalleader or '\\'
@@ -46,11 +45,11 @@ local function key_text(lhs)
 end
 
 local function hint(hunk)
-  local keys = config.options.review.keys
+  local map = config.options.review.keys
   local parts = { 'lspilot ' .. hunk.id .. ':' }
   for _, name in ipairs({ 'accept', 'reject', 'reject_with_feedback', 'accept_all', 'next' }) do
-    if keys[name] then
-      table.insert(parts, key_text(keys[name]) .. ' ' .. name:gsub('_', ' '))
+    if map[name] then
+      table.insert(parts, key_text(map[name]) .. ' ' .. name:gsub('_', ' '))
     end
   end
   return table.concat(parts, '  ')
@@ -114,49 +113,6 @@ local function pending_in(buf)
   return found
 end
 
-local function set_keys(buf)
-  if saved[buf] then
-    return
-  end
-  saved[buf] = {}
-  local api = require('lspilot')
-  local actions = {
-    accept = function() api.accept() end,
-    reject = function() api.reject() end,
-    reject_with_feedback = function() api.reject_with_feedback() end,
-    accept_all = function() api.accept_all() end,
-    reject_all = function() api.reject_all() end,
-    next = function() api.next() end,
-    prev = function() api.prev() end,
-  }
-  for name, lhs in pairs(config.options.review.keys) do
-    if lhs then
-      local old = vim.fn.maparg(lhs, 'n', false, true)
-      saved[buf][lhs] = (old.buffer == 1) and old or false
-      vim.keymap.set('n', lhs, util.protect('review ' .. name, actions[name]), {
-        buffer = buf,
-        desc = 'lspilot: ' .. name:gsub('_', ' '),
-      })
-    end
-  end
-end
-
-local function unset_keys(buf)
-  if not saved[buf] or not vim.api.nvim_buf_is_valid(buf) then
-    saved[buf] = nil
-    return
-  end
-  for lhs, old in pairs(saved[buf]) do
-    pcall(vim.keymap.del, 'n', lhs, { buffer = buf })
-    if old then
-      vim.api.nvim_buf_call(buf, function()
-        vim.fn.mapset('n', false, old)
-      end)
-    end
-  end
-  saved[buf] = nil
-end
-
 local function displayed(buf)
   return buf > 0 and vim.fn.bufwinid(buf) ~= -1
 end
@@ -207,7 +163,7 @@ function M.open(params, client_id, answer)
     render(p, hunk)
   end
   table.insert(M.proposals, p)
-  set_keys(buf)
+  keys.set(buf)
   if #p.hunks == 0 then -- nothing differs (e.g. only whitespace at the end): accept as is
     M.finish(p)
   end
@@ -224,7 +180,7 @@ local function remove(p)
     unrender(p, hunk)
   end
   if #pending_in(p.buf) == 0 then
-    unset_keys(p.buf)
+    keys.unset(p.buf)
   end
 end
 
