@@ -139,7 +139,7 @@ class Hub:
             if path not in self.buffers.open:
                 self.bridge.open_document(path)
             self.bridge.update_document(path, text)
-            self.buffers.open[path] = version
+            self.buffers.open[path] = (version, text)
 
     def buffer_closed(self, uri: str) -> None:
         if uri.startswith("file:") and self.buffers.open.pop(uri_to_path(uri), None) is not None:

@@ -27,12 +27,17 @@ from .editor import Editor, field_of
 
 @dataclass
 class Buffers:
-    """The versions of the documents open in the editor, by path."""
+    """The documents open in the editor, by path: their version and text (saved or not)."""
 
-    open: dict[Path, int] = field(default_factory=dict[Path, int])
+    open: dict[Path, tuple[int, str]] = field(default_factory=dict[Path, tuple[int, str]])
 
     def version(self, path: Path) -> int | None:
-        return self.open.get(path)
+        entry = self.open.get(path)
+        return entry[0] if entry else None
+
+    def text(self, path: Path) -> str | None:
+        entry = self.open.get(path)
+        return entry[1] if entry else None
 
 
 @dataclass
@@ -62,6 +67,9 @@ class EditorChanges:
     editor: Editor
     buffers: Buffers
     pending: dict[str, Proposal]
+
+    def unsaved(self, path: Path) -> str | None:
+        return self.buffers.text(path)
 
     async def apply(self, ctx: ToolContext, changes: list[FileChange], title: str) -> list[Applied]:
         patterns = [ctx.relative(c.target) for c in changes]
@@ -183,6 +191,11 @@ class EditorChanges:
             final = FileChange(change.path, change.before, text, change.move_to, change.encoding)
             await asyncio.to_thread(commit, [final])
             return Applied(change, text, "applied")
+        if self.buffers.text(change.target) != (change.before or ""):  # the edits are relative to it
+            where = ctx.relative(change.target)
+            note = f"{where} in the editor differs from what the change was made on; nothing was applied."
+            note += " Read it again."
+            return Applied(change, None, "rejected", note)
         edits = _line_edits(hunks(change.before or "", text), None)
         answer = await self.editor.apply_edit(_document_edit(change.target, version, edits))
         if not field_of(answer, "applied"):

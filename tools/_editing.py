@@ -67,10 +67,15 @@ async def locked(paths: Iterable[Path]) -> AsyncIterator[None]:
 
 
 def load(ctx: ToolContext, file: Target) -> FileText | None:
-    """The file's text, None when it does not exist; refused when the model has not read it in
-    this session or it changed on disk since."""
+    """The file's text (the editor's buffer when it is open there), None when it does not exist;
+    refused when the model has not read it in this session or it changed since."""
     if file.path.is_dir():
         raise ToolError(f"{file.shown} is a directory, not a file. Name a file inside it.")
+    unsaved = ctx.env.changes.unsaved(file.path)
+    if unsaved is not None:
+        data = unsaved.encode()
+        _check_fresh(ctx, file, data, 0, "in the editor")
+        return FileText.from_bytes(data)
     try:
         with file.path.open("rb") as handle:
             data = handle.read()
@@ -85,7 +90,7 @@ def load(ctx: ToolContext, file: Target) -> FileText | None:
     return FileText.from_bytes(data)
 
 
-def _check_fresh(ctx: ToolContext, file: Target, data: bytes, mtime_ns: int) -> None:
+def _check_fresh(ctx: ToolContext, file: Target, data: bytes, mtime_ns: int, where: str = "on disk") -> None:
     session = ctx.env.session
     reads = [(at, p) for p in {file.given, file.path} if (at := session.last_read(p)) is not None]
     if not reads:
@@ -100,7 +105,7 @@ def _check_fresh(ctx: ToolContext, file: Target, data: bytes, mtime_ns: int) -> 
     )
     if changed:
         raise ToolError(
-            f"{file.shown} has changed on disk since you last read it (by the user, a formatter or "
+            f"{file.shown} has changed {where} since you last read it (by the user, a formatter or "
             "another program). Read it again before changing it, so those changes are not lost."
         )
 

@@ -53,7 +53,14 @@ class Applied:
 
 
 class ChangeSink(Protocol):
+    """Where the edit tools' changes go: the disk, or the user's editor for review."""
+
     async def apply(self, ctx: ToolContext, changes: list[FileChange], title: str) -> list[Applied]: ...
+
+    def unsaved(self, path: Path) -> str | None:
+        """The text of ``path`` in the user's editor when it is open there (maybe unsaved, so not
+        what the disk holds); None when the disk speaks for it. The tools read and change this."""
+        ...
 
 
 def diff_text(ctx: ToolContext, changes: list[FileChange]) -> str:
@@ -68,6 +75,9 @@ def diff_text(ctx: ToolContext, changes: list[FileChange]) -> str:
 
 class DiskChanges:
     """The default sink: one ``edit`` ask for the set, then atomic writes, all or nothing."""
+
+    def unsaved(self, path: Path) -> str | None:
+        return None
 
     async def apply(self, ctx: ToolContext, changes: list[FileChange], title: str) -> list[Applied]:
         patterns = list(

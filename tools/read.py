@@ -13,7 +13,7 @@ from rapidfuzz import fuzz, process
 from lsp_bridge import BridgeError
 
 from .base import Attachment, Tool, ToolError, ToolResult
-from .context import ToolContext
+from .context import FileStamp, ToolContext
 
 MAX_LINE_CHARS = 2000
 MAX_ENTRIES = 500
@@ -57,6 +57,13 @@ class Read(Tool[ReadParams]):
         shown = ctx.relative(path)
         if path.is_dir():
             return _directory(path, shown)
+        unsaved = ctx.env.changes.unsaved(path)
+        if unsaved is not None:  # open in the user's editor: what they see, saved or not
+            result = _text(unsaved, shown, params, ctx)
+            if not path.is_file() or path.read_bytes() != unsaved.encode():
+                result.output += "\n(This is the editor's unsaved text of the file; the disk differs.)"
+            ctx.env.session.record_read(path, FileStamp.of(unsaved.encode(), 0))
+            return result
         if not path.exists():
             raise ToolError(_missing(path, ctx))
         mime = mimetypes.guess_type(path.name)[0] or ""
@@ -68,7 +75,7 @@ class Read(Tool[ReadParams]):
                     f"{shown} is a binary file ({path.stat().st_size} bytes); read cannot show it. "
                     "Use bash (e.g. `file`, `xxd | head`) if you need to inspect it."
                 )
-        result = _text(path, shown, params, ctx)
+        result = _text(path.read_bytes().decode(errors="replace"), shown, params, ctx)
         ctx.env.session.record_read(path)
         if ctx.env.bridge_started:
             ctx.env.background(_warm(ctx, path), f"warming {shown} in the language server")
@@ -80,8 +87,7 @@ async def _warm(ctx: ToolContext, path: Path) -> None:
         await ctx.env.bridge.connections_for(path)
 
 
-def _text(path: Path, shown: str, params: ReadParams, ctx: ToolContext) -> ToolResult:
-    text = path.read_bytes().decode(errors="replace")
+def _text(text: str, shown: str, params: ReadParams, ctx: ToolContext) -> ToolResult:
     lines = text.splitlines()
     start = (params.offset or 1) - 1
     if lines and start >= len(lines):

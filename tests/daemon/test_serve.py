@@ -345,6 +345,57 @@ async def test_accepting_one_hunk_of_two_applies_only_it_to_the_open_buffer(
     assert "undefined_pi" in told and "ERROR" in told
 
 
+async def test_the_agent_reads_and_edits_the_unsaved_buffer_not_the_disk(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    source = workspace / "a.py"
+    source.write_text(TWO_FUNCTIONS)
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("read", {"filePath": "a.py"})]),
+            Turn(tool_calls=[("edit", {"filePath": "a.py", "oldString": "'circle'", "newString": "'disc'"})]),
+            Turn(text="done"),
+        ]
+    )
+    editor: Editor = await connect("neovim", FULL)
+    editor.open(source)
+    editor.change(source.as_uri(), "# unsaved note\n" + TWO_FUNCTIONS)  # typed, not saved
+    editor.review_answers.append({"decision": "accept"})
+    assert (await editor.command("lspilot.ask", {"prompt": "rename"}))["stopReason"] == "end"
+
+    read, edited = tool_results(fake)
+    assert "     1\t# unsaved note" in read and "the disk differs" in read
+    [review] = editor.reviews
+    assert review["oldText"] == "# unsaved note\n" + TWO_FUNCTIONS and review["baseVersion"] == 2
+    # The user's unsaved line survives; only the proposed line changed; the disk is untouched.
+    assert editor.buffers[source.as_uri()][0] == "# unsaved note\n" + TWO_FUNCTIONS.replace("circle", "disc")
+    assert source.read_text() == TWO_FUNCTIONS
+    assert "line 7" in edited
+
+
+async def test_typing_after_the_agent_read_the_buffer_makes_it_read_again(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    source = workspace / "a.py"
+    editor: Editor = await connect("neovim", FULL)
+    editor.open(source)
+
+    test_loop = asyncio.get_running_loop()
+
+    async def type_in_the_editor() -> None:
+        editor.change(source.as_uri(), "# typed\n" + source.read_text())
+        await editor.command("lspilot.sessions")  # answered in order: the change has arrived
+
+    def typed(_body: Any) -> Turn:  # the user types while the model thinks (on the server's thread)
+        asyncio.run_coroutine_threadsafe(type_in_the_editor(), test_loop).result(timeout=60)
+        return Turn(tool_calls=[("edit", {"filePath": "a.py", "oldString": "3.14", "newString": "3.1416"})])
+
+    fake.turns.extend([Turn(tool_calls=[("read", {"filePath": "a.py"})]), typed, Turn(text="ok")])
+    assert (await editor.command("lspilot.ask", {"prompt": "more digits"}))["stopReason"] == "end"
+    assert editor.reviews == [] and editor.applied == []
+    assert "a.py has changed in the editor since you last read it" in tool_results(fake)[-1]
+
+
 async def test_a_stale_base_version_applies_nothing(
     connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
 ) -> None:

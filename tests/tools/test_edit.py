@@ -246,6 +246,9 @@ class HalfAccepting:
         change.path.write_text(kept)
         return [Applied(change, kept, "partial", "kept the first hunk")]
 
+    def unsaved(self, path: Path) -> str | None:
+        return None
+
 
 async def test_the_sink_decides_and_the_tool_reports_it(h: Harness) -> None:
     path = await seen(h, "p.py", "a = 1\nb = 2\n")
