@@ -223,6 +223,14 @@ def test_two_hunks_render_inline_and_accept_one_reject_the_other(
     assert editor.lua("return vim.fn.maparg(']h', 'n', false, true).buffer") is None
     told = tool_results(fake)[-1]
     assert "h1" in told and "rejected h2" in told
+    # The chat shows the write with its diff, folded.
+    assert "⚙ write" in editor.chat() and "undefined_pi" in editor.chat()
+    folded = """
+        local buf = vim.fn.bufnr('lspilot://chat')
+        local row = vim.fn.match(vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'undefined_pi') + 1
+        return vim.api.nvim_win_call(vim.fn.bufwinid(buf), function() return vim.fn.foldclosed(row) end)
+    """
+    assert editor.lua(folded) > 0
     editor.lua("vim.cmd('undo')")
     assert editor.buffer("a.py") == TWO_FUNCTIONS.splitlines()
 

@@ -98,7 +98,11 @@ function M.cancel()
       end
     end)
   elseif asking[c.id] then
-    c:cancel_request(asking[c.id])
+    if vim.fn.has('nvim-0.11') == 1 then
+      c:cancel_request(asking[c.id])
+    else
+      c.cancel_request(asking[c.id])
+    end
   else
     util.notify('nothing to cancel', vim.log.levels.INFO)
   end
