@@ -333,6 +333,8 @@ def test_checkhealth_reports_ok(editor: Editor) -> None:
     for expected in expected_lines:
         assert expected in report, report
     assert "OK basedpyright: available" in report and "log:" in report
+    editor.lua("vim.cmd('Lspilot log')")
+    assert editor.lua("return vim.api.nvim_buf_get_name(0)") == str(data_dir() / "logs" / "lspilot.log")
 
 
 def test_cancel_during_a_turn_stops_it_and_clears_pending_reviews(
@@ -360,6 +362,7 @@ def test_cancel_during_a_turn_stops_it_and_clears_pending_reviews(
     fake.turns.append(Turn(text="thinking it over", stall_after_chunks=2))
     editor.ask("take your time")
     editor.until(CHAT_HAS, "think")
+    assert editor.lua("return require('lspilot').status()").startswith("lspilot: ")  # for a statusline
     editor.lua("require('lspilot').cancel()")
     assert editor.finished() == "cancelled"
 
