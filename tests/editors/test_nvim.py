@@ -8,6 +8,7 @@ Every wait is on a condition (``vim.wait`` inside Neovim), never a fixed sleep.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -111,6 +112,7 @@ def editor(tmp_path: Path, workspace: Path, fake: ScriptedModel) -> Iterator[Edi
     env = {
         "PATH": f"{BIN}:/usr/bin:/bin",
         "HOME": str(tmp_path),
+        "TMPDIR": str(tmp_path),  # Neovim's own temp dir and server socket
         "LSPILOT_DATA_DIR": str(data_dir()),
         "LSPILOT_CONFIG_DIR": str(tmp_path / "user-config"),
         "LSPILOT_MODEL": "openai/scripted",
@@ -130,7 +132,10 @@ def editor(tmp_path: Path, workspace: Path, fake: ScriptedModel) -> Iterator[Edi
     finally:
         nvim.exec_lua("for _, c in ipairs(vim.lsp.get_clients()) do c:stop() end")
         nvim.exec_lua("return vim.wait(10000, function() return #vim.lsp.get_clients() == 0 end, 20)")
-        nvim.close()
+        with contextlib.suppress(EOFError, OSError):
+            nvim.quit()  # a clean exit: Neovim removes its temp dir
+        with contextlib.suppress(EOFError, OSError):
+            nvim.close()
 
 
 def tool_results(fake: ScriptedModel) -> list[str]:
