@@ -3,7 +3,8 @@
 ``Editor`` wraps the pygls server's outgoing side (requests the editor answers, notifications it
 reads) and knows whether the client implements lspilot's own requests
 (``initializationOptions.lspilot = {review, permissions}``) or gets the standard-LSP fallbacks.
-``EditorAsker`` answers a session's permission asks and questions through it.
+``EditorAsker`` answers a session's permission asks and questions through it; ``EditorLog``
+mirrors lspilot's warnings and errors to the editor's log.
 """
 
 from __future__ import annotations
@@ -32,6 +33,25 @@ PERMISSION_OPTIONS = [
     {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
     {"optionId": "reject_always", "name": "Reject for this session", "kind": "reject_always"},
 ]
+
+
+class EditorLog(logging.Handler):
+    """lspilot's own warnings and errors, from any thread, as ``window/logMessage`` (the full
+    record, traceback included, stays in the log file)."""
+
+    PACKAGES = ("daemon", "tools", "lsp_bridge")
+
+    def __init__(self, server: LanguageServer, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(logging.WARNING)
+        self.server = server
+        self.loop = loop
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not record.name.startswith(self.PACKAGES) or self.loop.is_closed():
+            return
+        kind = types.MessageType.Error if record.levelno >= logging.ERROR else types.MessageType.Warning
+        params = types.LogMessageParams(kind, f"lspilot: {record.getMessage()}")
+        self.loop.call_soon_threadsafe(self.server.window_log_message, params)
 
 
 @dataclass

@@ -24,7 +24,7 @@ from pygls.protocol.language_server import lsp_method
 from lsp_bridge.documents import uri_to_path
 
 from . import model
-from .editor import Editor
+from .editor import Editor, EditorLog
 from .hub import AskArgs, CommandError, Hub, NavigateArgs, ResolveArgs, SessionArgs, parse
 from .serve import NAME, VERSION, Readable, Writable
 
@@ -193,6 +193,8 @@ def serve(stdin: Readable, stdout: Writable) -> int:
 
     async def main() -> None:
         server.protocol.set_writer(StdoutWriter(cast(BinaryIO, stdout)))
+        mirror = EditorLog(server, asyncio.get_running_loop())
+        logging.getLogger().addHandler(mirror)
         try:
             await run_async(
                 stop_event=threading.Event(),
@@ -202,6 +204,7 @@ def serve(stdin: Readable, stdout: Writable) -> int:
                 error_handler=server.report_server_error,
             )
         finally:
+            logging.getLogger().removeHandler(mirror)
             if server.hub is not None:
                 await server.hub.close()
 

@@ -233,6 +233,23 @@ async def test_permission_prompts_go_to_the_editor(connect: Callable[..., Any], 
     assert second["stopReason"] == "end" and len(editor.permission_asks) == 1
 
 
+async def test_an_answer_that_is_no_option_rejects_and_is_logged_in_the_editor(
+    connect: Callable[..., Any], fake: ScriptedModel
+) -> None:
+    fake.turns.extend([Turn(tool_calls=[("read", {"filePath": ".env"})]), Turn(text="done")])
+    editor: Editor = await connect("neovim", FULL)
+    editor.permission_answers.append({"optionId": "sure, why not"})
+    result = await editor.command("lspilot.ask", {"prompt": "read .env"})
+    assert result["stopReason"] == "rejected"
+    # Sent before the turn's answer, on the same stream; pytest-lsp's client keeps log messages.
+    [message] = editor.client.log_messages
+    assert message.type == types.MessageType.Warning
+    assert (
+        message.message
+        == "lspilot: the editor answered 'sure, why not', not one of the options; taken as a reject"
+    )
+
+
 async def test_a_reject_with_feedback_reaches_the_model(
     connect: Callable[..., Any], fake: ScriptedModel
 ) -> None:
