@@ -171,7 +171,8 @@ class EditorChanges:
         if final is None:
             final = proposed if decision == "accept" else apply_hunks(before, proposal.blocks, accepted)
         by_client = bool(answer.get("appliedByClient"))
-        if self.buffers.version(change.target) != proposal.base_version and not by_client:
+        current = self.buffers.text(change.target)  # the file may have been opened meanwhile: fine
+        if not by_client and current is not None and current != (change.before or ""):
             where = ctx.relative(change.target)
             note = f"{where} changed in the editor during the review; nothing was applied. Read it again."
             return Applied(change, None, "rejected", note)

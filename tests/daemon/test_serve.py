@@ -435,6 +435,26 @@ async def test_a_stale_base_version_applies_nothing(
     assert "changed in the editor during the review" in tool_results(fake)[-1]
 
 
+async def test_a_file_opened_during_its_review_gets_the_change_in_its_buffer(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    source = workspace / "a.py"
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("read", {"filePath": "a.py"})]),
+            Turn(tool_calls=[("edit", {"filePath": "a.py", "oldString": "3.14", "newString": "3.14159"})]),
+            Turn(text="ok"),
+        ]
+    )
+    editor: Editor = await connect("neovim", FULL)
+    editor.while_reviewing = lambda: editor.open(source)  # e.g. shown in a split to review it
+    editor.review_answers.append({"decision": "accept"})
+    assert (await editor.command("lspilot.ask", {"prompt": "more digits"}))["stopReason"] == "end"
+    assert editor.reviews[0]["baseVersion"] is None
+    assert len(editor.applied) == 1  # through applyEdit, so the user can undo it
+    assert "3.14159" in editor.buffers[source.as_uri()][0] and "3.14159" not in source.read_text()
+
+
 async def test_a_rejected_review_writes_nothing_and_the_model_reads_the_feedback(
     connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
 ) -> None:
