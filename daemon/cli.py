@@ -17,6 +17,7 @@ from typing import Any
 
 from . import check_command, lsp_command
 from . import config as configuration
+from .serve import VERSION
 
 log = logging.getLogger(__name__)
 
@@ -189,6 +190,7 @@ def _sessions(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lspilot", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug output to stderr")
+    parser.add_argument("--version", action="version", version=f"lspilot {VERSION}")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="the language server editors start (LSP over stdio)")
     serve.add_argument(

@@ -8,6 +8,7 @@ import pty
 import select
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -126,3 +127,9 @@ def test_a_terminal_answers_the_ask(workspace: Path) -> None:
     os.close(leader)
     assert proc.returncode == 0
     assert "out there" in json.loads(stdout)["output"]
+
+
+def test_version_is_the_distributions() -> None:
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]
+    shown = subprocess.run([LSPILOT, "--version"], capture_output=True, text=True, check=True).stdout
+    assert shown == f"lspilot {project['version']}\n"
