@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import json
 import logging
+import re
 import sys
 import time
 from pathlib import Path
@@ -84,20 +85,29 @@ def _demo(_args: argparse.Namespace) -> int:
     return asyncio.run(demo.run(configuration.load(Path.cwd()).bridge()))
 
 
+PATCH_TARGET = re.compile(r"^(?:\*\*\* (?:Update|Delete) File: |--- (?:a/)?|\+\+\+ (?:b/)?)(.+?)\s*$", re.M)
+
+
 def _named_files(value: Any, ctx_root: Path) -> list[Path]:
-    """Existing files named anywhere in a tool's arguments."""
+    """Existing files named anywhere in a tool's arguments, also as the targets of a patch: the
+    user who typed them has seen them."""
     if isinstance(value, dict):
         return [f for v in value.values() for f in _named_files(v, ctx_root)]  # pyright: ignore[reportUnknownVariableType]
     if isinstance(value, list):
         return [f for v in value for f in _named_files(v, ctx_root)]  # pyright: ignore[reportUnknownVariableType]
-    if isinstance(value, str) and value and len(value) < 4096 and "\n" not in value:
-        path = Path(value).expanduser()
+    if not isinstance(value, str) or not value or len(value) > 1_000_000:
+        return []
+    names = PATCH_TARGET.findall(value) if "\n" in value else [value]
+    found: list[Path] = []
+    for name in names:
+        path = Path(name).expanduser()
         path = path if path.is_absolute() else ctx_root / path
         try:
-            return [path.resolve()] if path.is_file() else []
+            if len(name) < 4096 and path.is_file():
+                found.append(path.resolve())
         except OSError:
-            return []
-    return []
+            pass
+    return found
 
 
 async def _run_tool(args: argparse.Namespace) -> int:

@@ -133,3 +133,14 @@ def test_version_is_the_distributions() -> None:
     project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]
     shown = subprocess.run([LSPILOT, "--version"], capture_output=True, text=True, check=True).stdout
     assert shown == f"lspilot {project['version']}\n"
+
+
+def test_a_patch_typed_on_the_command_line_counts_its_files_as_read(workspace: Path) -> None:
+    patch = "*** Begin Patch\n*** Update File: notes.txt\n@@\n-second\n+2nd\n*** End Patch"
+    code, out = run(workspace, "apply_patch", json.dumps({"patchText": patch}), "--yes")
+    assert (code, out["error"]) == (0, None)
+    assert (workspace / "notes.txt").read_text().splitlines()[1] == "2nd"
+    diff = "--- a/notes.txt\n+++ b/notes.txt\n@@ -2 +2 @@\n-2nd\n+second\n"
+    code, out = run(workspace, "apply_patch", json.dumps({"patchText": diff}), "--yes")
+    assert (code, out["error"]) == (0, None)
+    assert (workspace / "notes.txt").read_text().splitlines()[1] == "second"
