@@ -240,7 +240,7 @@ def test_two_hunks_render_inline_and_accept_one_reject_the_other(
     assert editor.buffer("a.py") == TWO_FUNCTIONS.splitlines()
 
 
-def test_accept_all_on_a_file_not_open_opens_it_in_a_split(
+def test_accept_all_on_a_file_not_open_opens_it_in_a_split_and_changes_its_buffer(
     editor: Editor, fake: ScriptedModel, workspace: Path
 ) -> None:
     edit = {"filePath": "b.py", "oldString": "area(2)", "newString": "area(3)"}
@@ -251,16 +251,23 @@ def test_accept_all_on_a_file_not_open_opens_it_in_a_split(
             Turn(text="done"),
         ]
     )
+    original = "from a import area\n\nprint(area(2))\n"
     editor.ask("bigger")
     editor.pending(1)
     assert editor.lua("return vim.fn.bufwinid(vim.fn.bufnr('b.py')) ~= -1") is True  # shown in a split
     assert editor.lua("return vim.fn.winnr('$')") == 3  # a.py, b.py, the chat
+    attached = "#vim.lsp.get_clients({name = 'lspilot', bufnr = vim.fn.bufnr('b.py')}) == 1"
+    assert editor.lua(f"return {attached}") is True  # the daemon sees it open
     editor.lua("vim.cmd('Lspilot accept-all')")
     assert editor.finished() == "end"
-    assert (workspace / "b.py").read_text() == "from a import area\n\nprint(area(3))\n"
-    editor.until("vim.api.nvim_buf_get_lines(vim.fn.bufnr('b.py'), 2, 3, false)[1] == 'print(area(3))'")
-    attached = "#vim.lsp.get_clients({name = 'lspilot', bufnr = vim.fn.bufnr('b.py')}) == 1"
-    assert editor.lua(f"return {attached}") is True
+    # Applied in the buffer (workspace/applyEdit), as for a file that was open: unsaved, undoable.
+    assert editor.buffer("b.py") == ["from a import area", "", "print(area(3))"]
+    assert editor.lua("return vim.bo[vim.fn.bufnr('b.py')].modified") is True
+    assert (workspace / "b.py").read_text() == original  # the user saves
+    assert "b.py changed in the editor" not in tool_results(fake)[-1]
+    editor.lua("vim.api.nvim_buf_call(vim.fn.bufnr('b.py'), function() vim.cmd('undo') end)")
+    assert editor.buffer("b.py") == original.splitlines()
+    assert editor.lua("return vim.bo[vim.fn.bufnr('b.py')].modified") is False
 
 
 def test_reject_with_feedback_reaches_the_model(editor: Editor, fake: ScriptedModel, workspace: Path) -> None:

@@ -8,10 +8,6 @@ local M = {}
 local NAME = 'lspilot'
 local has_011 = vim.fn.has('nvim-0.11') == 1
 
---- Buffers not to attach yet (opened for a review of a file the daemon writes on disk).
----@type table<integer, boolean>
-M.detached = {}
-
 ---@type string status line text ('' when idle)
 M.status = ''
 
@@ -63,7 +59,7 @@ end
 
 local function attach_loaded(client)
   for _, buf in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.api.nvim_buf_is_loaded(buf) and M.is_file(buf) and not M.detached[buf] then
+    if vim.api.nvim_buf_is_loaded(buf) and M.is_file(buf) then
       local path = vim.fs.normalize(vim.api.nvim_buf_get_name(buf))
       if vim.startswith(path, client.root_dir .. '/') then
         vim.lsp.buf_attach_client(buf, client.id)
@@ -174,7 +170,7 @@ function M.ensure(buf)
   buf = buf or vim.api.nvim_get_current_buf()
   local root = M.root(buf)
   local existing = M.clients(root)[1]
-  if not M.is_file(buf) or M.detached[buf] then
+  if not M.is_file(buf) then
     if existing or M.clients()[1] then
       return existing or M.clients()[1]
     end
@@ -192,7 +188,7 @@ function M.watch()
   vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, {
     group = group,
     callback = util.protect('attaching a buffer', function(ev)
-      if not M.is_file(ev.buf) or M.detached[ev.buf] then
+      if not M.is_file(ev.buf) then
         return
       end
       local client = M.clients(M.root(ev.buf))[1]

@@ -3,8 +3,8 @@
 -- The buffer is not modified while a review is pending: removed lines are highlighted in place
 -- (DiffDelete + sign), proposed lines are virtual lines below them (DiffAdd) with a key hint.
 -- When every hunk of a proposal is resolved the answer goes back to the server, which applies
--- the accepted hunks with workspace/applyEdit (so `u` undoes them) or, for a file that is not open
--- in the daemon, writes it on disk; the buffer is then reloaded and attached.
+-- the accepted hunks with workspace/applyEdit (so `u` undoes them; the user saves). A file not
+-- shown yet is opened in a split and attached like any buffer, so it takes the change that way too.
 local client = require('lspilot.client')
 local config = require('lspilot.config')
 local keys = require('lspilot.keys')
@@ -27,17 +27,13 @@ local ns = vim.api.nvim_create_namespace('lspilot_review')
 ---@field id string
 ---@field session string
 ---@field client_id integer
----@field tool_call string
 ---@field uri string
 ---@field buf integer
----@field disk boolean the daemon writes this file on disk (not open there)
 ---@field hunks lspilot.Hunk[]
 ---@field answer fun(result: table)
 
 ---@type lspilot.Proposal[]
 M.proposals = {}
---- Buffers to reload and attach when their tool call ends: tool call id -> buffer.
-local reload = {}
 
 local function key_text(lhs)
   local leader = vim.g.maplocalleader or '\\'
@@ -133,27 +129,25 @@ end
 
 --- Show a lspilot/reviewEdit request in its buffer; `answer(result)` replies to the server.
 function M.open(params, client_id, answer)
-  local path = vim.uri_to_fname(params.uri)
-  local disk = util.value(params.baseVersion) == nil
-  local buf = vim.fn.bufadd(path)
-  if disk then
-    client.detached[buf] = true
-  end
+  local buf = vim.fn.bufadd(vim.uri_to_fname(params.uri))
   if not displayed(buf) then
     vim.api.nvim_win_call(home_window(), function()
       vim.cmd('sbuffer ' .. buf)
     end)
   end
   vim.fn.bufload(buf)
+  -- A file opened just now (baseVersion null) is attached as any other (BufReadPost), and in any
+  -- case to the daemon asking: it sees it open and applies the accepted hunks in this buffer.
+  if client.is_file(buf) then
+    vim.lsp.buf_attach_client(buf, client_id)
+  end
   ---@type lspilot.Proposal
   local p = {
     id = params.proposalId,
     session = params.sessionId,
     client_id = client_id,
-    tool_call = params.toolCallId,
     uri = params.uri,
     buf = buf,
-    disk = disk,
     hunks = {},
     answer = answer,
   }
@@ -204,9 +198,6 @@ function M.finish(p)
   end
   if #feedback > 0 then
     result.feedback = table.concat(feedback, '\n')
-  end
-  if p.disk then
-    reload[p.tool_call] = p.buf
   end
   p.answer(result)
 end
@@ -318,7 +309,6 @@ local function drop(pred)
     local p = M.proposals[i]
     if pred(p) then
       remove(p)
-      client.detached[p.buf] = nil
     end
   end
 end
@@ -335,28 +325,9 @@ function M.clear_client(client_id)
   end)
 end
 
---- Reload a file the daemon wrote on disk once its tool call is done, then attach it.
-local function reloaded(buf)
-  client.detached[buf] = nil
-  if vim.api.nvim_buf_is_loaded(buf) then
-    vim.cmd('checktime ' .. buf)
-    local c = client.clients(client.root(buf))[1]
-    if c then
-      vim.lsp.buf_attach_client(buf, c.id)
-    end
-  end
-end
-
 function M.on_update(params)
   if params.kind == 'turnEnd' then
     M.clear_session(params.sessionId)
-    for id, buf in pairs(reload) do
-      reload[id] = nil
-      reloaded(buf)
-    end
-  elseif params.kind == 'toolCall' and reload[params.id] and (params.status == 'completed' or params.status == 'error') then
-    reloaded(reload[params.id])
-    reload[params.id] = nil
   end
 end
 
