@@ -137,12 +137,13 @@ class Hub:
         if uri.startswith("file:"):
             path = uri_to_path(uri)
             if path not in self.buffers.open:
-                self.bridge.open_document(path)
-            self.bridge.update_document(path, text)
-            self.buffers.open[path] = (version, text)
+                self.bridge.open_document(path, text)  # also a new file, not on disk yet
+            else:
+                self.bridge.update_document(path, text)
+            self.buffers.update(path, version, text)
 
     def buffer_closed(self, uri: str) -> None:
-        if uri.startswith("file:") and self.buffers.open.pop(uri_to_path(uri), None) is not None:
+        if uri.startswith("file:") and self.buffers.close(uri_to_path(uri)):
             self.bridge.close_document(uri_to_path(uri))
 
     # -- turns ------------------------------------------------------------------------------

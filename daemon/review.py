@@ -11,6 +11,7 @@ the review; ``deny`` refuses.
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,12 +25,17 @@ from tools.diff import Hunk, apply_hunks, hunks
 
 from .editor import Editor, field_of
 
+log = logging.getLogger(__name__)
+
+SETTLE_TIMEOUT = 2.0  # Neovim debounces didChange by 150 ms
+
 
 @dataclass
 class Buffers:
     """The documents open in the editor, by path: their version and text (saved or not)."""
 
     open: dict[Path, tuple[int, str]] = field(default_factory=dict[Path, tuple[int, str]])
+    _moved: dict[Path, asyncio.Event] = field(default_factory=dict[Path, asyncio.Event])
 
     def version(self, path: Path) -> int | None:
         entry = self.open.get(path)
@@ -38,6 +44,27 @@ class Buffers:
     def text(self, path: Path) -> str | None:
         entry = self.open.get(path)
         return entry[1] if entry else None
+
+    def update(self, path: Path, version: int, text: str) -> None:
+        self.open[path] = (version, text)
+        moved = self._moved.pop(path, None)
+        if moved is not None:
+            moved.set()
+
+    def close(self, path: Path) -> bool:
+        return self.open.pop(path, None) is not None
+
+    async def settle(self, path: Path, version: int, text: str) -> None:
+        """After the editor applied an edit: wait (briefly) for the ``didChange`` past ``version``
+        that it sends, maybe debounced, so the next edit starts from the buffer's new text."""
+        while (current := self.version(path)) is not None and current <= version:
+            moved = self._moved.setdefault(path, asyncio.Event())
+            try:
+                await asyncio.wait_for(moved.wait(), SETTLE_TIMEOUT)
+            except TimeoutError:
+                log.warning("no didChange from the editor after an applied edit to %s", path)
+                self.open[path] = (current, text)
+                return
 
 
 @dataclass
@@ -69,7 +96,8 @@ class EditorChanges:
     pending: dict[str, Proposal]
 
     def unsaved(self, path: Path) -> str | None:
-        return self.buffers.text(path)
+        text = self.buffers.text(path)
+        return None if text == "" and not path.exists() else text  # an empty new buffer: no file yet
 
     async def apply(self, ctx: ToolContext, changes: list[FileChange], title: str) -> list[Applied]:
         patterns = [ctx.relative(c.target) for c in changes]
@@ -202,6 +230,7 @@ class EditorChanges:
         if not field_of(answer, "applied"):
             reason = field_of(answer, "failureReason") or "the editor refused the edit"
             return Applied(change, None, "rejected", f"The editor could not apply the change: {reason}.")
+        await self.buffers.settle(change.target, version, text)
         return Applied(change, text, "applied")
 
 

@@ -193,11 +193,11 @@ class Bridge:
     # -- documents ---------------------------------------------------------------------------
 
     def open_document(self, path: Path, text: str | None = None) -> Document:
-        """Pin a document (an editor buffer); ``text`` overrides the disk until closed."""
-        doc = self.documents.pin(path)
+        """Pin a document (an editor buffer); ``text`` overrides the disk until closed (and then
+        the file need not exist on disk)."""
         if text is not None:
             self.documents.set_overlay(path, text)
-        return doc
+        return self.documents.pin(path)
 
     def update_document(self, path: Path, text: str) -> None:
         self.documents.set_overlay(path, text)

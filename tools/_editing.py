@@ -219,7 +219,7 @@ def _record(ctx: ToolContext, item: Applied) -> None:
     target = item.change.target
     try:
         mtime_ns = target.stat().st_mtime_ns
-    except OSError:
-        return
+    except OSError:  # written into an editor's buffer, not (yet) on disk
+        mtime_ns = 0
     stamp = FileStamp.of(item.written.encode(item.change.encoding), mtime_ns)
     ctx.env.session.record_read(target, stamp)

@@ -51,6 +51,7 @@ class Editor:
         self.applied: list[dict[str, Any]] = []
         self.buffers: dict[str, tuple[str, int]] = {}
         self.while_reviewing: Callable[[], None] = lambda: None  # what the user does meanwhile
+        self.debounce = 0.0  # Neovim sends didChange 150 ms after a change, not at once
         self.changed = asyncio.Event()
 
         @client.feature("lspilot/update")
@@ -84,21 +85,26 @@ class Editor:
                 text, version = self.buffers[uri]
                 assert change.text_document.version == version
                 self.applied.append({"uri": uri, "edits": change.edits})
-                self.change(uri, _apply(text, change.edits))
+                self.change(uri, _apply(text, change.edits), self.debounce)
             return types.ApplyWorkspaceEditResult(applied=True)
 
     def open(self, path: Path) -> None:
-        """Open ``path`` in the editor, as a buffer."""
-        self.buffers[path.as_uri()] = (path.read_text(), 1)
-        item = types.TextDocumentItem(path.as_uri(), "python", 1, path.read_text())
+        """Open ``path`` in the editor, as a buffer (empty for a file not on disk)."""
+        text = path.read_text() if path.exists() else ""
+        self.buffers[path.as_uri()] = (text, 1)
+        item = types.TextDocumentItem(path.as_uri(), "python", 1, text)
         self.client.text_document_did_open(types.DidOpenTextDocumentParams(item))
 
-    def change(self, uri: str, text: str) -> None:
+    def change(self, uri: str, text: str, notify_after: float = 0.0) -> None:
         version = self.buffers[uri][1] + 1
         self.buffers[uri] = (text, version)
         document = types.VersionedTextDocumentIdentifier(version=version, uri=uri)
         change = types.TextDocumentContentChangeWholeDocument(text=text)
-        self.client.text_document_did_change(types.DidChangeTextDocumentParams(document, [change]))
+        params = types.DidChangeTextDocumentParams(document, [change])
+        if notify_after:
+            asyncio.get_running_loop().call_later(notify_after, self.client.text_document_did_change, params)
+        else:
+            self.client.text_document_did_change(params)
 
     async def command(self, name: str, *arguments: Any, token: str | None = None) -> Any:
         params = types.ExecuteCommandParams(name, arguments=list(arguments), work_done_token=token)
@@ -453,6 +459,52 @@ async def test_a_file_opened_during_its_review_gets_the_change_in_its_buffer(
     assert editor.reviews[0]["baseVersion"] is None
     assert len(editor.applied) == 1  # through applyEdit, so the user can undo it
     assert "3.14159" in editor.buffers[source.as_uri()][0] and "3.14159" not in source.read_text()
+
+
+async def test_two_edits_in_a_row_to_an_open_buffer_whose_editor_debounces_didchange(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    source = workspace / "a.py"
+    source.write_text(TWO_FUNCTIONS)
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("read", {"filePath": "a.py"})]),
+            Turn(tool_calls=[("edit", {"filePath": "a.py", "oldString": "3.14", "newString": "3.1416"})]),
+            Turn(tool_calls=[("edit", {"filePath": "a.py", "oldString": "'circle'", "newString": "'disc'"})]),
+            Turn(text="done"),
+        ]
+    )
+    editor: Editor = await connect("neovim", FULL)
+    editor.debounce = 0.15
+    editor.open(source)
+    editor.review_answers.extend([{"decision": "accept"}, {"decision": "accept"}])
+    assert (await editor.command("lspilot.ask", {"prompt": "two changes"}))["stopReason"] == "end"
+    first, second = tool_results(fake)[1:]
+    assert first.startswith("Edited a.py") and second.startswith("Edited a.py"), second
+    assert [r["baseVersion"] for r in editor.reviews] == [1, 2]  # the second review saw the first
+    final = TWO_FUNCTIONS.replace("3.14", "3.1416").replace("circle", "disc")
+    assert editor.buffers[source.as_uri()] == (final, 3)
+
+
+async def test_a_new_file_opened_during_its_review_gets_its_text_in_the_buffer(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    new = workspace / "c.py"
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("write", {"filePath": "c.py", "content": "RADIUS = 2.0\n"})]),
+            Turn(tool_calls=[("edit", {"filePath": "c.py", "oldString": "2.0", "newString": "3.0"})]),
+            Turn(text="done"),
+        ]
+    )
+    editor: Editor = await connect("neovim", FULL)
+    editor.while_reviewing = lambda: None if new.as_uri() in editor.buffers else editor.open(new)
+    editor.review_answers.extend([{"decision": "accept"}, {"decision": "accept"}])
+    assert (await editor.command("lspilot.ask", {"prompt": "a constant"}))["stopReason"] == "end"
+    assert editor.reviews[0]["isNewFile"] and editor.reviews[0]["baseVersion"] is None
+    assert editor.buffers[new.as_uri()][0] == "RADIUS = 3.0\n"
+    assert not new.exists()  # unsaved, like every change to an open buffer
+    assert editor.client.log_messages == []  # no error on the way
 
 
 async def test_a_rejected_review_writes_nothing_and_the_model_reads_the_feedback(
