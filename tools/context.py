@@ -7,11 +7,13 @@ limits, the lsp_bridge); ``ToolContext`` is one call (ids, abort signal, progres
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import hashlib
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -104,7 +106,9 @@ class MemorySession:
 
 
 def is_within(path: Path, folder: Path) -> bool:
-    return path == folder or folder in path.parents
+    """``path`` is ``folder`` or inside it (both absolute and normalised)."""
+    parts = folder.parts
+    return path.parts[: len(parts)] == parts
 
 
 @dataclass
@@ -131,6 +135,10 @@ class ToolEnv:
     def output_dir(self) -> Path:
         """Where full outputs of truncated calls are saved (readable without an external ask)."""
         return self.data_dir / "tool-output"
+
+    @functools.cached_property
+    def output_dir_real(self) -> Path:
+        return self.output_dir.resolve()
 
     @property
     def bridge(self) -> Bridge:
@@ -169,12 +177,36 @@ MetadataSink = Callable[[str | None, dict[str, Any]], None]
 RunTool = Callable[[str, dict[str, Any], str], Awaitable["Outcome"]]
 
 
+class Abort(asyncio.Event):
+    """A call's abort signal (set by whoever drives the call): an ``asyncio.Event`` whose ``set``
+    also cancels the tasks registered with ``cancels``, so no waiter task is needed per call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._tasks: set[asyncio.Future[Any]] = set()
+
+    def set(self) -> None:
+        super().set()
+        for task in list(self._tasks):
+            task.cancel()
+
+    @contextlib.contextmanager
+    def cancels(self, task: asyncio.Future[Any]) -> Iterator[None]:
+        if self.is_set():
+            task.cancel()
+        self._tasks.add(task)
+        try:
+            yield
+        finally:
+            self._tasks.discard(task)
+
+
 @dataclass
 class ToolContext:
     env: ToolEnv
     call_id: str
     message_id: str = ""
-    abort: asyncio.Event = field(default_factory=asyncio.Event)
+    abort: Abort = field(default_factory=Abort)
     on_metadata: MetadataSink | None = None
     #: Runs another tool through the same wrapper (set by the wrapper; used by ``batch``).
     run_tool: RunTool | None = None
@@ -219,7 +251,7 @@ class ToolContext:
         symlinks), then ask ``permission`` for it. Returns the path as given, normalised."""
         resolved = self.resolve(path)
         real = resolved.resolve()
-        trusted = is_within(real, self.env.output_dir.resolve())
+        trusted = is_within(real, self.env.output_dir_real)
         if not is_within(real, self.root) and not trusted:
             folder = real if real.is_dir() else real.parent
             await self.ask(

@@ -146,32 +146,25 @@ async def _nested(
 
 
 async def _run(tool: Tool[Any], params: BaseModel, ctx: ToolContext, outcome: Outcome) -> None:
+    """Run the tool in its own task, which ``ctx.abort`` cancels. Cancelling the caller cancels
+    the task too, and the caller resumes only once the tool's cleanup (killing subprocesses) ran."""
+    caller = asyncio.current_task()
     task = asyncio.ensure_future(tool.run(params, ctx))
-    aborted = asyncio.ensure_future(ctx.abort.wait())
     try:
-        await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
+        with ctx.abort.cancels(task):
+            outcome.result = await task
+        if caller is not None and caller.cancelling():  # the tool swallowed the cancellation
+            raise asyncio.CancelledError
     except asyncio.CancelledError:
-        task.cancel()  # and let its cleanup (killing subprocesses) finish before the caller resumes
-        await asyncio.gather(task, return_exceptions=True)
-        raise
-    finally:
-        aborted.cancel()
-    if not task.done():
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        outcome.error = "Cancelled by the user."
+        if caller is not None and caller.cancelling():
+            raise
+        outcome.error = "Cancelled by the user." if ctx.abort.is_set() else "Cancelled."
         outcome.stops_turn = True
-        return
-    try:
-        outcome.result = task.result()
     except PermissionRejected as rejected:
         outcome.error = str(rejected)
         outcome.stops_turn = rejected.stops_turn
     except ToolError as error:
         outcome.error = str(error)
-    except asyncio.CancelledError:
-        outcome.error = "Cancelled."
-        outcome.stops_turn = True
     except Exception as error:
         log.exception("tool %s failed", tool.id)
         outcome.error = (
