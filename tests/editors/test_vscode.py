@@ -76,3 +76,19 @@ def test_package_builds_a_vsix_with_the_bundle(npm: str) -> None:
     assert {f"lspilot.{name}" for name in wanted} <= commands
     settings = manifest["contributes"]["configuration"]["properties"]
     assert settings["lspilot.server.path"]["default"] == "lspilot" and "lspilot.trace.server" in settings
+
+
+@pytest.mark.skipif(
+    not (os.environ.get("CODE_SERVER") and os.environ.get("CHROMIUM")),
+    reason="opt-in: a real VS Code needs code-server and Chromium; editors/vscode/e2e/setup.sh DIR sets "
+    "them up and prints CODE_SERVER and CHROMIUM",
+)
+def test_e2e_one_review_in_code_server(npm: str) -> None:
+    """The packaged .vsix in a real VS Code (code-server + headless Chromium): a test-only driver
+    extension asks, accepts the first hunk and rejects the second in the review diff."""
+    run(npm, "run", "package", timeout=200)
+    env = {"LSPILOT_PYTHON": sys.executable, "LSPILOT_DATA_DIR": str(data_dir())}
+    output = run("node", "e2e/run.mjs", timeout=280, env=env)
+    result = json.loads(output.strip().splitlines()[-1])
+    assert result["ok"], result
+    assert "undefined_pi" in result["text"] and "'circle'" in result["text"] and result["dirty"]

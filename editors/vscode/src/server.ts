@@ -94,10 +94,11 @@ export class Server implements vscode.Disposable {
 
 function rpcOf(client: LanguageClient): Rpc {
   return {
+    // Never pass an undefined token: vscode-jsonrpc would send [params, null] as the params.
     sendRequest: (method, params, token) =>
-      token instanceof vscode.CancellationTokenSource
-        ? client.sendRequest(method, params, token.token)
-        : client.sendRequest(method, params, token as vscode.CancellationToken | undefined),
+      token === undefined
+        ? client.sendRequest(method, params)
+        : client.sendRequest(method, params, token as vscode.CancellationToken),
     onRequest: (method, handler) => client.onRequest(method, (params: unknown, token: vscode.CancellationToken) => handler(params, token)),
     onNotification: (method, handler) => client.onNotification(method, (params: unknown) => handler(params)),
   };

@@ -1,0 +1,50 @@
+// Test-only: drives the installed lspilot extension through its public commands, like a user,
+// when LSPILOT_E2E_OUT is set. Opens a.py, asks, accepts the first hunk and rejects the second in
+// the review diff, then writes what happened to $LSPILOT_E2E_OUT.
+const fs = require("node:fs");
+const vscode = require("vscode");
+
+function proposalEditor() {
+  return vscode.window.visibleTextEditors.find((e) => e.document.uri.scheme === "lspilot-proposal");
+}
+
+function untilReview() {
+  return new Promise((resolve) => {
+    const found = proposalEditor();
+    if (found) return resolve(found);
+    const sub = vscode.window.onDidChangeVisibleTextEditors(() => {
+      const editor = proposalEditor();
+      if (editor) {
+        sub.dispose();
+        resolve(editor);
+      }
+    });
+  });
+}
+
+async function drive(out) {
+  const steps = [];
+  try {
+    const folder = vscode.workspace.workspaceFolders[0].uri;
+    const document = await vscode.workspace.openTextDocument(vscode.Uri.joinPath(folder, "a.py"));
+    await vscode.window.showTextDocument(document);
+    steps.push("opened a.py");
+    const asking = vscode.commands.executeCommand("lspilot.ask", { prompt: "rename things" });
+    const editor = await untilReview();
+    steps.push(`review shown: ${editor.document.uri.path}`);
+    await vscode.window.showTextDocument(editor.document, { viewColumn: editor.viewColumn });
+    await vscode.commands.executeCommand("lspilot.acceptHunk");
+    await vscode.commands.executeCommand("lspilot.rejectHunk");
+    steps.push("accepted h1, rejected h2");
+    await asking;
+    steps.push("turn ended");
+    fs.writeFileSync(out, JSON.stringify({ ok: true, steps, text: document.getText(), dirty: document.isDirty }));
+  } catch (error) {
+    fs.writeFileSync(out, JSON.stringify({ ok: false, steps, error: String(error && error.stack || error) }));
+  }
+}
+
+exports.activate = () => {
+  const out = process.env.LSPILOT_E2E_OUT;
+  if (out) void drive(out);
+};

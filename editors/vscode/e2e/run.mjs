@@ -1,0 +1,100 @@
+// End to end in a real VS Code (code-server, driven by headless Chromium): install lspilot.vsix
+// and the test-only driver extension, open a workspace, let the driver ask, accept the first
+// hunk and reject the second in the review diff, then check the open document and what the model
+// was told. Prints the outcome as JSON on the last line; exits non-zero on failure.
+//
+// Needs CODE_SERVER (its bin/code-server) and CHROMIUM (a chromium binary); see e2e/setup.sh.
+import { spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import puppeteer from "puppeteer-core";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const extension = path.resolve(here, "..");
+const repo = path.resolve(extension, "..", "..");
+const python = process.env.LSPILOT_PYTHON ?? path.join(repo, ".venv", "bin", "python");
+const lspilot = process.env.LSPILOT_BIN ?? path.join(path.dirname(python), "lspilot");
+const dataDir = process.env.LSPILOT_DATA_DIR ?? path.join(repo, ".cache", "lspilot-data");
+const codeServer = process.env.CODE_SERVER;
+const chromium = process.env.CHROMIUM;
+if (!codeServer || !chromium) throw new Error("set CODE_SERVER and CHROMIUM (see e2e/setup.sh)");
+
+const TWO = "def area(r: float) -> float:\n    return 3.14 * r * r\n\n\ndef name() -> str:\n    return 'circle'\n";
+const PROPOSAL = TWO.replace("3.14 * r * r", "undefined_pi * r * r").replace("'circle'", "'disc'");
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "lspilot-e2e-"));
+const children = [];
+let browser;
+try {
+  const ws = path.join(dir, "ws");
+  fs.mkdirSync(ws);
+  fs.mkdirSync(path.join(dir, "home"));
+  fs.writeFileSync(path.join(ws, "a.py"), TWO);
+  const script = path.join(dir, "script.json");
+  fs.writeFileSync(script, JSON.stringify([
+    { tool_calls: [["read", { filePath: "a.py" }]] },
+    { tool_calls: [["write", { filePath: "a.py", content: PROPOSAL }]] },
+    { text: "done" },
+  ]));
+  const model = spawn(python, ["-m", "daemon.scripted_model", script], { cwd: repo, stdio: ["pipe", "pipe", "inherit"] });
+  children.push(model);
+  const [first] = await once(model.stdout, "data");
+  const apiBase = String(first).split("\n")[0].trim();
+
+  // The extension host resolves the login shell's environment: settings carry what the daemon needs.
+  const userData = path.join(dir, "ud");
+  fs.mkdirSync(path.join(userData, "User"), { recursive: true });
+  fs.writeFileSync(path.join(userData, "User", "settings.json"), JSON.stringify({
+    "lspilot.server.path": lspilot,
+    "lspilot.server.env": {
+      HOME: path.join(dir, "home"), LSPILOT_DATA_DIR: dataDir, LSPILOT_CONFIG_DIR: path.join(dir, "config"),
+      LSPILOT_MODEL: "openai/scripted", LSPILOT_API_BASE: apiBase, OPENAI_API_KEY: "sk-fake",
+    },
+    "workbench.startupEditor": "none",
+  }));
+  const common = ["--user-data-dir", userData, "--extensions-dir", path.join(dir, "ext")];
+  const driver = path.join(dir, "driver.vsix");
+  const vsce = path.join(extension, "node_modules", ".bin", "vsce");
+  const packaged = spawnSync(vsce, ["package", "--no-dependencies", "--allow-missing-repository", "--skip-license", "-o", driver], { cwd: path.join(here, "driver"), encoding: "utf8" });
+  if (packaged.status !== 0) throw new Error(`driver package failed: ${packaged.stderr}`);
+  for (const vsix of [path.join(extension, "lspilot.vsix"), driver]) {
+    const installed = spawnSync(codeServer, [...common, "--install-extension", vsix], { encoding: "utf8" });
+    if (installed.status !== 0 || !/successfully installed/.test(installed.stdout)) throw new Error(`install ${vsix}: ${installed.stdout}${installed.stderr}`);
+  }
+  const out = path.join(dir, "out.json");
+  const server = spawn(codeServer, [...common, "--auth", "none", "--bind-addr", "127.0.0.1:0", "--disable-telemetry", "--disable-workspace-trust", ws], {
+    env: { ...process.env, LSPILOT_E2E_OUT: out },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.push(server);
+  const url = await new Promise((resolve, reject) => {
+    const seen = (data) => { const m = String(data).match(/HTTP server listening on (http:\/\/\S+)/); if (m) resolve(m[1]); };
+    server.stdout.on("data", seen);
+    server.stderr.on("data", seen);
+    server.on("exit", (code) => reject(new Error(`code-server exited ${code}`)));
+  });
+  const written = new Promise((resolve) => {
+    const watcher = fs.watch(dir, () => {
+      if (fs.existsSync(out)) { watcher.close(); resolve(JSON.parse(fs.readFileSync(out, "utf8"))); }
+    });
+  });
+  browser = await puppeteer.launch({ executablePath: chromium, headless: true, args: ["--no-sandbox", "--disable-gpu"] });
+  const page = await browser.newPage();
+  await page.goto(`${url}?folder=${encodeURIComponent(ws)}`);
+  const result = await written;
+  const state = await (await fetch(apiBase.replace(/\/v1$/, "") + "/requests")).json();
+  const told = state.requests.at(-1).messages.filter((m) => m.role === "tool").at(-1)?.content ?? "";
+  const expected = TWO.replace("3.14 * r * r", "undefined_pi * r * r");
+  const ok = result.ok && result.text === expected && result.dirty === true && /rejected h2/.test(told);
+  console.log(JSON.stringify({ ok, ...result, told }));
+  process.exitCode = ok ? 0 : 1;
+} finally {
+  await browser?.close();
+  for (const child of children.reverse()) {
+    if (child.exitCode === null) { child.stdin?.end(); child.kill(); await once(child, "exit"); }
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+}
