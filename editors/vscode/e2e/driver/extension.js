@@ -22,6 +22,12 @@ function untilReview() {
   });
 }
 
+// Written whole, then renamed: the watcher never sees half a file.
+function report(out, result) {
+  fs.writeFileSync(out + ".part", JSON.stringify(result));
+  fs.renameSync(out + ".part", out);
+}
+
 async function drive(out) {
   const steps = [];
   try {
@@ -38,9 +44,9 @@ async function drive(out) {
     steps.push("accepted h1, rejected h2");
     await asking;
     steps.push("turn ended");
-    fs.writeFileSync(out, JSON.stringify({ ok: true, steps, text: document.getText(), dirty: document.isDirty }));
+    report(out, { ok: true, steps, text: document.getText(), dirty: document.isDirty });
   } catch (error) {
-    fs.writeFileSync(out, JSON.stringify({ ok: false, steps, error: String(error && error.stack || error) }));
+    report(out, { ok: false, steps, error: String((error && error.stack) || error) });
   }
 }
 
