@@ -163,33 +163,33 @@ class _ModelThread:
 _thread = _ModelThread()
 
 
+def _request(settings: ModelSettings, messages: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    """litellm's arguments: ours, then the configured provider options (which win)."""
+    kwargs: dict[str, Any] = {"model": settings.model, "messages": messages, **extra, **settings.options}
+    if settings.api_base:
+        kwargs["api_base"] = settings.api_base
+    return kwargs
+
+
 async def stream_step(
     settings: ModelSettings, messages: list[dict[str, Any]], tools: list[dict[str, Any]], step: Step
 ) -> AsyncIterator[Delta]:
     """Stream one completion, yielding text/reasoning deltas and filling ``step`` as it goes.
 
-    The request runs on the model thread; deltas cross over through a queue, and closing this
-    generator (a cancelled turn) cancels the request there."""
+    The request runs on the model thread; deltas, then the finished step or the provider's error,
+    cross over through a queue. Closing this generator (a cancelled turn) cancels the request."""
     here = asyncio.get_running_loop()
-    queue: asyncio.Queue[Delta | Step] = asyncio.Queue()
+    queue: asyncio.Queue[Delta | Step | BaseException] = asyncio.Queue()
 
-    def send(item: Delta | Step) -> None:
+    def send(item: Delta | Step | BaseException) -> None:
         here.call_soon_threadsafe(queue.put_nowait, item)
 
     work = _thread.submit(_stream(settings, messages, tools, send))
-    done = asyncio.wrap_future(work)  # completes after every item it sent is queued
-    getter: asyncio.Future[Delta | Step] | None = None
     try:
         while True:
-            if queue.empty() and done.done():
-                done.result()  # the provider's error
-                raise RuntimeError("the model stream ended without a result")
-            getter = asyncio.ensure_future(queue.get())
-            await asyncio.wait((getter, done), return_when=asyncio.FIRST_COMPLETED)
-            if not getter.done():
-                getter.cancel()
-                continue
-            item = getter.result()
+            item = await queue.get()
+            if isinstance(item, BaseException):
+                raise item
             if isinstance(item, Step):
                 step.finish, step.usage, step.cost = item.finish, item.usage, item.cost
                 step.tool_calls = item.tool_calls
@@ -200,8 +200,6 @@ async def stream_step(
                 step.reasoning += item.text
             yield item
     finally:
-        if getter is not None:
-            getter.cancel()
         work.cancel()
 
 
@@ -209,54 +207,57 @@ async def _stream(
     settings: ModelSettings,
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]],
-    send: Callable[[Delta | Step], None],
+    send: Callable[[Delta | Step | BaseException], None],
 ) -> None:
     """On the model thread: the request, each delta sent as it comes, then the finished step."""
-    lib = litellm()
-    kwargs: dict[str, Any] = {
-        "model": settings.model,
-        "messages": messages,
-        "stream": True,
-        "stream_options": {"include_usage": True},
-        "num_retries": 0,  # the loop retries, visibly
-        **settings.options,
-    }
-    if tools:
-        kwargs["tools"] = tools
-    if settings.api_base:
-        kwargs["api_base"] = settings.api_base
-    response = await lib.acompletion(**kwargs)
-    step = Step()
-    calls: dict[int, dict[str, str]] = {}
-    chunks: list[Any] = []
-    async for chunk in response:
-        chunks.append(chunk)
-        usage = getattr(chunk, "usage", None)
-        if usage:
-            step.usage = {
-                "prompt": getattr(usage, "prompt_tokens", 0) or 0,
-                "completion": getattr(usage, "completion_tokens", 0) or 0,
-            }
-        if not chunk.choices:
-            continue
-        choice = chunk.choices[0]
-        step.finish = choice.finish_reason or step.finish
-        delta = choice.delta
-        if getattr(delta, "reasoning_content", None):
-            send(Delta("reasoning", delta.reasoning_content))
-        if delta.content:
-            send(Delta("text", delta.content))
-        for call in delta.tool_calls or []:
-            entry = calls.setdefault(call.index or 0, {"id": "", "name": "", "arguments": ""})
-            entry["id"] = call.id or entry["id"]
-            if call.function:
-                entry["name"] += call.function.name or ""
-                entry["arguments"] += call.function.arguments or ""
-    step.tool_calls = [
-        ToolCall(c["id"] or f"call_{i}", c["name"], c["arguments"]) for i, c in sorted(calls.items())
-    ]
-    step.cost = _cost(lib, chunks, messages)
-    send(step)
+    try:
+        lib = litellm()
+        extra: dict[str, Any] = {"tools": tools} if tools else {}
+        response = await lib.acompletion(
+            **_request(
+                settings,
+                messages,
+                stream=True,
+                stream_options={"include_usage": True},
+                num_retries=0,  # the loop retries, visibly
+                **extra,
+            )
+        )
+        step = Step()
+        calls: dict[int, dict[str, str]] = {}
+        chunks: list[Any] = []
+        async for chunk in response:
+            chunks.append(chunk)
+            usage = getattr(chunk, "usage", None)
+            if usage:
+                step.usage = {
+                    "prompt": getattr(usage, "prompt_tokens", 0) or 0,
+                    "completion": getattr(usage, "completion_tokens", 0) or 0,
+                }
+            if not chunk.choices:
+                continue
+            choice = chunk.choices[0]
+            step.finish = choice.finish_reason or step.finish
+            delta = choice.delta
+            if getattr(delta, "reasoning_content", None):
+                send(Delta("reasoning", delta.reasoning_content))
+            if delta.content:
+                send(Delta("text", delta.content))
+            for call in delta.tool_calls or []:
+                entry = calls.setdefault(call.index or 0, {"id": "", "name": "", "arguments": ""})
+                entry["id"] = call.id or entry["id"]
+                if call.function:
+                    entry["name"] += call.function.name or ""
+                    entry["arguments"] += call.function.arguments or ""
+        step.tool_calls = [
+            ToolCall(c["id"] or f"call_{i}", c["name"], c["arguments"]) for i, c in sorted(calls.items())
+        ]
+        step.cost = _cost(lib, chunks, messages)
+        send(step)
+    except asyncio.CancelledError:
+        raise  # the turn was cancelled: no one is listening
+    except BaseException as error:  # the provider's error, raised where the turn runs
+        send(error)
 
 
 def _cost(lib: ModuleType, chunks: list[Any], messages: list[dict[str, Any]]) -> float:
@@ -271,15 +272,7 @@ async def complete(settings: ModelSettings, messages: list[dict[str, Any]]) -> s
     """A plain, non-streamed completion (used for compaction summaries), on the model thread."""
 
     async def request() -> str:
-        kwargs: dict[str, Any] = {
-            "model": settings.model,
-            "messages": messages,
-            "num_retries": 2,
-            **settings.options,
-        }
-        if settings.api_base:
-            kwargs["api_base"] = settings.api_base
-        response = await litellm().acompletion(**kwargs)
+        response = await litellm().acompletion(**_request(settings, messages, num_retries=2))
         return response.choices[0].message.content or ""
 
     work = _thread.submit(request())
