@@ -78,7 +78,9 @@ try {
   });
   const written = new Promise((resolve) => {
     const watcher = fs.watch(dir, () => {
-      if (fs.existsSync(out)) { watcher.close(); resolve(JSON.parse(fs.readFileSync(out, "utf8"))); }
+      if (!fs.existsSync(out)) return;
+      watcher.close();
+      try { resolve(JSON.parse(fs.readFileSync(out, "utf8"))); } catch (error) { resolve({ ok: false, error: String(error) }); }
     });
   });
   browser = await puppeteer.launch({ executablePath: chromium, headless: true, args: ["--no-sandbox", "--disable-gpu"] });
