@@ -87,7 +87,8 @@ class ResolveArgs(_Args):
 def parse(model: type[A], command: str, args: tuple[Any, ...]) -> A:
     """The single object argument of ``command``, validated; errors name the field and the problem."""
     if len(args) != 1 or not isinstance(args[0], dict):
-        raise CommandError(f"{command} takes one object argument, got {len(args)} arguments")
+        got = f"{len(args)} arguments" if len(args) != 1 else f"one {type(args[0]).__name__}"
+        raise CommandError(f"{command} takes one object argument, got {got}")
     try:
         return model.model_validate(args[0])
     except ValidationError as error:

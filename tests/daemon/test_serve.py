@@ -320,8 +320,10 @@ async def test_malformed_arguments_are_a_json_rpc_error_naming_the_problem(
     with pytest.raises(Exception, match=r"prompt: Field required") as error:
         await editor.command("lspilot.ask", {"promt": "typo"})
     assert "promt: Extra inputs are not permitted" in str(error.value)
-    with pytest.raises(Exception, match=r"lspilot.history takes one object argument"):
+    with pytest.raises(Exception, match=r"lspilot.history takes one object argument, got 0 arguments"):
         await editor.command("lspilot.history")
+    with pytest.raises(Exception, match=r"lspilot.ask takes one object argument, got one list"):
+        await editor.command("lspilot.ask", ["explain this"])
     with pytest.raises(Exception, match=r"no session nope"):
         await editor.command("lspilot.history", {"sessionId": "nope"})
     assert await editor.command("lspilot.sessions") == []
