@@ -3,7 +3,8 @@
 // hunk and reject the second in the review diff, then check the open document and what the model
 // was told. Prints the outcome as JSON on the last line; exits non-zero on failure.
 //
-// Needs CODE_SERVER (its bin/code-server) and CHROMIUM (a chromium binary); see e2e/setup.sh.
+// Needs CODE_SERVER (its bin/code-server) and CHROMIUM (a chromium binary): e2e/setup.sh DIR
+// leaves both in DIR (scripts/dev test: .cache/vscode-e2e).
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
 import fs from "node:fs";
@@ -20,7 +21,7 @@ const lspilot = process.env.LSPILOT_BIN ?? path.join(path.dirname(python), "lspi
 const dataDir = process.env.LSPILOT_DATA_DIR ?? path.join(repo, ".cache", "lspilot-data");
 const codeServer = process.env.CODE_SERVER;
 const chromium = process.env.CHROMIUM;
-if (!codeServer || !chromium) throw new Error("set CODE_SERVER and CHROMIUM (see e2e/setup.sh)");
+if (!codeServer || !chromium) throw new Error("set CODE_SERVER and CHROMIUM (scripts/dev test sets them up: e2e/setup.sh)");
 
 const TWO = "def area(r: float) -> float:\n    return 3.14 * r * r\n\n\ndef name() -> str:\n    return 'circle'\n";
 const PROPOSAL = TWO.replace("3.14 * r * r", "undefined_pi * r * r").replace("'circle'", "'disc'");
@@ -66,7 +67,7 @@ try {
   }
   const out = path.join(dir, "out.json");
   const server = spawn(codeServer, [...common, "--auth", "none", "--bind-addr", "127.0.0.1:0", "--disable-telemetry", "--disable-workspace-trust", ws], {
-    env: { ...process.env, LSPILOT_E2E_OUT: out },
+    env: { ...process.env, LSPILOT_E2E_OUT: out, TMPDIR: dir },  // its sockets go in dir, not /tmp
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(server);
@@ -83,7 +84,7 @@ try {
       try { resolve(JSON.parse(fs.readFileSync(out, "utf8"))); } catch (error) { resolve({ ok: false, error: String(error) }); }
     });
   });
-  browser = await puppeteer.launch({ executablePath: chromium, headless: true, args: ["--no-sandbox", "--disable-gpu"] });
+  browser = await puppeteer.launch({ executablePath: chromium, headless: true, args: ["--no-sandbox", "--disable-gpu"], env: { ...process.env, TMPDIR: dir } });
   const page = await browser.newPage();
   await page.goto(`${url}?folder=${encodeURIComponent(ws)}`);
   const result = await written;
