@@ -1,16 +1,18 @@
-"""Shared fixtures: copies of the fixture projects, a Bridge on them, and position lookup."""
+"""Shared fixtures: copies of the fixture projects, a Bridge on them, position lookup, and the
+scripted model server."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
 from lsprotocol import types as lsp
 
+from daemon.scripted_model import ScriptedModel
 from lsp_bridge import Bridge, BridgeConfig
 
 FIXTURES = Path(__file__).with_name("fixtures")
@@ -77,3 +79,10 @@ async def bridge_factory() -> AsyncIterator[Callable[..., Bridge]]:
     yield make
     for bridge in bridges:
         await bridge.shutdown()
+
+
+@pytest.fixture
+def fake() -> Iterator[ScriptedModel]:
+    """The fake OpenAI-compatible model server; tests push the turns it answers with."""
+    with ScriptedModel() as model:
+        yield model

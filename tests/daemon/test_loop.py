@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,12 +49,6 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (root / "b.py").write_text("from a import area\nprint(area(2))\n")
     (root / "AGENTS.md").write_text("Always answer in haiku.\n")
     return root
-
-
-@pytest.fixture
-def fake() -> Iterator[ScriptedModel]:
-    with ScriptedModel() as model:
-        yield model
 
 
 def script(fake: ScriptedModel, *turns: Turn) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -19,12 +19,6 @@ from daemon.server import build
 from tests.conftest import data_dir
 
 LSPILOT = str(Path(sys.executable).with_name("lspilot"))
-
-
-@pytest.fixture
-def fake() -> Iterator[ScriptedModel]:
-    with ScriptedModel() as model:
-        yield model
 
 
 @pytest.fixture

@@ -29,12 +29,6 @@ TWO_FUNCTIONS = (
 
 
 @pytest.fixture
-def fake() -> Iterator[ScriptedModel]:
-    with ScriptedModel() as model:
-        yield model
-
-
-@pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     root = tmp_path / "ws"
     root.mkdir()
