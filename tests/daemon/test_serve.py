@@ -139,6 +139,13 @@ def tool_results(fake: ScriptedModel) -> list[str]:
     return [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "tool"]
 
 
+def read_then_edit(fake: ScriptedModel, old: str, new: str) -> None:
+    """The model reads a.py, edits it, and says ok."""
+    read = Turn(tool_calls=[("read", {"filePath": "a.py"})])
+    edit = Turn(tool_calls=[("edit", {"filePath": "a.py", "oldString": old, "newString": new})])
+    fake.turns.extend([read, edit, Turn(text="ok")])
+
+
 @pytest.fixture
 async def connect(tmp_path: Path, workspace: Path, fake: ScriptedModel) -> AsyncIterator[Callable[..., Any]]:
     clients: list[LanguageClient] = []
@@ -419,13 +426,7 @@ async def test_a_stale_base_version_applies_nothing(
     connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
 ) -> None:
     source = workspace / "a.py"
-    fake.turns.extend(
-        [
-            Turn(tool_calls=[("read", {"filePath": "a.py"})]),
-            Turn(tool_calls=[("edit", {"filePath": "a.py", "oldString": "3.14", "newString": "3.14159"})]),
-            Turn(text="ok"),
-        ]
-    )
+    read_then_edit(fake, "3.14", "3.14159")
     editor: Editor = await connect("neovim", FULL)
     editor.open(source)
 
@@ -441,13 +442,7 @@ async def test_a_file_opened_during_its_review_gets_the_change_in_its_buffer(
     connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
 ) -> None:
     source = workspace / "a.py"
-    fake.turns.extend(
-        [
-            Turn(tool_calls=[("read", {"filePath": "a.py"})]),
-            Turn(tool_calls=[("edit", {"filePath": "a.py", "oldString": "3.14", "newString": "3.14159"})]),
-            Turn(text="ok"),
-        ]
-    )
+    read_then_edit(fake, "3.14", "3.14159")
     editor: Editor = await connect("neovim", FULL)
     editor.while_reviewing = lambda: editor.open(source)  # e.g. shown in a split to review it
     editor.review_answers.append({"decision": "accept"})
@@ -508,13 +503,7 @@ async def test_a_rejected_review_writes_nothing_and_the_model_reads_the_feedback
 ) -> None:
     source = workspace / "a.py"
     before = source.read_text()
-    fake.turns.extend(
-        [
-            Turn(tool_calls=[("read", {"filePath": "a.py"})]),
-            Turn(tool_calls=[("edit", {"filePath": "a.py", "oldString": "3.14", "newString": "22 / 7"})]),
-            Turn(text="ok, keeping 3.14"),
-        ]
-    )
+    read_then_edit(fake, "3.14", "22 / 7")
     editor: Editor = await connect("neovim", FULL)
     editor.review_answers.append({"decision": "reject", "feedback": "use math.pi instead"})
     result = await editor.command("lspilot.ask", {"prompt": "approximate pi"})
@@ -565,13 +554,7 @@ async def test_without_lspilot_options_reviews_are_applyedits_needing_confirmati
     connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
 ) -> None:
     source = workspace / "a.py"
-    fake.turns.extend(
-        [
-            Turn(tool_calls=[("read", {"filePath": "a.py"})]),
-            Turn(tool_calls=[("edit", {"filePath": "a.py", "oldString": "3.14", "newString": "3.14159"})]),
-            Turn(text="ok"),
-        ]
-    )
+    read_then_edit(fake, "3.14", "3.14159")
     editor: Editor = await connect("neovim")
     editor.open(source)
     confirmations: list[types.ApplyWorkspaceEditParams] = []
