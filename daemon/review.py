@@ -47,12 +47,17 @@ class Buffers:
 
     def update(self, path: Path, version: int, text: str) -> None:
         self.open[path] = (version, text)
+        self._wake(path)
+
+    def close(self, path: Path) -> bool:
+        closed = self.open.pop(path, None) is not None
+        self._wake(path)
+        return closed
+
+    def _wake(self, path: Path) -> None:
         moved = self._moved.pop(path, None)
         if moved is not None:
             moved.set()
-
-    def close(self, path: Path) -> bool:
-        return self.open.pop(path, None) is not None
 
     async def settle(self, path: Path, version: int, text: str) -> None:
         """After the editor applied an edit: wait (briefly) for the ``didChange`` past ``version``
@@ -63,7 +68,8 @@ class Buffers:
                 await asyncio.wait_for(moved.wait(), SETTLE_TIMEOUT)
             except TimeoutError:
                 log.warning("no didChange from the editor after an applied edit to %s", path)
-                self.open[path] = (current, text)
+                if path in self.open:
+                    self.open[path] = (current, text)
                 return
 
 

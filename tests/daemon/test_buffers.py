@@ -1,0 +1,42 @@
+"""The editor's buffers as the daemon tracks them: waiting for the didChange after an applied edit."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from daemon import review
+from daemon.review import Buffers
+
+PATH = Path("/ws/a.py")
+
+
+async def test_settle_waits_for_the_editors_didchange() -> None:
+    buffers = Buffers()
+    buffers.update(PATH, 3, "old\n")
+    waiting = asyncio.ensure_future(buffers.settle(PATH, 3, "new\n"))
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    buffers.update(PATH, 4, "new\n")
+    await asyncio.wait_for(waiting, 5)
+    assert (buffers.version(PATH), buffers.text(PATH)) == (4, "new\n")
+
+
+async def test_closing_the_buffer_ends_the_wait_and_it_stays_closed() -> None:
+    buffers = Buffers()
+    buffers.update(PATH, 3, "old\n")
+    waiting = asyncio.ensure_future(buffers.settle(PATH, 3, "new\n"))
+    await asyncio.sleep(0)
+    assert buffers.close(PATH)
+    await asyncio.wait_for(waiting, 5)
+    assert buffers.version(PATH) is None and buffers.text(PATH) is None
+
+
+async def test_without_a_didchange_the_applied_text_is_assumed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(review, "SETTLE_TIMEOUT", 0.01)
+    buffers = Buffers()
+    buffers.update(PATH, 3, "old\n")
+    await asyncio.wait_for(buffers.settle(PATH, 3, "new\n"), 5)
+    assert (buffers.version(PATH), buffers.text(PATH)) == (3, "new\n")
