@@ -86,14 +86,25 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
 
 
+STEPS = [
+    Turn(tool_calls=[("read", {"filePath": "notes.txt"})]),
+    Turn(tool_calls=[("grep", {"pattern": "radius"})]),
+    Turn(text="done"),
+]
+
+
+def step(body: dict[str, Any]) -> Turn:
+    """Each turn: read, grep, answer; chosen by the tool results since the prompt, so any number
+    of sessions can run any number of turns."""
+    messages = body["messages"]
+    last_prompt = max(i for i, m in enumerate(messages) if m["role"] == "user")
+    done = sum(1 for m in messages[last_prompt:] if m["role"] == "tool")
+    return STEPS[min(done, len(STEPS) - 1)]
+
+
 async def responsiveness(root: Path, env: dict[str, str], requests: int) -> None:
-    steps = [
-        Turn(tool_calls=[("read", {"filePath": "a.py"})]),
-        Turn(tool_calls=[("grep", {"pattern": "def"})]),
-    ]
     with ScriptedModel() as fake:
-        for _ in range(4 * 40):
-            fake.turns.extend([*steps, Turn(text="done")])
+        fake.turns.extend([step] * 1_000_000)
         client = LanguageClient("bench", "1")
         client.feature("lspilot/update")(lambda _params: None)
         # The same read again and again trips the doom-loop guard, which asks: say yes.

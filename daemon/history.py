@@ -22,28 +22,28 @@ SUMMARY_PROMPT = (
 
 def messages(store: Store, session_id: str) -> list[dict[str, Any]]:
     rows = store.messages(session_id)
+    parts = store.session_parts(session_id)
     start = 0
     out: list[dict[str, Any]] = []
     for index, row in enumerate(rows):
         if row["role"] == "summary":
             start = index
     for row in rows[start:]:
-        parts = store.parts(row["id"])
+        own = parts.get(row["id"], [])
         if row["role"] == "summary":
-            summary = "".join(p["text"] for p in parts if p["kind"] == "summary")
+            summary = "".join(p["text"] for p in own if p["kind"] == "summary")
             out = [{"role": "user", "content": f"(Summary of the earlier conversation)\n{summary}"}]
-            covered: int = json.loads(parts[0]["metadata"] or "{}").get("covers", 0) if parts else 0
-            out += _after(store, rows, covered)
-            return out
-        out += _message(row["role"], parts)
+            covered: int = json.loads(own[0]["metadata"] or "{}").get("covers", 0) if own else 0
+            return out + _after(rows, parts, covered)
+        out += _message(row["role"], own)
     return out
 
 
-def _after(store: Store, rows: list[Any], covered: int) -> list[dict[str, Any]]:
+def _after(rows: list[Any], parts: dict[str, list[Any]], covered: int) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for row in rows:
         if row["seq"] > covered and row["role"] != "summary":
-            out += _message(row["role"], store.parts(row["id"]))
+            out += _message(row["role"], parts.get(row["id"], []))
     return out
 
 
@@ -82,7 +82,8 @@ async def compact(store: Store, session_id: str, model: ModelSettings) -> bool:
     rows = store.messages(session_id)
     last_user = max((r["seq"] for r in rows if r["role"] == "user"), default=0)
     full = messages(store, session_id)
-    older = full[: len(full) - len(_after(store, rows, last_user - 1))]
+    recent = _after(rows, store.session_parts(session_id), last_user - 1)
+    older = full[: len(full) - len(recent)]
     if not older:
         return False
     transcript = json.dumps(older, ensure_ascii=False)[-200_000:]

@@ -154,16 +154,55 @@ class Store:
             f"UPDATE parts SET {assignments} WHERE id = ?", [*(_column(v) for v in fields.values()), part_id]
         )
 
-    def messages(self, session_id: str) -> list[sqlite3.Row]:
-        return self._rows("SELECT * FROM messages WHERE session_id = ? ORDER BY seq", (session_id,))
+    # The history is read at every step, so it is read as one JSON value: sqlite3 gives the
+    # interpreter up for every row it fetches, and when the model thread is busy each handover
+    # can cost a millisecond.
 
-    def parts(self, message_id: str) -> list[sqlite3.Row]:
-        return self._rows("SELECT * FROM parts WHERE message_id = ? ORDER BY id", (message_id,))
+    def messages(self, session_id: str) -> list[Row]:
+        """The session's messages, in order."""
+        rows = self._json_rows("messages", MESSAGE_COLUMNS, "session_id = ?", (session_id,))
+        return sorted(rows, key=lambda row: row["seq"])
+
+    def session_parts(self, session_id: str) -> dict[str, list[Row]]:
+        """Every part of the session's messages, by message id, in order."""
+        where = "message_id IN (SELECT id FROM messages WHERE session_id = ?)"
+        grouped: dict[str, list[Row]] = {}
+        for row in sorted(
+            self._json_rows("parts", PART_COLUMNS, where, (session_id,)), key=lambda r: r["id"]
+        ):
+            grouped.setdefault(row["message_id"], []).append(row)
+        return grouped
+
+    def _json_rows(
+        self, table: str, columns: tuple[str, ...], where: str, args: tuple[Any, ...]
+    ) -> list[Row]:
+        fields = ", ".join(f"'{name}', {name}" for name in columns)
+        sql = f"SELECT json_group_array(json_object({fields})) FROM {table} WHERE {where}"
+        return json.loads(self.db.execute(sql, args).fetchone()[0])
 
     def _rows(self, sql: str, args: tuple[Any, ...]) -> list[sqlite3.Row]:
         cursor = self.db.execute(sql, args)
         cursor.row_factory = sqlite3.Row
         return cursor.fetchall()
+
+
+Row = dict[str, Any]
+MESSAGE_COLUMNS = (
+    "id",
+    "session_id",
+    "seq",
+    "role",
+    "turn_id",
+    "created",
+    "model",
+    "finish",
+    "usage",
+    "cost",
+)
+PART_COLUMNS = (
+    *("id", "message_id", "kind", "text", "call_id", "tool", "input", "state", "output", "metadata"),
+    *("started", "ended"),
+)
 
 
 def _column(value: Any) -> Any:

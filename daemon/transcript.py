@@ -11,11 +11,12 @@ from .store import Store
 
 def as_json(store: Store, session_id: str) -> dict[str, Any]:
     messages: list[dict[str, Any]] = []
+    parts = store.session_parts(session_id)
     for row in store.messages(session_id):
         message = dict(row)
         message["usage"] = json.loads(row["usage"]) if row["usage"] else None
         message["parts"] = []
-        for part in store.parts(row["id"]):
+        for part in parts.get(row["id"], []):
             item = {k: v for k, v in dict(part).items() if v is not None and k != "message_id"}
             if "metadata" in item:
                 item["metadata"] = json.loads(item["metadata"])
