@@ -112,11 +112,10 @@ class Store:
         row = self.db.execute("SELECT root FROM sessions WHERE id = ?", (session_id,)).fetchone()
         return Path(row[0]) if row else None
 
-    def sessions(self, root: Path) -> list[sqlite3.Row]:
-        return self._rows(
-            "SELECT id, title, agent, created, updated FROM sessions WHERE root = ? ORDER BY updated DESC",
-            (str(root),),
-        )
+    def sessions(self, root: Path) -> list[Row]:
+        """The sessions of ``root``, the latest first."""
+        rows = self._json_rows("sessions", SESSION_COLUMNS, "root = ?", (str(root),))
+        return sorted(rows, key=lambda row: row["updated"], reverse=True)
 
     def touch(self, session_id: str, title: str | None = None) -> None:
         self.db.execute(
@@ -154,9 +153,9 @@ class Store:
             f"UPDATE parts SET {assignments} WHERE id = ?", [*(_column(v) for v in fields.values()), part_id]
         )
 
-    # The history is read at every step, so it is read as one JSON value: sqlite3 gives the
-    # interpreter up for every row it fetches, and when the model thread is busy each handover
-    # can cost a millisecond.
+    # What is read often (the history at every step, the session list) is read as one JSON value:
+    # sqlite3 gives the interpreter up for every row it fetches, and when the model thread is
+    # busy each handover can cost a millisecond.
 
     def messages(self, session_id: str) -> list[Row]:
         """The session's messages, in order."""
@@ -167,9 +166,8 @@ class Store:
         """Every part of the session's messages, by message id, in order."""
         where = "message_id IN (SELECT id FROM messages WHERE session_id = ?)"
         grouped: dict[str, list[Row]] = {}
-        for row in sorted(
-            self._json_rows("parts", PART_COLUMNS, where, (session_id,)), key=lambda r: r["id"]
-        ):
+        rows = self._json_rows("parts", PART_COLUMNS, where, (session_id,))
+        for row in sorted(rows, key=lambda row: row["id"]):
             grouped.setdefault(row["message_id"], []).append(row)
         return grouped
 
@@ -180,13 +178,9 @@ class Store:
         sql = f"SELECT json_group_array(json_object({fields})) FROM {table} WHERE {where}"
         return json.loads(self.db.execute(sql, args).fetchone()[0])
 
-    def _rows(self, sql: str, args: tuple[Any, ...]) -> list[sqlite3.Row]:
-        cursor = self.db.execute(sql, args)
-        cursor.row_factory = sqlite3.Row
-        return cursor.fetchall()
-
 
 Row = dict[str, Any]
+SESSION_COLUMNS = ("id", "title", "agent", "created", "updated")
 MESSAGE_COLUMNS = (
     "id",
     "session_id",
