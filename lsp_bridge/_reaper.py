@@ -11,6 +11,7 @@ It uses only the standard library, so it starts in a few milliseconds.
 
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,6 +23,13 @@ def _kill_group() -> None:
         os.killpg(0, signal.SIGTERM)
     except ProcessLookupError:
         return
+
+
+def _remove_tmpdir() -> None:
+    """The server's own temp dir (lspilot made it for this server alone)."""
+    folder = os.environ.get("TMPDIR", "")
+    if os.path.basename(folder).startswith("lspilot-"):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def main() -> int:
@@ -53,6 +61,7 @@ def main() -> int:
             deadline = time.monotonic() + 2.0
             while server.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.05)
+            _remove_tmpdir()
             os.killpg(0, signal.SIGKILL)
             return 1
 

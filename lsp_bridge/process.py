@@ -7,8 +7,10 @@ import collections
 import contextlib
 import logging
 import os
+import shutil
 import signal
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +27,9 @@ class ServerProcess:
     proc: asyncio.subprocess.Process
     name: str
     lifeline: int
+    #: The server's own TMPDIR, removed when it stops (typescript-language-server, for one,
+    #: leaves a folder in the temp dir at every start).
+    tmpdir: Path | None = None
     stderr_tail: collections.deque[str] = field(
         default_factory=lambda: collections.deque(maxlen=STDERR_TAIL_LINES)
     )
@@ -44,13 +49,18 @@ class ServerProcess:
         self._stderr_task = asyncio.create_task(self._drain_stderr())
 
     async def _drain_stderr(self) -> None:
-        # Servers block once a pipe fills; always read stderr, keep only its tail.
+        # Servers block once a pipe fills; always read stderr, keep only its tail. It ends when
+        # the server and every child that shared the pipe are gone, stopped or crashed: then
+        # their temp dir goes too.
         stream = self.proc.stderr
         assert stream is not None
         while line := await stream.readline():
             text = line.decode(errors="replace").rstrip()
             self.stderr_tail.append(text)
             log.debug("%s stderr: %s", self.name, text)
+        await self.proc.wait()
+        if self.tmpdir is not None:
+            await asyncio.to_thread(shutil.rmtree, self.tmpdir, ignore_errors=True)
 
     async def stop(self, grace: float = 2.0) -> None:
         """SIGTERM the process group, SIGKILL it after ``grace`` seconds, reap everything."""
@@ -75,7 +85,8 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
 
 
 async def spawn(name: str, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> ServerProcess:
-    """Start ``argv`` under the reaper shim in a new process group."""
+    """Start ``argv`` under the reaper shim in a new process group, with a temp dir of its own."""
+    tmpdir = Path(tempfile.mkdtemp(prefix=f"lspilot-{name}-"))
     read_end, write_end = os.pipe()
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -90,13 +101,14 @@ async def spawn(name: str, argv: list[str], cwd: Path, env: dict[str, str] | Non
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             cwd=cwd,
-            env={**os.environ, **(env or {})},
+            env={**os.environ, "TMPDIR": str(tmpdir), **(env or {})},
             pass_fds=(read_end,),
             start_new_session=True,
         )
     except BaseException:
         os.close(write_end)
+        shutil.rmtree(tmpdir, ignore_errors=True)
         raise
     finally:
         os.close(read_end)
-    return ServerProcess(proc=proc, name=name, lifeline=write_end)
+    return ServerProcess(proc=proc, name=name, lifeline=write_end, tmpdir=tmpdir)

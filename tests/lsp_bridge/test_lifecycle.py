@@ -15,6 +15,7 @@ import psutil
 import pytest
 
 from lsp_bridge import Bridge, ServerBroken, ServerNotInstalled, ServerTerminated
+from lsp_bridge.process import spawn
 from tests.conftest import REPO, copy_fixture, position, where
 
 Factory = Callable[..., Bridge]
@@ -100,10 +101,13 @@ def test_killed_daemon_leaves_no_orphan(tmp_path: Path) -> None:
         assert daemon.stdout.readline().strip() == "ready"
         children = {c.pid for c in psutil.Process(daemon.pid).children(recursive=True)}
         assert len(children) >= 3
+        tmpdirs = {psutil.Process(pid).environ().get("TMPDIR") for pid in children} - {None}
+        assert tmpdirs and all(Path(str(d)).is_dir() for d in tmpdirs)
         daemon.kill()
         daemon.wait()
         gone, alive = psutil.wait_procs([psutil.Process(pid) for pid in _alive(children)], 20)
         assert [p.pid for p in alive] == [], gone
+        assert not [d for d in tmpdirs if Path(str(d)).exists()]  # each reaper removed its server's temp dir
     finally:
         daemon.kill()
 
@@ -151,3 +155,21 @@ async def test_crashing_server_is_marked_broken_with_its_stderr(
     assert "fatal: bad config" in errors[0]
     assert errors[-1].startswith("crashy crashed")
     assert "fatal: bad config" in errors[-1]
+
+
+async def test_each_server_has_a_temp_dir_of_its_own_removed_when_it_stops(tmp_path: Path) -> None:
+    leaves_a_file = textwrap.dedent(
+        """
+        import os, pathlib, sys
+        (pathlib.Path(os.environ["TMPDIR"]) / "left").write_text("x")
+        print(os.environ["TMPDIR"], flush=True)
+        sys.stdin.read()
+        """
+    )
+    server = await spawn("probe", [sys.executable, "-c", leaves_a_file], tmp_path)
+    assert server.proc.stdout is not None
+    tmpdir = Path((await server.proc.stdout.readline()).decode().strip())
+    assert tmpdir == server.tmpdir and (tmpdir / "left").read_text() == "x"
+    assert tmpdir.name.startswith("lspilot-probe-")
+    await server.stop()
+    assert not tmpdir.exists()
