@@ -376,13 +376,7 @@ async def test_the_agent_reads_and_edits_the_unsaved_buffer_not_the_disk(
 ) -> None:
     source = workspace / "a.py"
     source.write_text(TWO_FUNCTIONS)
-    fake.turns.extend(
-        [
-            Turn(tool_calls=[("read", {"filePath": "a.py"})]),
-            Turn(tool_calls=[("edit", {"filePath": "a.py", "oldString": "'circle'", "newString": "'disc'"})]),
-            Turn(text="done"),
-        ]
-    )
+    read_then_edit(fake, "'circle'", "'disc'")
     editor: Editor = await connect("neovim", FULL)
     editor.open(source)
     editor.change(source.as_uri(), "# unsaved note\n" + TWO_FUNCTIONS)  # typed, not saved
