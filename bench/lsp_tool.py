@@ -1,31 +1,29 @@
-"""Benchmark the lsp tool end to end against raw JSON-RPC to the same kind of warm server.
+"""Benchmark the lsp tool end to end against raw JSON-RPC to the same warm server process.
 
 The tool side is a whole call as the agent makes it: ``tools.execute`` on the registry (argument
 parsing, validation, permission check, the ``Lsp`` tool, lsp_bridge, formatting with source lines
-and metadata, output bounding). The raw side sends the same request with the same params to its
-own basedpyright over JSON-RPC and parses the answer (``json.loads``); see bench/lsp_bridge.py,
-whose raw client this reuses. Both servers run side by side on copies of a generated ~300-file
-project, warmed alike, and the measured requests alternate (raw first on even rounds).
+and metadata, output bounding). The raw side is bench/raw.py's ``Wire``: the same request with
+the same params on the pipes of the tool's own basedpyright, parsed with ``json.loads`` and
+nothing more. Each operation is measured in a phase of its own, alternating which side goes
+first; ``navigate`` (the same question without the tool wrapper) shows where the time goes.
 
-Target: ratio of medians <= 1.15 for goToDefinition and findReferences (301 references, shown
+Target: ratio of medians <= 1.15 for goToDefinition and findReferences (901 references, shown
 capped at 100 with full metadata).
 
-Run: LSPILOT_DATA_DIR=... .venv/bin/python bench/lsp_tool.py [--files 300] [--rounds 40]
+Run: LSPILOT_DATA_DIR=... .venv/bin/python bench/lsp_tool.py [--files 300] [--rounds 100]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
-from lsprotocol import types as lsp
+from raw import AT_USE, Wire, generate, require_basedpyright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -46,20 +44,6 @@ from tools import (
 )
 from tools.lsp import Operation, navigate
 
-
-def _bridge_bench() -> Any:
-    """bench/lsp_bridge.py (its file name would shadow the lsp_bridge package on sys.path)."""
-    spec = importlib.util.spec_from_file_location(
-        "bench_lsp_bridge", Path(__file__).with_name("lsp_bridge.py")
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-BRIDGE_BENCH = _bridge_bench()
-AT_USE: lsp.Position = BRIDGE_BENCH.AT_USE
 NAMES: tuple[Operation, ...] = ("goToDefinition", "findReferences")
 Times = dict[str, list[float]]
 
@@ -77,19 +61,16 @@ class Refuse:
 
 
 async def session(
-    config: BridgeConfig, command: list[str], *, raw_root: Path, tool_root: Path, data: Path, rounds: int
+    config: BridgeConfig, root: Path, data: Path, rounds: int
 ) -> tuple[Times, Times, Times, dict[str, int]]:
-    raw_times: dict[str, list[float]] = {name: [] for name in NAMES}
-    tool_times: dict[str, list[float]] = {name: [] for name in NAMES}
-    core_times: dict[str, list[float]] = {name: [] for name in NAMES}
-    engine = PermissionEngine(list(DEFAULT_RULES), ApprovalStore.for_project(data, tool_root), Refuse())
-    env = ToolEnv(
-        tool_root, MemorySession("bench"), engine, data, bridge_factory=lambda: Bridge(tool_root, config)
-    )
+    raw_times: Times = {name: [] for name in NAMES}
+    tool_times: Times = {name: [] for name in NAMES}
+    core_times: Times = {name: [] for name in NAMES}
+    engine = PermissionEngine(list(DEFAULT_RULES), ApprovalStore.for_project(data, root), Refuse())
+    env = ToolEnv(root, MemorySession("bench"), engine, data, bridge_factory=lambda: Bridge(root, config))
     registry = ToolRegistry()
     for tool in builtin_tools():
         registry.register(tool)
-    raw = await BRIDGE_BENCH.RawSession.start(command, raw_root)
     args = {"filePath": "pkg/mod_0.py", "line": AT_USE.line + 1, "character": AT_USE.character + 1}
     counts: dict[str, int] = {}
 
@@ -99,17 +80,19 @@ async def session(
         counts[name] = outcome.result.metadata["count"]
 
     async def core_call(name: Operation) -> None:
-        path = tool_root / "pkg/mod_0.py"
-        await navigate(env.bridge, tool_root, name, path=path, line=args["line"], character=args["character"])
+        path = root / "pkg/mod_0.py"
+        await navigate(env.bridge, env.root, name, path=path, line=args["line"], character=args["character"])
 
-    asks = {"goToDefinition": raw.definition, "findReferences": raw.references}
     try:
+        await tool_call("findReferences")  # starts the server the wire rides on
+        raw = Wire(env.bridge, root)
+        asks = {"goToDefinition": raw.definition, "findReferences": raw.references}
         for _ in range(3):  # the same warm-up on both sides
             for name in NAMES:
                 await tool_call(name)
                 await asks[name](raw.mod, AT_USE)
-        for i in range(rounds):
-            for name in NAMES:
+        for name in NAMES:
+            for i in range(rounds):
                 trio = [
                     (raw_times, asks[name], (raw.mod, AT_USE)),
                     (tool_times, tool_call, (name,)),
@@ -120,7 +103,6 @@ async def session(
                     await ask(*call_args)
                     times[name].append(time.perf_counter() - started)
     finally:
-        await raw.stop()
         await env.close()
     return raw_times, tool_times, core_times, counts
 
@@ -128,24 +110,14 @@ async def session(
 def main() -> None:
     parser = argparse.ArgumentParser(description="Benchmark the lsp tool against raw JSON-RPC")
     parser.add_argument("--files", type=int, default=300)
-    parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument("--rounds", type=int, default=100)
     args = parser.parse_args()
     config = configuration.load(Path.cwd()).bridge()
-    command = BRIDGE_BENCH.basedpyright(config)
+    require_basedpyright(config)
     with tempfile.TemporaryDirectory(prefix="lspilot-bench-") as tmp:
-        raw_root, tool_root = Path(tmp) / "raw", Path(tmp) / "tool"
-        for root in (raw_root, tool_root):
-            BRIDGE_BENCH.generate(root, args.files)
-        raw, ours, core, counts = asyncio.run(
-            session(
-                config,
-                command,
-                raw_root=raw_root,
-                tool_root=tool_root,
-                data=Path(tmp) / "data",
-                rounds=args.rounds,
-            )
-        )
+        root = Path(tmp) / "project"
+        generate(root, args.files)
+        raw, ours, core, counts = asyncio.run(session(config, root, Path(tmp) / "data", args.rounds))
     print(f"lsp tool vs raw JSON-RPC, basedpyright, {args.files + 2} files, {args.rounds} rounds (medians)")
     print("  (paired: the median of tool/raw over rounds, each pair measured back to back;")
     print("   navigate: the same question through tools.lsp.navigate, without the tool wrapper)")

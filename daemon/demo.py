@@ -13,11 +13,11 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
-from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
 
-from lsp_bridge import Answer, Bridge, BridgeConfig
+from lsp_bridge import Answer, Bridge, BridgeConfig, Span
+from lsp_bridge.documents import uri_to_path
 
 from . import demo_turn
 
@@ -40,14 +40,14 @@ class Printer:
         self.root = root
 
     def where(self, uri: str, pos: lsp.Position) -> str:
-        path = Path(unquote(urlparse(uri).path))
+        path = uri_to_path(uri)
         source = path.read_text().splitlines()[pos.line].strip()
         rel = path.relative_to(self.root)
         return f"{rel}:{pos.line + 1}:{pos.character + 1}  {source}"
 
-    def locations(self, locations: list[lsp.Location]) -> None:
-        for loc in locations:
-            print("    " + self.where(loc.uri, loc.range.start))
+    def locations(self, spans: list[Span]) -> None:
+        for span in spans:
+            print("    " + self.where(span.uri, span.start))
 
 
 def _problems(diagnostics: list[lsp.Diagnostic]) -> list[lsp.Diagnostic]:

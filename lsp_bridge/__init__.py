@@ -20,6 +20,7 @@ from .errors import (
     UnsupportedOperation,
 )
 from .registry import BridgeConfig, ServerRegistry
+from .results import Span
 
 __all__ = [
     "Answer",
@@ -34,5 +35,6 @@ __all__ = [
     "ServerRegistry",
     "ServerStartError",
     "ServerTerminated",
+    "Span",
     "UnsupportedOperation",
 ]

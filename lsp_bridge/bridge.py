@@ -24,7 +24,7 @@ from .connection import Decode, ServerConnection
 from .documents import Document, DocumentStore, uri_to_path
 from .errors import BridgeError, ServerBroken, UnsupportedOperation
 from .registry import BridgeConfig, Route, Router, ServerRegistry
-from .results import locations_from_json, merge_locations
+from .results import Span, locations_from_json, merge_locations
 from .spec import ServerSpec
 from .sync import Synchronizer
 
@@ -255,39 +255,35 @@ class Bridge:
 
     async def _locations(
         self, path: Path, method: str, provider: str, params: Callable[[Document], Any]
-    ) -> Answer[list[lsp.Location]]:
+    ) -> Answer[list[Span]]:
         answer = await self.ask(path, method, provider, params, decode=locations_from_json)
         locations = merge_locations([result for _conn, result in answer.value])
         return Answer(locations, answer.complete, answer.notes)
 
-    async def definition(self, path: Path, pos: lsp.Position) -> Answer[list[lsp.Location]]:
+    async def definition(self, path: Path, pos: lsp.Position) -> Answer[list[Span]]:
         return await self._locations(
             path,
             "textDocument/definition",
             "definition_provider",
-            lambda d: lsp.DefinitionParams(text_document=_doc_id(d), position=pos),
+            lambda d: _at(d, pos),
         )
 
     async def references(
         self, path: Path, pos: lsp.Position, include_declaration: bool = True
-    ) -> Answer[list[lsp.Location]]:
+    ) -> Answer[list[Span]]:
         return await self._locations(
             path,
             "textDocument/references",
             "references_provider",
-            lambda d: lsp.ReferenceParams(
-                context=lsp.ReferenceContext(include_declaration=include_declaration),
-                text_document=_doc_id(d),
-                position=pos,
-            ),
+            lambda d: {**_at(d, pos), "context": {"includeDeclaration": include_declaration}},
         )
 
-    async def implementation(self, path: Path, pos: lsp.Position) -> Answer[list[lsp.Location]]:
+    async def implementation(self, path: Path, pos: lsp.Position) -> Answer[list[Span]]:
         return await self._locations(
             path,
             "textDocument/implementation",
             "implementation_provider",
-            lambda d: lsp.ImplementationParams(text_document=_doc_id(d), position=pos),
+            lambda d: _at(d, pos),
         )
 
     async def hover(self, path: Path, pos: lsp.Position) -> Answer[list[lsp.Hover]]:
@@ -295,7 +291,7 @@ class Bridge:
             path,
             "textDocument/hover",
             "hover_provider",
-            lambda d: lsp.HoverParams(text_document=_doc_id(d), position=pos),
+            lambda d: _at(d, pos),
         )
         hovers = [r for _c, r in answer.value if isinstance(r, lsp.Hover)]
         return Answer(hovers, answer.complete, answer.notes)
@@ -330,7 +326,7 @@ class Bridge:
             path,
             "textDocument/prepareCallHierarchy",
             "call_hierarchy_provider",
-            lambda d: lsp.CallHierarchyPrepareParams(text_document=_doc_id(d), position=pos),
+            lambda d: _at(d, pos),
         )
         items = [i for _c, result in answer.value for i in _items(result)]
         return Answer(items, answer.complete, answer.notes)
@@ -426,6 +422,12 @@ def _items(result: Any) -> list[Any]:
 
 def _doc_id(doc: Document) -> lsp.TextDocumentIdentifier:
     return lsp.TextDocumentIdentifier(uri=doc.uri)
+
+
+def _at(doc: Document, pos: lsp.Position) -> dict[str, Any]:
+    """TextDocumentPositionParams as JSON: the params of every question about a position, built
+    without lsprotocol objects and their unstructuring (most of the bridge's cost per question)."""
+    return {"textDocument": {"uri": doc.uri}, "position": {"line": pos.line, "character": pos.character}}
 
 
 def _pull_identifier(conn: ServerConnection) -> str | None:

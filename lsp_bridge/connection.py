@@ -153,6 +153,11 @@ class ServerConnection:
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
     @property
+    def rpc(self) -> RpcStream:
+        """The wire: raw JSON-RPC on this server's pipes (benchmarks measure the bridge against it)."""
+        return self._rpc
+
+    @property
     def alive(self) -> bool:
         return self.process is not None and not self._terminated.is_set()
 
@@ -194,6 +199,7 @@ class ServerConnection:
     ) -> Any:
         """Send a request; on timeout cancel it; retry ContentModified for read-only ones.
 
+        ``params`` is an lsprotocol object, or its JSON already (a dict, sent as it is).
         The result is ``decode(raw JSON)``, or by default the lsprotocol type of ``method``.
         """
         for attempt in itertools.count():
@@ -208,7 +214,9 @@ class ServerConnection:
     async def _request_once(self, method: str, params: Any, timeout: float, decode: Decode | None) -> Any:
         if self._terminated.is_set():
             raise ServerTerminated(f"{self.spec.name} is not running{self._stderr_suffix()}")
-        raw = None if params is None else self._converter.unstructure(params)
+        raw: Any = params
+        if params is not None and not isinstance(params, dict):
+            raw = self._converter.unstructure(params)
         try:
             answer = await self._rpc.call(method, raw, timeout)
         except ServerTerminated:

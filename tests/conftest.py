@@ -13,7 +13,8 @@ import pytest
 from lsprotocol import types as lsp
 
 from daemon.scripted_model import ScriptedModel
-from lsp_bridge import Bridge, BridgeConfig
+from lsp_bridge import Bridge, BridgeConfig, Span
+from lsp_bridge.documents import uri_to_path
 
 FIXTURES = Path(__file__).with_name("fixtures")
 REPO = Path(__file__).parent.parent
@@ -44,10 +45,9 @@ def position(path: Path, needle: str, nth: int = 0, offset: int = 0) -> lsp.Posi
     return lsp.Position(line=line, character=index - (text.rfind("\n", 0, index) + 1))
 
 
-def where(root: Path, location: lsp.Location) -> tuple[str, int]:
+def where(root: Path, span: Span) -> tuple[str, int]:
     """(workspace-relative path, 1-based line) of a location."""
-    path = Path(location.uri.removeprefix("file://"))
-    return (path.relative_to(root).as_posix(), location.range.start.line + 1)
+    return (uri_to_path(span.uri).relative_to(root).as_posix(), span.line + 1)
 
 
 def copy_fixture(name: str, into: Path) -> Path:

@@ -20,6 +20,7 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from lsp_bridge import Answer, Bridge, BridgeError
+from lsp_bridge.documents import uri_to_path
 
 from .base import ToolError
 from .changes import Applied, FileChange
@@ -107,8 +108,8 @@ class Probe:
                 symbols = (await self.bridge.document_symbols(change.path)).value
                 for symbol in _touched(symbols, change)[:MAX_SYMBOLS]:
                     refs = await self.bridge.references(change.path, symbol.selection_range.start, False)
-                    for loc in refs.value:
-                        path = Path(loc.uri.removeprefix("file://"))
+                    for span in refs.value:
+                        path = uri_to_path(span.uri)
                         if path not in changed and is_within(path, self.ctx.root):
                             uses[path] += 1
             except BridgeError as error:

@@ -19,7 +19,7 @@ from ._diagnose import FileReport, Probe, render
 from ._text import FileText, looks_binary
 from .base import ToolError
 from .changes import Applied, FileChange
-from .context import FileStamp, ToolContext, is_within
+from .context import FileStamp, ToolContext, real_path
 from .diff import unified_diff
 from .permission import PermissionRequest
 
@@ -39,18 +39,8 @@ async def target(ctx: ToolContext, file_path: str, title: str) -> Target:
     """The file a call names; ``external_directory`` is asked when it lies outside the workspace
     (the ``edit`` ask comes later, once, with the diff)."""
     given = ctx.resolve(file_path)
-    real = given.resolve()
-    if not is_within(real, ctx.root):
-        folder = real if real.is_dir() else real.parent
-        await ctx.ask(
-            PermissionRequest(
-                "external_directory",
-                patterns=[str(folder / "*")],
-                always=[str(folder / "*")],
-                title=f"{title} outside the workspace: {real}",
-                metadata={"path": str(real)},
-            )
-        )
+    real = real_path(given)
+    await ctx.ask_outside(real, title)
     return Target(given, real, ctx.relative(given))
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
+from lsp_bridge import Span
 from lsp_bridge.documents import uri_to_path
 
 from ._lsp_resolve import Symbol, kind_name
@@ -73,46 +74,50 @@ def capped(shown_count: int, total: int, noun: str) -> list[str]:
 
 
 def locations(
-    sources: Sources, found: list[lsp.Location], one: str, many: str, subject: str
+    sources: Sources, found: list[Span], one: str, many: str, subject: str
 ) -> tuple[list[str], dict[str, Any]]:
     """Lines for a list of locations, sorted by file then position, a blank line between files.
 
     Answers can hold thousands of locations: files are worked out once per URI, and each
-    location costs a few list and string operations (no Path objects)."""
-    by_uri: dict[str, list[lsp.Range]] = {}
-    for loc in found:
-        by_uri.setdefault(loc.uri, []).append(loc.range)
-    files = sorted((sources.relative(sources.path(uri)), sources.path(uri), r) for uri, r in by_uri.items())
+    location costs a few list and string operations (no Path objects, no call per column on
+    ASCII lines)."""
+    by_uri: dict[str, list[Span]] = {}
+    for span_ in found:
+        same_file = by_uri.get(span_.uri)
+        if same_file is None:
+            by_uri[span_.uri] = [span_]
+        else:
+            same_file.append(span_)
+    files = sorted((sources.relative(sources.path(uri)), sources.path(uri), s) for uri, s in by_uri.items())
     lines = [f"{plural(len(found), one, many)} {subject} in {plural(len(files), 'file')}:"]
     metadata: list[dict[str, Any]] = []
-    for relative, path, ranges in files:
+    for relative, path, spans in files:
         text = sources.lines(path)
-        ranges.sort(key=lambda r: (r.start.line, r.start.character))
+        count = len(text)
+        spans.sort()  # one URI: by line, then character
         if len(metadata) < LIMIT:
             lines.append("")
-        for rng in ranges:
-            start, end = rng.start, rng.end
-            line = text[start.line] if start.line < len(text) else ""
-            column = _column(line, start.character)
+        for _uri, line_no, character, end_line, end_character in spans:
+            line = text[line_no] if line_no < count else ""
+            last = line if end_line == line_no else (text[end_line] if end_line < count else "")
+            if line.isascii() and last.isascii():
+                column, end_column = min(character, len(line)) + 1, min(end_character, len(last)) + 1
+            else:
+                column, end_column = from_utf16(line, character) + 1, from_utf16(last, end_character) + 1
             if len(metadata) < LIMIT:
-                lines.append(f"{relative}:{start.line + 1}:{column}  {shown(line)}".rstrip())
-            last = line if end.line == start.line else (text[end.line] if end.line < len(text) else "")
+                lines.append(f"{relative}:{line_no + 1}:{column}  {shown(line)}".rstrip())
             metadata.append(
                 {
                     "path": relative,
-                    "line": start.line + 1,
+                    "line": line_no + 1,
                     "character": column,
-                    "endLine": end.line + 1,
-                    "endCharacter": _column(last, end.character),
+                    "endLine": end_line + 1,
+                    "endCharacter": end_column,
                 }
             )
     if len(found) > LIMIT:
         lines += ["", *capped(LIMIT, len(found), many)]
     return lines, {"locations": metadata, "files": len(files), "capped": len(found) > LIMIT}
-
-
-def _column(line: str, units: int) -> int:
-    return (min(units, len(line)) if line.isascii() else from_utf16(line, units)) + 1
 
 
 def item_line(sources: Sources, item: lsp.CallHierarchyItem) -> str:

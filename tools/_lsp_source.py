@@ -48,6 +48,16 @@ def names_on(line: str) -> list[Name]:
     return [Name(m.start(), m.group()) for m in IDENTIFIER.finditer(line)]
 
 
+def name_at(line: str, column: int) -> Name | None:
+    """The name ``column`` (0-based) is on, or just after."""
+    for m in IDENTIFIER.finditer(line):
+        if m.start() > column:
+            return None
+        if column <= m.end():
+            return Name(m.start(), m.group())
+    return None
+
+
 def to_utf16(line: str, column: int) -> int:
     """A 0-based code point column as LSP's UTF-16 column."""
     return len(line[:column].encode("utf-16-le")) // 2
@@ -70,25 +80,28 @@ def shown(line: str) -> str:
     return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "..."
 
 
-#: Lines of files read for earlier answers, kept while their size and mtime stay the same.
-_READ: OrderedDict[Path, tuple[int, int, list[str]]] = OrderedDict()
+#: Lines of files read for earlier answers, kept while their size and mtime stay the same
+#: (keyed by the path's text: an answer can name hundreds of files, and str hashes in C).
+_READ: OrderedDict[str, tuple[int, int, list[str]]] = OrderedDict()
 _READ_CAP = 2000
 
 
 def _disk_lines(path: Path) -> list[str]:
+    name = str(path)
     try:
-        stat = path.stat()
+        stat = os.stat(name)
     except OSError:
         return []
-    known = _READ.get(path)
-    if known is not None and known[:2] == (stat.st_mtime_ns, stat.st_size):
+    known = _READ.get(name)
+    if known is not None and known[0] == stat.st_mtime_ns and known[1] == stat.st_size:
         return known[2]
     try:
-        lines = path.read_bytes().decode(errors="replace").splitlines()
+        with open(name, "rb") as file:
+            lines = file.read().decode(errors="replace").splitlines()
     except OSError:
         return []
-    _READ[path] = (stat.st_mtime_ns, stat.st_size, lines)
-    _READ.move_to_end(path)
+    _READ[name] = (stat.st_mtime_ns, stat.st_size, lines)
+    _READ.move_to_end(name)
     if len(_READ) > _READ_CAP:
         _READ.popitem(last=False)
     return lines

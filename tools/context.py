@@ -105,10 +105,30 @@ class MemorySession:
         self.todo_list = list(todos)
 
 
+def real_path(path: Path) -> Path:
+    """``path.resolve()``: symlinks and ``..`` resolved, a missing tail kept as it is. For a path
+    that exists, one open and one readlink of /proc/self/fd (on Linux) instead of an lstat and
+    a Python step per component: tools resolve the path of every call."""
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except (OSError, AttributeError):  # missing, not searchable, or no O_PATH here
+        return path.resolve()
+    try:
+        real = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:  # no /proc
+        return path.resolve()
+    finally:
+        os.close(fd)
+    if not real.startswith("/") or real.endswith(" (deleted)"):
+        return path.resolve()
+    return Path(real)
+
+
 def is_within(path: Path, folder: Path) -> bool:
-    """``path`` is ``folder`` or inside it (both absolute and normalised)."""
-    parts = folder.parts
-    return path.parts[: len(parts)] == parts
+    """``path`` is ``folder`` or inside it (both absolute and normalised, so comparing their text
+    by whole components is enough: ``/a/bc`` is not inside ``/a/b``)."""
+    inner, outer = str(path), str(folder)
+    return inner == outer or inner.startswith(outer if outer.endswith(os.sep) else outer + os.sep)
 
 
 @dataclass
@@ -239,31 +259,43 @@ class ToolContext:
 
     def resolve(self, path: str) -> Path:
         """``path`` (absolute, ``~``, or relative to the workspace root) made absolute and normalised."""
-        expanded = Path(os.path.expanduser(path))
-        return Path(os.path.normpath(expanded if expanded.is_absolute() else self.root / expanded))
+        if path.startswith("~"):
+            path = os.path.expanduser(path)
+        return Path(os.path.normpath(os.path.join(self.root, path)))  # join keeps an absolute path
 
     def relative(self, path: Path) -> str:
         """Workspace-relative text for paths inside the root, absolute text for the rest."""
-        return os.path.relpath(path, self.root) if is_within(path, self.root) else str(path)
+        inner, root = str(path), str(self.root)
+        if inner == root:
+            return "."
+        if is_within(path, self.root):
+            return inner[len(root) :].lstrip(os.sep)
+        return inner
 
     async def authorize(self, path: str, permission: str, title: str) -> Path:
         """Resolve ``path``, ask ``external_directory`` if it leaves the workspace (after ``..`` and
         symlinks), then ask ``permission`` for it. Returns the path as given, normalised."""
         resolved = self.resolve(path)
-        real = resolved.resolve()
+        real = real_path(resolved)
         trusted = is_within(real, self.env.output_dir_real)
-        if not is_within(real, self.root) and not trusted:
-            folder = real if real.is_dir() else real.parent
-            await self.ask(
-                PermissionRequest(
-                    "external_directory",
-                    patterns=[str(folder / "*")],
-                    always=[str(folder / "*")],
-                    title=f"{title} outside the workspace: {real}",
-                    metadata={"path": str(real)},
-                )
-            )
         if not trusted:
+            await self.ask_outside(real, title)
             pattern = self.relative(real)
             await self.ask(PermissionRequest(permission, [pattern], [pattern], title, {"path": str(real)}))
         return resolved
+
+    async def ask_outside(self, real: Path, title: str) -> None:
+        """Ask ``external_directory`` for the folder of ``real`` (symlinks resolved) if it lies
+        outside the workspace."""
+        if is_within(real, self.root):
+            return
+        folder = real if real.is_dir() else real.parent
+        await self.ask(
+            PermissionRequest(
+                "external_directory",
+                patterns=[str(folder / "*")],
+                always=[str(folder / "*")],
+                title=f"{title} outside the workspace: {real}",
+                metadata={"path": str(real)},
+            )
+        )

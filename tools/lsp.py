@@ -32,7 +32,7 @@ from ._lsp_resolve import (
     resolve_symbol,
     workspace_symbols,
 )
-from ._lsp_source import KEYWORDS, Sources, names_on, to_utf16
+from ._lsp_source import KEYWORDS, Sources, name_at, names_on, to_utf16
 from .base import Tool, ToolError, ToolResult
 from .context import ToolContext
 from .read import _missing  # pyright: ignore[reportPrivateUsage] - the same suggestions as read
@@ -125,11 +125,12 @@ async def navigate(
     symbol: str | None = None,
     query: str | None = None,
 ) -> Navigation:
-    """Answer ``operation`` at ``path``/``line``/``character`` (1-based) or at ``symbol``.
+    """Answer ``operation`` at ``path``/``line``/``character`` (1-based) or at ``symbol``, in the
+    workspace ``root`` (symlinks resolved, as ``ToolEnv.root`` is).
 
     Raises ``ToolError`` with a message saying what to do instead when it cannot answer.
     """
-    sources = Sources(root.resolve(), bridge)
+    sources = Sources(root, bridge)
     question = Question(operation, path, line, character, symbol, query)
     if path is not None and not path.is_file():
         raise ToolError(f"{sources.relative(path)} is not a file; give the lsp tool a source file.")
@@ -222,8 +223,7 @@ def _exact(sources: Sources, path: Path, line: int, column: int) -> Target:
     """A line and column from the model: refused with what is on the line if it points at nothing."""
     check_line(sources, path, line)
     text = sources.line(path, line)
-    names = names_on(text)
-    hit = next((n for n in names if n.column <= column <= n.end), None)
+    hit = name_at(text, column)
     if hit is None and (column >= len(text) or text[column].isspace()):
         where = "past the end of" if column > len(text) else "whitespace on"
         raise ToolError(

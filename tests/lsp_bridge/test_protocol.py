@@ -10,7 +10,7 @@ import pytest
 from lsprotocol import types as lsp
 
 from lsp_bridge import Bridge
-from lsp_bridge.results import locations_from_json, merge_locations
+from lsp_bridge.results import Span, locations_from_json, merge_locations
 from tests.conftest import position, where
 
 Factory = Callable[..., Bridge]
@@ -64,41 +64,38 @@ async def test_new_root_marker_moves_the_file_to_a_new_root(
     assert {c.root for c in bridge.connections} == {root, root / "pkg"}
 
 
-def _loc(uri: str, a: int, b: int, c: int, d: int) -> lsp.Location:
-    return lsp.Location(
-        uri=uri,
-        range=lsp.Range(start=lsp.Position(line=a, character=b), end=lsp.Position(line=c, character=d)),
-    )
-
-
 def _span(a: int, b: int, c: int, d: int) -> dict[str, object]:
     return {"start": {"line": a, "character": b}, "end": {"line": c, "character": d}}
 
 
-def test_locations_from_json_builds_the_same_objects_as_the_constructors() -> None:
+def test_locations_from_json_reads_locations_and_links_once_each() -> None:
     assert locations_from_json(None) == []
     single = {"uri": "file:///a.py", "range": _span(1, 2, 1, 5)}
-    assert locations_from_json(single) == [_loc("file:///a.py", 1, 2, 1, 5)]
+    assert locations_from_json(single) == [Span("file:///a.py", 1, 2, 1, 5)]
     link = {
         "targetUri": "file:///b.py",
         "targetRange": _span(0, 0, 9, 0),
         "targetSelectionRange": _span(3, 4, 3, 8),
     }
     decoded = locations_from_json([single, link, dict(single)])
-    assert decoded == [_loc("file:///a.py", 1, 2, 1, 5), _loc("file:///b.py", 3, 4, 3, 8)]
-    assert all(type(loc) is lsp.Location for loc in decoded)
-    assert repr(decoded[1]) == repr(_loc("file:///b.py", 3, 4, 3, 8))
-    decoded[0].range.start.line = 7  # ordinary mutable lsprotocol objects
-    assert decoded[0].range.start == lsp.Position(line=7, character=2)
+    assert decoded == [Span("file:///a.py", 1, 2, 1, 5), Span("file:///b.py", 3, 4, 3, 8)]
+    assert all(type(span) is Span for span in decoded)
+    assert decoded[1].start == lsp.Position(line=3, character=4)
+    assert decoded[1].location() == lsp.Location(
+        uri="file:///b.py",
+        range=lsp.Range(start=lsp.Position(line=3, character=4), end=lsp.Position(line=3, character=8)),
+    )
 
 
-def test_locations_from_json_rejects_what_the_constructors_reject() -> None:
+def test_locations_from_json_rejects_what_lsprotocol_rejects() -> None:
     for bad in (-1, 2**31, 1.5, "1", None):
         with pytest.raises((ValueError, TypeError)):
             locations_from_json([{"uri": "file:///a.py", "range": _span(0, 0, 0, bad)}])  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        locations_from_json([{"uri": 7, "range": _span(0, 0, 0, 1)}])
 
 
 def test_merge_locations_keeps_the_first_of_each() -> None:
-    a, b, c = _loc("file:///a", 0, 0, 0, 1), _loc("file:///b", 0, 0, 0, 1), _loc("file:///a", 0, 0, 0, 1)
+    a, b, c = Span("file:///a", 0, 0, 0, 1), Span("file:///b", 0, 0, 0, 1), Span("file:///a", 0, 0, 0, 1)
     assert merge_locations([[a, b], [c]]) == [a, b]
     assert merge_locations([[a, b]]) == [a, b]

@@ -7,7 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from tools import ApprovalStore, PermissionDenied, PermissionEngine, PermissionRequest, Reply, Rule
+from tools import (
+    ApprovalStore,
+    PermissionDenied,
+    PermissionEngine,
+    PermissionRequest,
+    Reply,
+    Rule,
+    ToolContext,
+)
+from tools.context import is_within, real_path
 from tools.permission import DEFAULT_RULES, rules_from_config, wildcard_match
 
 from .conftest import Harness, ScriptedHuman, make_harness
@@ -139,6 +148,38 @@ async def test_symlink_out_of_the_workspace_asks_external_directory(tmp_path: Pa
     assert outcome.error is not None
     assert [a.permission for a in harness.human.asked] == ["external_directory"]
     assert str(secret.resolve()) in harness.human.asked[0].title
+
+
+def test_real_path_is_path_resolve(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real/file.txt").write_text("x")
+    os.symlink(tmp_path / "real", tmp_path / "link")
+    os.symlink("real/file.txt", tmp_path / "relative-link")
+    os.symlink(tmp_path / "nowhere", tmp_path / "dangling")
+    for given in [
+        tmp_path / "link/file.txt",  # through a symlinked folder: the fast path
+        tmp_path / "relative-link",
+        tmp_path / "link/../real/file.txt",
+        tmp_path / "link/missing/tail.txt",  # does not exist: Path.resolve's answer
+        tmp_path / "dangling",
+        tmp_path / "real",
+    ]:
+        assert real_path(given) == given.resolve(), given
+
+
+def test_is_within_and_relative_compare_whole_components(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    assert is_within(root / "a/b.py", root) and is_within(root, root)
+    assert not is_within(tmp_path / "ws-other/b.py", root)
+    assert is_within(root, Path("/"))
+    harness = make_harness(_workspace(tmp_path), tmp_path / "data")
+    ctx = ToolContext(harness.env, "call-1")
+    assert ctx.relative(root / "a/b.py") == "a/b.py"
+    assert ctx.relative(root) == "."
+    assert ctx.relative(tmp_path / "ws-other/b.py") == str(tmp_path / "ws-other/b.py")
+    assert ctx.resolve("a/../b.py") == root / "b.py"
+    assert ctx.resolve(str(tmp_path / "x/./y")) == tmp_path / "x/y"
+    assert ctx.resolve("~/notes") == Path.home() / "notes"
 
 
 async def test_config_deny_is_final_even_for_the_user_prompt(tmp_path: Path) -> None:
