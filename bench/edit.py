@@ -6,17 +6,17 @@ Prints:
   target: median <= 50 ms for a fuzzy edit;
 - a whole ``edit`` call through the wrapper (permission allowed by a rule, read-before-write check,
   match, atomic write with fsync, the "after" pull; the "before" is what the bridge already knew)
-  against basedpyright's own answer to didChange + textDocument/diagnostic over raw JSON-RPC, on
-  copies of the same project, alternating which goes first; target: ratio <= 1.2.
+  against the same server's own answer to didChange + textDocument/diagnostic over raw JSON-RPC
+  (bench/raw.py's ``Wire``, on a document of its own with the same text), alternating which goes
+  first; target: ratio <= 1.2.
 
-Run: LSPILOT_DATA_DIR=... .venv/bin/python bench/edit.py [--rounds 40] [--files 300]
+Run: LSPILOT_DATA_DIR=... .venv/bin/python bench/edit.py [--rounds 100] [--files 300]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import statistics
 import sys
 import tempfile
@@ -24,6 +24,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from raw import BROKEN, CALL, Wire, generate, require_basedpyright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -41,17 +43,6 @@ from tools import (
 )
 from tools._match import Content, MatchError, find
 from tools.edit import Edit
-
-
-def _raw_bench() -> Any:
-    """bench/lsp_bridge.py (its name hides the package, so it is loaded from its path)."""
-    spec = importlib.util.spec_from_file_location(
-        "bench_lsp_bridge", Path(__file__).with_name("lsp_bridge.py")
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def big_file(lines: int) -> str:
@@ -126,48 +117,46 @@ def tool_env(root: Path, bridge: Bridge, data: Path) -> tuple[ToolEnv, ToolRegis
     return env, registry
 
 
-async def bench_tool(config: BridgeConfig, command: list[str], tmp: Path, files: int, rounds: int) -> None:
-    raw_bench = _raw_bench()
-    raw_root, tool_root = tmp / "raw", tmp / "tool"
-    for root in (raw_root, tool_root):
-        raw_bench.generate(root, files)
-    call, broken = raw_bench.CALL, raw_bench.BROKEN
-    raw = await raw_bench.RawSession.start(command, raw_root)
+async def bench_tool(
+    config: BridgeConfig, root: Path, data: Path, rounds: int
+) -> tuple[list[float], list[float]]:
     tool_times: list[float] = []
     raw_times: list[float] = []
-    try:
-        async with Bridge(tool_root, config) as bridge:
-            env, registry = tool_env(tool_root, bridge, tmp / "data")
-            mod = tool_root / "pkg/mod_0.py"
-            env.session.record_read(mod)
-            await bridge.diagnostics_after_change(mod)  # warm: the server has the project loaded
-            await raw.change_and_pull(call)
-            lines = [broken, call]
+    async with Bridge(root, config) as bridge:
+        env, registry = tool_env(root, bridge, data)
+        mod = root / "pkg/mod_0.py"
+        env.session.record_read(mod)
+        await bridge.diagnostics_after_change(mod)  # warm: the server has the project loaded
+        raw = Wire(bridge, root)
+        await raw.change_and_pull(CALL)
+        lines = [BROKEN, CALL]
 
-            async def by_tool(i: int) -> None:
-                args = {
-                    "filePath": "pkg/mod_0.py",
-                    "oldString": lines[(i + 1) % 2],
-                    "newString": lines[i % 2],
-                }
-                started = time.perf_counter()
-                outcome = await execute(registry, "edit", args, ToolContext(env, f"call-{i}"))
-                tool_times.append(time.perf_counter() - started)
-                assert outcome.error is None, outcome.error
-                assert ("New problems" in outcome.model_text) == (i % 2 == 0), outcome.model_text
+        async def by_tool(i: int) -> None:
+            args = {
+                "filePath": "pkg/mod_0.py",
+                "oldString": lines[(i + 1) % 2],
+                "newString": lines[i % 2],
+            }
+            started = time.perf_counter()
+            outcome = await execute(registry, "edit", args, ToolContext(env, f"call-{i}"))
+            tool_times.append(time.perf_counter() - started)
+            assert outcome.error is None, outcome.error
+            assert ("New problems" in outcome.model_text) == (i % 2 == 0), outcome.model_text
 
-            async def by_raw(i: int) -> None:
-                started = time.perf_counter()
-                await raw.change_and_pull(lines[i % 2])
-                raw_times.append(time.perf_counter() - started)
+        async def by_raw(i: int) -> None:
+            started = time.perf_counter()
+            await raw.change_and_pull(lines[i % 2])
+            raw_times.append(time.perf_counter() - started)
 
-            for i in range(rounds + 2):
-                pair: list[Callable[[int], Any]] = [by_raw, by_tool] if i % 2 == 0 else [by_tool, by_raw]
-                for step in pair:
-                    await step(i)
-            del tool_times[:2], raw_times[:2]  # the first rounds fill the "before" cache
-    finally:
-        await raw.stop()
+        for i in range(rounds + 2):
+            pair: list[Callable[[int], Any]] = [by_raw, by_tool] if i % 2 == 0 else [by_tool, by_raw]
+            for step in pair:
+                await step(i)
+        del tool_times[:2], raw_times[:2]  # the first rounds fill the "before" cache
+    return tool_times, raw_times
+
+
+def report(files: int, rounds: int, tool_times: list[float], raw_times: list[float]) -> None:
     ours, theirs = statistics.median(tool_times) * 1000, statistics.median(raw_times) * 1000
     paired = statistics.median(a / b for a, b in zip(tool_times, raw_times, strict=True))
     verdict = "ok" if ours / theirs <= 1.2 else "over target"
@@ -183,13 +172,16 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=20000)
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--files", type=int, default=300)
-    parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument("--rounds", type=int, default=100)
     args = parser.parse_args()
     bench_cascade(args.lines, args.repeats)
     config = configuration.load(Path.cwd()).bridge()
-    command = _raw_bench().basedpyright(config)
+    require_basedpyright(config)
     with tempfile.TemporaryDirectory(prefix="lspilot-bench-") as tmp:
-        asyncio.run(bench_tool(config, command, Path(tmp), args.files, args.rounds))
+        root = Path(tmp) / "project"
+        generate(root, args.files)
+        times = asyncio.run(bench_tool(config, root, Path(tmp) / "data", args.rounds))
+    report(args.files, args.rounds, *times)
 
 
 if __name__ == "__main__":

@@ -359,11 +359,14 @@ class Bridge:
     ) -> Answer[list[lsp.Diagnostic]]:
         """Diagnostics of exactly the current version of ``path`` (disk, or ``text``)."""
         if text is not None:
-            self.documents.set_overlay(path.resolve(), text)
+            self.documents.set_overlay(self._route(path).path, text)
         connections, doc = await self._prepare(path)
         asked = (doc.text, self.documents.latest_version)
         notes: list[str] = []
-        results = await asyncio.gather(*(self._diagnostics(c, doc, notes) for c in connections))
+        if len(connections) == 1:  # no gather: it would cost a task and extra event loop turns
+            results = [await self._diagnostics(connections[0], doc, notes)]
+        else:
+            results = await asyncio.gather(*(self._diagnostics(c, doc, notes) for c in connections))
         merged = [d for result in results for d in result]
         if not notes and asked[1] == self.documents.latest_version:
             self._answered.pop(doc.path, None)

@@ -6,8 +6,9 @@ and sends requests with a timeout that ends in $/cancelRequest. When the process
 pending request fails at once with ServerTerminated.
 
 The server's requests and notifications are dispatched by pygls (its handlers, lsprotocol types
-and converter); our requests and their answers go through ``rpc.RpcStream`` (see there why not
-through pygls). An answer is read by the caller's ``decode`` from raw JSON, by default into the
+and converter), except the frequent ones (progress, requests answered with null), read in
+``_on_server_message``; our requests and their answers go through ``rpc.RpcStream`` (see there
+why not through pygls). An answer is read by the caller's ``decode`` from raw JSON, by default into the
 method's lsprotocol result type through the same converter.
 """
 
@@ -177,10 +178,19 @@ class ServerConnection:
 
     def _on_server_message(self, message: Message) -> None:
         """A request or notification from the server: answered here or by pygls's handlers."""
-        if message["method"] in NULL_REPLIES and "id" in message:
+        method = message["method"]
+        if method in NULL_REPLIES and "id" in message:
             # The server may wait for this (pyright does before every references search):
             # answer at once rather than through pygls's dispatch.
             self._rpc.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+            return
+        if method == "$/progress":  # several per request: read here, not structured by pygls
+            params: Any = message.get("params")
+            if isinstance(params, dict):
+                progress = cast(dict[str, Any], params)
+                value: Any = progress.get("value")
+                kind = cast(dict[str, Any], value).get("kind") if isinstance(value, dict) else None
+                self._on_progress(str(progress.get("token")), kind)
             return
         protocol = self.client.protocol
         structured: Any = protocol.structure_message(message)
@@ -344,7 +354,6 @@ class ServerConnection:
             "workspace/applyEdit": lambda _params: lsp.ApplyWorkspaceEditResult(
                 applied=False, failure_reason="lspilot applies edits through its own tools"
             ),
-            "$/progress": self._on_progress,
             "window/logMessage": self._on_log_message,
             "window/showMessage": self._on_log_message,
             "textDocument/publishDiagnostics": self._on_publish_diagnostics,
@@ -367,14 +376,7 @@ class ServerConnection:
         for unregistration in params.unregisterations:
             self.registrations.pop(unregistration.id, None)
 
-    def _on_progress(self, params: lsp.ProgressParams) -> None:
-        value: Any = params.value
-        kind: Any = (
-            cast(dict[str, Any], value).get("kind")
-            if isinstance(value, dict)
-            else getattr(value, "kind", None)
-        )
-        token = str(params.token)
+    def _on_progress(self, token: str, kind: Any) -> None:
         if kind == "begin":
             self._progress.add(token)
         elif kind == "end":

@@ -140,11 +140,13 @@ class Synchronizer:
     ) -> None:
         for conn in connections:
             globs = watched_file_globs(conn)
-            events = [
-                lsp.FileEvent(uri=path.as_uri(), type=kind)
-                for path, kind in changes.items()
-                if path.is_relative_to(conn.root) and _matches(globs, path, conn.root)
-            ]
+            events: list[lsp.FileEvent] = []
+            for path, kind in changes.items():
+                uri = path.as_uri()
+                if kind == lsp.FileChangeType.Changed and uri in conn.open_documents:
+                    continue  # the server has its text by didChange (this same pass), not from disk
+                if path.is_relative_to(conn.root) and _matches(globs, path, conn.root):
+                    events.append(lsp.FileEvent(uri=uri, type=kind))
             if events:
                 log.debug("%s: %d watched files changed", conn.spec.name, len(events))
                 if any(

@@ -37,6 +37,11 @@ IGNORED_DIRS = frozenset(
     }
 )
 
+#: The suffix of the temp files lspilot writes beside a file and renames over it at once (an
+#: atomic save): they are never reported, so a save is one change of the file itself.
+TEMP_SUFFIX = ".lspilot-tmp"
+_TEMP_SUFFIX = TEMP_SUFFIX.encode()
+
 _IN_MODIFY = 0x002
 _IN_ATTRIB = 0x004
 _IN_CLOSE_WRITE = 0x008
@@ -118,7 +123,8 @@ class InotifyWatcher:
             self._dirs[wd] = Path(folder)
             if changes is not None:  # a new directory: its files appeared with it
                 for filename in filenames:
-                    merge_change(changes, Path(folder, filename), FileChangeType.Created)
+                    if not filename.endswith(TEMP_SUFFIX):
+                        merge_change(changes, Path(folder, filename), FileChangeType.Created)
 
     def drain(self) -> Changes:
         changes: Changes = {}
@@ -144,7 +150,7 @@ class InotifyWatcher:
             if mask & _IN_IGNORED:
                 self._dirs.pop(wd, None)
                 continue
-            if folder is None or not name:
+            if folder is None or not name or name.endswith(_TEMP_SUFFIX):
                 continue
             path = folder / os.fsdecode(name)
             if mask & _IN_ISDIR:
@@ -176,6 +182,8 @@ class SnapshotWatcher:
         for folder, dirnames, filenames in os.walk(self._root):
             dirnames[:] = [d for d in dirnames if d not in IGNORED_DIRS]
             for filename in filenames:
+                if filename.endswith(TEMP_SUFFIX):
+                    continue
                 path = Path(folder, filename)
                 try:
                     stat = path.stat()

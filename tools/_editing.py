@@ -170,6 +170,9 @@ class _AskThenSettle(ToolContext):
             await pending
             if self.probe is not None and self.probe.active:
                 self.probe.approved()
+                # One loop turn: the pulls send their requests now, so the server works while the
+                # sink writes (its thread and fsync would otherwise delay the sending).
+                await asyncio.sleep(0)
 
 
 async def propose(ctx: ToolContext, changes: list[FileChange], title: str, others: bool = False) -> Proposal:

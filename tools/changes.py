@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
+from lsp_bridge.watch import TEMP_SUFFIX
+
 from .base import ToolError
 from .diff import unified_diff
 from .permission import PermissionRequest
@@ -177,7 +179,7 @@ def _stage(change: FileChange, made: list[Path]) -> Path:
     missing = [folder for folder in target.parents if not folder.exists()]
     target.parent.mkdir(parents=True, exist_ok=True)
     made += reversed(missing)
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".lspilot-tmp", dir=target.parent)
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(change.after.encode(change.encoding))
@@ -198,7 +200,7 @@ def _undo(step: _Step) -> None:
         if step.original is None:
             step.path.unlink(missing_ok=True)
             return
-        fd, name = tempfile.mkstemp(prefix=f".{step.path.name}.", suffix=".lspilot-tmp", dir=step.path.parent)
+        fd, name = tempfile.mkstemp(prefix=f".{step.path.name}.", suffix=TEMP_SUFFIX, dir=step.path.parent)
         with os.fdopen(fd, "wb") as handle:
             handle.write(step.original)
         os.chmod(name, step.mode)

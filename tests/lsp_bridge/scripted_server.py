@@ -6,6 +6,9 @@ the client's answers, and only then answers N with a location at the top of the 
 ids are per sender, so this is legal; a client that keeps its own pending requests and the
 server's requests in one table keyed by id loses its request and waits forever.
 
+It also registers a ``**/*.py`` file watcher and answers ``scripted/received`` with the
+didChange and didChangeWatchedFiles notifications it got, as ``[method, uris]`` pairs.
+
 Run: python scripted_server.py  (speaks LSP on stdin/stdout)
 """
 
@@ -15,8 +18,13 @@ import json
 import sys
 from typing import Any
 
+BACKLOG: list[dict[str, Any]] = []  # messages that arrived while waiting for an answer
+RECEIVED: list[tuple[str, list[str]]] = []
+
 
 def read() -> dict[str, Any] | None:
+    if BACKLOG:
+        return BACKLOG.pop(0)
     length = 0
     while True:
         line = sys.stdin.buffer.readline()
@@ -36,13 +44,27 @@ def send(message: dict[str, Any]) -> None:
     sys.stdout.buffer.flush()
 
 
-def ask_client(msg_id: int, method: str, params: dict[str, Any]) -> None:
+def ask_client(msg_id: int | str, method: str, params: dict[str, Any]) -> None:
     """Send a request with ``msg_id`` and wait for the client's answer to it."""
     send({"id": msg_id, "method": method, "params": params})
+    waiting: list[dict[str, Any]] = []
     while (message := read()) is not None:
         if message.get("id") == msg_id and "method" not in message:
+            BACKLOG[:0] = waiting
             return
+        waiting.append(message)
     sys.exit(0)
+
+
+WATCH_PY = {
+    "registrations": [
+        {
+            "id": "watch",
+            "method": "workspace/didChangeWatchedFiles",
+            "registerOptions": {"watchers": [{"globPattern": "**/*.py"}]},
+        }
+    ]
+}
 
 
 def main() -> None:
@@ -51,6 +73,14 @@ def main() -> None:
         if method == "initialize":
             capabilities = {"definitionProvider": True, "textDocumentSync": 1}
             send({"id": msg_id, "result": {"capabilities": capabilities}})
+        elif method == "initialized":
+            ask_client("register", "client/registerCapability", WATCH_PY)
+        elif method == "textDocument/didChange":
+            RECEIVED.append((method, [message["params"]["textDocument"]["uri"]]))
+        elif method == "workspace/didChangeWatchedFiles":
+            RECEIVED.append((method, [change["uri"] for change in message["params"]["changes"]]))
+        elif method == "scripted/received":
+            send({"id": msg_id, "result": RECEIVED})
         elif method == "textDocument/definition":
             assert isinstance(msg_id, int)
             ask_client(msg_id, "window/workDoneProgress/create", {"token": f"t{msg_id}"})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +12,7 @@ from lsprotocol import types as lsp
 
 from lsp_bridge import Bridge
 from lsp_bridge.results import Span, locations_from_json, merge_locations
+from lsp_bridge.watch import TEMP_SUFFIX
 from tests.conftest import position, where
 
 Factory = Callable[..., Bridge]
@@ -34,6 +36,35 @@ async def test_server_requests_reusing_our_ids_do_not_lose_answers(
     for _ in range(5):
         answer = await bridge.definition(tmp_path / "a.py", lsp.Position(line=0, character=0))
         assert [where(tmp_path, loc) for loc in answer.value] == [("a.py", 1)]
+
+
+async def test_saves_of_open_documents_reach_the_server_as_changes_of_the_document(
+    tmp_path: Path, bridge_factory: Factory
+) -> None:
+    # An open document's text comes from didChange; a watched-file event for it too would make
+    # the server re-read the disk. New files are watched-file events; lspilot's own temp files
+    # (written and renamed at once) are never reported.
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_text("x = 1\n")
+    bridge = bridge_factory(
+        tmp_path,
+        servers={
+            "basedpyright": {"enabled": False},
+            "scripted": {"command": [sys.executable, str(SCRIPTED)], "extensions": [".py"]},
+        },
+    )
+    await bridge.definition(a, lsp.Position(line=0, character=0))
+    temp = tmp_path / f".a.py.x{TEMP_SUFFIX}"
+    temp.write_text("x = 2\n")
+    os.replace(temp, a)
+    b.write_text("y = 1\n")
+    await bridge.definition(a, lsp.Position(line=0, character=0))
+    conn = bridge.connections[0]
+    received = await conn.request("scripted/received", None, 10.0)
+    assert received == [
+        ["workspace/didChangeWatchedFiles", [b.as_uri()]],
+        ["textDocument/didChange", [a.as_uri()]],
+    ]
 
 
 async def test_many_rounds_of_questions_all_get_answers(
