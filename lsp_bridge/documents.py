@@ -143,6 +143,17 @@ class DocumentStore:
         return evicted
 
 
+def lsp_lines(text: str) -> list[str]:
+    """``text``'s lines as LSP numbers them: split at \\n, \\r\\n and \\r only (``str.splitlines``
+    also splits at form feeds, \\x1c-\\x1e, \\x85 and \\u2028/9, which shifts every later line)."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    if not lines[-1]:  # a final line break ends the last line; it does not start another
+        lines.pop()
+    return lines
+
+
 def utf16_position(text: str, offset: int) -> lsp.Position:
     """The LSP position (UTF-16 columns) of a string offset."""
     line = text.count("\n", 0, offset)

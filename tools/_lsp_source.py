@@ -16,7 +16,7 @@ from pathlib import Path
 from lsprotocol import types as lsp
 
 from lsp_bridge import Bridge
-from lsp_bridge.documents import uri_to_path
+from lsp_bridge.documents import lsp_lines, uri_to_path
 
 #: Longest source line shown beside a location.
 MAX_SHOWN = 160
@@ -97,7 +97,7 @@ def _disk_lines(path: Path) -> list[str]:
         return known[2]
     try:
         with open(name, "rb") as file:
-            lines = file.read().decode(errors="replace").splitlines()
+            lines = lsp_lines(file.read().decode(errors="replace"))
     except OSError:
         return []
     _READ[name] = (stat.st_mtime_ns, stat.st_size, lines)
@@ -124,7 +124,7 @@ class Sources:
         cached = self._lines.get(path)
         if cached is None:
             doc = self.bridge.documents.get(path)
-            cached = self._lines[path] = doc.text.splitlines() if doc is not None else _disk_lines(path)
+            cached = self._lines[path] = lsp_lines(doc.text) if doc is not None else _disk_lines(path)
         return cached
 
     def line(self, path: Path, number: int) -> str:

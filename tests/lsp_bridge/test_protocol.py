@@ -11,6 +11,7 @@ import pytest
 from lsprotocol import types as lsp
 
 from lsp_bridge import Bridge
+from lsp_bridge.documents import lsp_lines
 from lsp_bridge.results import Span, locations_from_json, merge_locations
 from lsp_bridge.watch import TEMP_SUFFIX
 from tests.conftest import position, where
@@ -130,3 +131,8 @@ def test_merge_locations_keeps_the_first_of_each() -> None:
     a, b, c = Span("file:///a", 0, 0, 0, 1), Span("file:///b", 0, 0, 0, 1), Span("file:///a", 0, 0, 0, 1)
     assert merge_locations([[a, b], [c]]) == [a, b]
     assert merge_locations([[a, b]]) == [a, b]
+
+
+def test_lsp_lines_break_only_where_lsp_does() -> None:
+    assert lsp_lines("a\x0cb\nc\r\nd\re\u2028f\x85g") == ["a\x0cb", "c", "d", "e\u2028f\x85g"]
+    assert lsp_lines("x\n") == ["x"] and lsp_lines("x\n\n") == ["x", ""] and lsp_lines("") == []

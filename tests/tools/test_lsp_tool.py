@@ -210,3 +210,18 @@ async def test_errors_say_what_to_do(lsp_harness: MakeHarness) -> None:
     assert "needs line (and character) or symbol" in message
     message = await error(h, operation="workspaceSymbol")
     assert "workspaceSymbol needs query" in message
+
+
+async def test_source_lines_are_counted_as_lsp_counts_them(lsp_harness: MakeHarness) -> None:
+    # A form feed (an old page break) is a line break to str.splitlines, not to LSP: the line
+    # shown beside each location must still be the one the server means.
+    h = lsp_harness("py_project")
+    (h.root / "paged.py").write_text(
+        "from pkg.calc import total_area\n# part one\x0c part two\n\n\n"
+        "def both():\n    return total_area([])\n"
+    )
+    text, meta = await lsp(h, operation="findReferences", filePath="paged.py", symbol="total_area")
+    assert "paged.py:6:12  return total_area([])" in text.splitlines()
+    assert {"path": "paged.py", "line": 6, "character": 12} in [
+        {k: loc[k] for k in ("path", "line", "character")} for loc in meta["locations"]
+    ]
