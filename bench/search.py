@@ -6,6 +6,8 @@ for each case times, in the same run and interleaved:
 - tool: the real ``execute`` wrapper calling the tool (rg + newest-first sort + formatting);
 - rg: the same rg arguments as a subprocess, stdout read and split into lines, no sort
   (the baseline, target ratio tool / rg <= 1.3);
+- rg own -j: the same, but with rg choosing its thread count (glob passes one thread fewer than
+  the CPUs, to leave one for its stat calls; "-" where the tool passes no thread count);
 - rg --sortr: rg sorting by modification time itself (the design this tool does not use:
   sorting makes rg single-threaded).
 Prints medians in ms, the ratio of medians and of minimums (less sensitive to other load).
@@ -126,10 +128,11 @@ async def bench(root: Path, data: Path, reps: int) -> None:
         registry.register(tool)
 
     header = f"{'case':44} {'found':>6} {'tool ms':>8} {'rg ms':>7} {'ratio':>6} {'min ratio':>9}"
-    print(f"{header} {'sortr ms':>9}")
+    print(f"{header} {'rg own -j ms':>12} {'sortr ms':>9}")
     ratios: list[float] = []
     for tool, args in CASES:
         rg = rg_args(tool, args, root)
+        own = [arg for arg in rg if not arg.startswith("--threads=")]
         sortr = [*rg[:1], "--sortr=modified", *rg[1:]]
 
         async def through_tool(tool: str = tool, args: dict[str, str] = args) -> object:
@@ -138,10 +141,12 @@ async def bench(root: Path, data: Path, reps: int) -> None:
             return outcome
 
         await through_tool()  # warm the page cache and the dentry cache
-        times: dict[str, list[float]] = {"tool": [], "rg": [], "sortr": []}
+        times: dict[str, list[float]] = {"tool": [], "rg": [], "own": [], "sortr": []}
         for _ in range(reps):
             times["tool"].append(await timed(through_tool))
             times["rg"].append(await timed(lambda rg=rg: raw_rg(rg, root)))
+            if own != rg:
+                times["own"].append(await timed(lambda own=own: raw_rg(own, root)))
             times["sortr"].append(await timed(lambda sortr=sortr: raw_rg(sortr, root)))
         outcome = await execute(registry, tool, args, ToolContext(env, "bench"))
         assert outcome.result is not None
@@ -149,10 +154,11 @@ async def bench(root: Path, data: Path, reps: int) -> None:
         tool_ms, rg_ms, sortr_ms = (statistics.median(times[key]) for key in ("tool", "rg", "sortr"))
         ratios.append(tool_ms / rg_ms)
         fastest = min(times["tool"]) / min(times["rg"])
+        own_ms = f"{statistics.median(times['own']):.1f}" if times["own"] else "-"
         label = f"{tool} {' '.join(f'{k}={v}' for k, v in args.items())}"
         print(
             f"{label:44} {found!s:>6} {tool_ms:8.1f} {rg_ms:7.1f} {tool_ms / rg_ms:6.2f}"
-            f" {fastest:9.2f} {sortr_ms:9.1f}"
+            f" {fastest:9.2f} {own_ms:>12} {sortr_ms:9.1f}"
         )
     print(f"worst tool/rg ratio: {max(ratios):.2f} (target <= 1.3)")
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import heapq
+import os
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -37,7 +41,34 @@ class Params(BaseModel):
 
 def glob_args(chosen: FileFilter) -> list[str]:
     """rg's arguments for a file search (also used by bench/search.py for its baseline)."""
-    return ["--files", *search_flags(), *chosen.flags, "--", *chosen.roots]
+    threads = f"--threads={walker_threads()}"
+    return ["--files", threads, *search_flags(), *chosen.flags, "--", *chosen.roots]
+
+
+#: A container's CPU quota (cgroup v2): "max 100000", or "200000 100000" for two CPUs.
+_CPU_MAX = Path("/sys/fs/cgroup/cpu.max")
+
+
+@functools.cache
+def walker_threads() -> int:
+    """rg walks with one thread fewer than it would by default: the tool stats every path rg
+    prints (for the newest-first sort), and that work needs a CPU of its own.
+
+    On 2 CPUs (a 50k-file tree, 15k matches) rg's default second thread bought nothing: rg alone
+    took 61 ms and 72 ms of CPU with two threads, 51 ms and 47 ms of CPU with one; the tool went
+    from about 64 ms to 50 ms, as the stat calls no longer fight rg's threads for the CPUs.
+    """
+    return max(1, min(usable_cpus(), 12) - 1)  # rg's default: one thread per CPU, at most 12
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on, lowered by a container's quota (as rg counts them)."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    with contextlib.suppress(OSError, ValueError):
+        quota, period = _CPU_MAX.read_text().split()
+        if quota != "max":
+            cpus = min(cpus, max(1, int(quota) // int(period)))
+    return cpus
 
 
 class Glob(Tool[Params]):
@@ -56,12 +87,17 @@ class Glob(Tool[Params]):
         if chosen.roots and not (folder / chosen.roots[0]).exists():
             return ToolResult(title, "No files found", {"count": 0, "truncated": False})
         where = DirFd(folder)
-        found: list[tuple[int, bytes]] = []  # (-mtime, path): ascending order is newest first
+        newest: list[tuple[int, bytes]] = []  # (-mtime, path) of the newest LIMIT so far, in order
+        found = 0
 
         def consume(lines: list[bytes]) -> None:
+            # Merged batch by batch while rg still walks: nothing is left to sort when it is done,
+            # and only LIMIT entries are kept, however many files match.
+            nonlocal newest, found
             if chosen.regex is not None:
                 lines = [name for name in lines if chosen.keeps(name)]
-            found.extend(where.newest_first(lines))
+            found += len(lines)
+            newest = heapq.nsmallest(LIMIT, [*newest, *where.newest_first(lines)])
 
         try:
             done = await stream_rg(glob_args(chosen), folder, ctx.abort, consume)
@@ -71,13 +107,12 @@ class Glob(Tool[Params]):
             raise rg_failure(done.stderr, params.pattern, "file search")
         if not found:
             return ToolResult(title, "No files found", {"count": 0, "truncated": False})
-        newest = heapq.nsmallest(LIMIT, found)
         show = displayer(folder, ctx.relative)
         lines = [show(name) for _, name in newest]
-        truncated = len(found) > LIMIT
+        truncated = found > LIMIT
         if truncated:
-            lines += ["", capped_note(LIMIT, len(found), "files", "pattern or path")]
+            lines += ["", capped_note(LIMIT, found, "files", "pattern or path")]
         if done.skipped_some:
             lines += ["", "(Some paths could not be read and were skipped.)"]
-        metadata = {"count": len(found), "truncated": truncated}
+        metadata = {"count": found, "truncated": truncated}
         return ToolResult(title, "\n".join(lines), metadata)

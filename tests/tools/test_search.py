@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -12,6 +13,7 @@ import pytest
 
 from tools import Reply, ToolContext, ToolError, execute
 from tools import _ripgrep as ripgrep
+from tools import glob as glob_tool
 
 from .conftest import Harness
 
@@ -97,6 +99,31 @@ async def test_glob_caps_at_100_and_says_how_many(harness: Harness) -> None:
     assert outcome.result.metadata == {"count": 130, "truncated": True}
 
 
+async def test_glob_keeps_the_newest_over_all_batches(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = [f"d{i % 9}/f{i:03}.txt" for i in range(400)]
+    for i, name in enumerate(names):  # 8 files per mtime: ties are broken by path
+        write(harness.root, name, mtime=1_000_000 + (i * 37) % 50)
+    real = ripgrep.stream_rg
+
+    async def in_small_batches(
+        args: list[str], cwd: Path, abort: asyncio.Event, consume: Callable[[list[bytes]], None]
+    ) -> ripgrep.RgExit:
+        def split(lines: list[bytes]) -> None:
+            for start in range(0, len(lines), 7):
+                consume(lines[start : start + 7])
+
+        return await real(args, cwd, abort, split)
+
+    monkeypatch.setattr(glob_tool, "stream_rg", in_small_batches)
+    outcome = await harness.ok("glob", {"pattern": "*.txt"})
+    assert outcome.result is not None
+    expected = sorted(names, key=lambda name: (-(harness.root / name).stat().st_mtime_ns, name))
+    assert paths(outcome.result.output) == expected[:100]
+    assert outcome.result.metadata == {"count": 400, "truncated": True}
+
+
 async def test_glob_no_match_and_bad_glob(harness: Harness) -> None:
     write(harness.root, "a.py")
     none = await harness.ok("glob", {"pattern": "*.rs"})
@@ -110,6 +137,34 @@ async def test_glob_path_must_be_a_folder(harness: Harness) -> None:
     write(harness.root, "a.py")
     outcome = await harness.call("glob", {"pattern": "*", "path": "a.py"})
     assert outcome.error == "a.py is a file, not a folder; glob's path must be a folder to search in."
+
+
+@pytest.mark.parametrize(
+    ("cpus", "cpu_max", "threads"),
+    [
+        (1, None, 1),
+        (2, None, 1),
+        (8, "max 100000", 7),
+        (64, None, 11),  # rg's own default stops at 12
+        (64, "400000 100000", 3),
+        (64, "50000 100000", 1),
+        (8, "garbage", 7),
+    ],
+)
+def test_glob_leaves_one_cpu_for_its_stat_calls(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cpus: int, cpu_max: str | None, threads: int
+) -> None:
+    quota = tmp_path / "cpu.max"
+    if cpu_max is not None:
+        quota.write_text(f"{cpu_max}\n")
+    monkeypatch.setattr(glob_tool, "_CPU_MAX", quota)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)), raising=False)
+    glob_tool.walker_threads.cache_clear()
+    try:
+        assert glob_tool.walker_threads() == threads
+        assert f"--threads={threads}" in glob_tool.glob_args(ripgrep.file_filter("*.py", tmp_path))
+    finally:
+        glob_tool.walker_threads.cache_clear()
 
 
 # ignore files and hidden files
