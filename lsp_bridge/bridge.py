@@ -243,7 +243,9 @@ class Bridge:
         if not able:
             raise UnsupportedOperation(method, provider, [c.spec.name for c in connections], path.name)
         notes: list[str] = []
-        ready = [await self._ready(c, notes) for c in able]
+        complete = True
+        for conn in able:
+            complete = await self._ready(conn, notes) and complete
         timeout = self.config.request_timeout
         if len(able) == 1:  # no gather: it would cost a task and extra event loop turns
             results = [await able[0].request(method, params(doc), timeout, read_only=True, decode=decode)]
@@ -251,7 +253,7 @@ class Bridge:
             results = await asyncio.gather(
                 *(c.request(method, params(doc), timeout, read_only=True, decode=decode) for c in able)
             )
-        return Answer(list(zip(able, results, strict=True)), all(ready), notes)
+        return Answer(list(zip(able, results, strict=True)), complete, notes)
 
     async def _locations(
         self, path: Path, method: str, provider: str, params: Callable[[Document], Any]

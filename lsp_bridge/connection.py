@@ -306,7 +306,8 @@ class ServerConnection:
 
     def supports(self, provider: str, method: str | None = None) -> bool:
         """Whether a static ``*_provider`` capability or a dynamic registration exists."""
-        if getattr(self.capabilities, provider, None) not in (None, False):
+        value = getattr(self.capabilities, provider, None)
+        if value is not None and value is not False:  # not "in (None, False)": that calls __eq__
             return True
         return method is not None and any(r.method == method for r in self.registrations.values())
 
