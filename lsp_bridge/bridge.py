@@ -22,7 +22,7 @@ from lsprotocol import types as lsp
 from . import install
 from .connection import Decode, ServerConnection
 from .documents import Document, DocumentStore, uri_to_path
-from .errors import BridgeError, ServerBroken, UnsupportedOperation
+from .errors import BridgeError, NoServerForFile, ServerBroken, UnsupportedOperation
 from .registry import BridgeConfig, Route, Router, ServerRegistry
 from .results import Span, locations_from_json, merge_locations
 from .spec import ServerSpec
@@ -80,6 +80,13 @@ class Bridge:
     async def connections_for(self, path: Path) -> list[ServerConnection]:
         """Running, synced connections of every enabled server for ``path``."""
         return await self._connections_at(self._route(path))
+
+    def _resolved(self, path: Path) -> Path:
+        """``path.resolve()``, from the route cache when a server handles the file."""
+        try:
+            return self._route(path).path
+        except NoServerForFile:
+            return path.resolve()
 
     def _route(self, path: Path) -> Route:
         self._sync.drain()  # a created or deleted file may move a root: see Router
@@ -361,7 +368,7 @@ class Bridge:
     ) -> Answer[list[lsp.Diagnostic]]:
         """Diagnostics of exactly the current version of ``path`` (disk, or ``text``)."""
         if text is not None:
-            self.documents.set_overlay(self._route(path).path, text)
+            self.documents.set_overlay(self._resolved(path), text)
         connections, doc = await self._prepare(path)
         asked = (doc.text, self.documents.latest_version)
         notes: list[str] = []
@@ -380,14 +387,14 @@ class Bridge:
     def clear_overlay(self, path: Path) -> None:
         """Let the disk speak for ``path`` again after ``diagnostics_after_change(path, text)``
         (unless an editor pinned the document with ``open_document``)."""
-        doc = self.documents.get(path.resolve())
+        doc = self.documents.get(self._resolved(path))
         if doc is not None and doc.pins == 0:
             self.documents.clear_overlay(doc.path)
 
     def known_diagnostics(self, path: Path, text: str) -> list[lsp.Diagnostic] | None:
         """What ``diagnostics_after_change`` last answered for ``path``, if that was for exactly
         ``text`` and no document has changed since; None otherwise. Sends nothing."""
-        answered = self._answered.get(path.resolve())
+        answered = self._answered.get(self._resolved(path))
         if answered is None or answered[0] != text or answered[1] != self.documents.latest_version:
             return None
         return list(answered[2])

@@ -84,6 +84,20 @@ class Probe:
                 self._other_text[path] = text
                 await self._before_one(path, text, path)
 
+    def before_known(self) -> bool:
+        """The "before" from what the bridge already knows for exactly these texts, without a
+        request (and so without a task); False if some file must be asked (then call ``before``)."""
+        if self.others or not self.active:
+            return not self.active
+        assert self.bridge is not None
+        for change in self.changes:
+            if change.before is not None and change.target not in self._before:
+                known = self.bridge.known_diagnostics(change.path, change.before)
+                if known is None:
+                    return False
+                self._keep(change.target, change.before, known)
+        return True
+
     async def _before_one(self, path: Path, text: str, key: Path) -> None:
         """Diagnostics of ``path`` (holding ``text``), kept under ``key`` (where it will be after)."""
         assert self.bridge is not None
@@ -93,6 +107,9 @@ class Probe:
         except BridgeError as error:
             self._notes[key] = f"no diagnostics ({error})"
             return
+        self._keep(key, text, found)
+
+    def _keep(self, key: Path, text: str, found: list[lsp.Diagnostic]) -> None:
         lines = text.split("\n")
         self._before[key] = Counter(_key(d, lines) for d in found if d.severity in self.severities)
 
@@ -148,7 +165,10 @@ class Probe:
         targets = [(c.target, written[c.target]) for c in self.changes if c.target in written]
         targets += [(p, None) for p in self._other_text]
         try:
-            reports = await asyncio.gather(*(self._after_one(path, text) for path, text in targets))
+            if len(targets) == 1:  # the usual case: no gather (a task, more loop turns)
+                reports = [await self._after_one(*targets[0])]
+            else:
+                reports = await asyncio.gather(*(self._after_one(path, text) for path, text in targets))
         finally:
             await self.discard()
         return [r for r in reports if r.new or r.note or r.path in written]

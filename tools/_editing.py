@@ -151,7 +151,9 @@ class _AskThenSettle(ToolContext):
     once approved, the "after" diagnostics start while the sink writes."""
 
     probe: Probe | None = None
+    #: The "before" diagnostics being asked (None when the bridge already knew them).
     pending: asyncio.Future[None] | None = None
+    settled: bool = False
 
     async def ask(self, request: PermissionRequest) -> None:
         try:
@@ -165,14 +167,17 @@ class _AskThenSettle(ToolContext):
         await self.approved()
 
     async def approved(self) -> None:
+        if self.settled:
+            return
+        self.settled = True
         pending, self.pending = self.pending, None
         if pending is not None:
             await pending
-            if self.probe is not None and self.probe.active:
-                self.probe.approved()
-                # One loop turn: the pulls send their requests now, so the server works while the
-                # sink writes (its thread and fsync would otherwise delay the sending).
-                await asyncio.sleep(0)
+        if self.probe is not None and self.probe.active:
+            self.probe.approved()
+            # One loop turn: the pulls send their requests now, so the server works while the
+            # sink writes (its thread and fsync would otherwise delay the sending).
+            await asyncio.sleep(0)
 
 
 async def propose(ctx: ToolContext, changes: list[FileChange], title: str, others: bool = False) -> Proposal:
@@ -180,7 +185,7 @@ async def propose(ctx: ToolContext, changes: list[FileChange], title: str, other
     probe = Probe(ctx, changes, others)
     sink_ctx = ctx
     if probe.active:
-        pending = asyncio.ensure_future(_quietly(probe))
+        pending = None if probe.before_known() else asyncio.ensure_future(_quietly(probe))
         values = {f.name: getattr(ctx, f.name) for f in fields(ToolContext)}
         sink_ctx = _AskThenSettle(**values, probe=probe, pending=pending)
     try:
@@ -189,9 +194,10 @@ async def propose(ctx: ToolContext, changes: list[FileChange], title: str, other
         await probe.discard()
         raise
     finally:
-        if isinstance(sink_ctx, _AskThenSettle) and sink_ctx.pending is not None:
-            sink_ctx.pending.cancel()  # the sink never asked: its diagnostics would be unreliable
-            probe.changes = []
+        if isinstance(sink_ctx, _AskThenSettle) and not sink_ctx.settled:
+            if sink_ctx.pending is not None:
+                sink_ctx.pending.cancel()
+            probe.changes = []  # the sink never asked: its diagnostics would be unreliable
     for item in applied:
         if item.written is not None and item.written == item.change.after:
             _record(ctx, item)
