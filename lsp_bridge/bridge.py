@@ -215,10 +215,11 @@ class Bridge:
     async def _prepare(self, path: Path) -> tuple[list[ServerConnection], Document]:
         route = self._route(path)
         connections = await self._connections_at(route)
-        doc = self._sync.refresh(self.connections, route.path)
+        alive = self.connections
+        doc = self._sync.refresh(alive, route.path)
         for conn in connections:
             self._sync.ensure_open(conn, doc)
-        self._sync.evict(self.connections)
+        self._sync.evict(alive)
         return connections, doc
 
     async def _ready(self, conn: ServerConnection, notes: list[str]) -> bool:

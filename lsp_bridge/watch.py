@@ -12,6 +12,7 @@ import ctypes.util
 import errno
 import logging
 import os
+import select
 import struct
 from pathlib import Path
 from typing import Protocol
@@ -107,6 +108,10 @@ class InotifyWatcher:
         if fd < 0:
             raise OSError(ctypes.get_errno(), "inotify_init1 failed")
         self._fd = fd
+        # Asked before every request: a poll that finds nothing costs less than a read that
+        # raises BlockingIOError.
+        self._ready = select.poll()
+        self._ready.register(fd, select.POLLIN)
         self._dirs: dict[int, Path] = {}
         self._add_tree(root, changes=None)
 
@@ -128,12 +133,13 @@ class InotifyWatcher:
 
     def drain(self) -> Changes:
         changes: Changes = {}
-        while True:
+        while self._ready.poll(0):
             try:
                 data = os.read(self._fd, 65536)
             except BlockingIOError:
-                return changes
+                break
             self._parse(data, changes)
+        return changes
 
     def _parse(self, data: bytes, changes: Changes) -> None:
         offset = 0
@@ -168,6 +174,7 @@ class InotifyWatcher:
 
     def close(self) -> None:
         if self._fd >= 0:
+            self._ready.unregister(self._fd)
             os.close(self._fd)
             self._fd = -1
 
