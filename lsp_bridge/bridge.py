@@ -246,14 +246,26 @@ class Bridge:
 
         Results are lsprotocol objects, or ``decode(raw JSON)`` when given.
         """
+        able, results, notes = await self._ask(path, method, provider, params, decode)
+        return Answer(list(zip(able, results, strict=True)), not notes, notes)
+
+    async def _ask(
+        self,
+        path: Path,
+        method: str,
+        provider: str,
+        params: Callable[[Document], Any],
+        decode: Decode | None,
+    ) -> tuple[list[ServerConnection], list[Any], list[str]]:
+        """``ask``'s work: the servers asked, their results, and notes (none: complete)."""
         connections, doc = await self._prepare(path)
         able = [c for c in connections if c.supports(provider, method)]
         if not able:
             raise UnsupportedOperation(method, provider, [c.spec.name for c in connections], path.name)
         notes: list[str] = []
-        complete = True
         for conn in able:
-            complete = await self._ready(conn, notes) and complete
+            if not conn.ready:
+                await self._ready(conn, notes)
         timeout = self.config.request_timeout
         if len(able) == 1:  # no gather: it would cost a task and extra event loop turns
             results = [await able[0].request(method, params(doc), timeout, read_only=True, decode=decode)]
@@ -261,14 +273,13 @@ class Bridge:
             results = await asyncio.gather(
                 *(c.request(method, params(doc), timeout, read_only=True, decode=decode) for c in able)
             )
-        return Answer(list(zip(able, results, strict=True)), complete, notes)
+        return able, results, notes
 
     async def _locations(
         self, path: Path, method: str, provider: str, params: Callable[[Document], Any]
     ) -> Answer[list[Span]]:
-        answer = await self.ask(path, method, provider, params, decode=locations_from_json)
-        locations = merge_locations([result for _conn, result in answer.value])
-        return Answer(locations, answer.complete, answer.notes)
+        _able, results, notes = await self._ask(path, method, provider, params, locations_from_json)
+        return Answer(merge_locations(results), not notes, notes)
 
     async def definition(self, path: Path, pos: lsp.Position) -> Answer[list[Span]]:
         return await self._locations(

@@ -63,18 +63,19 @@ class Synchronizer:
     def refresh(self, connections: list[ServerConnection], path: Path) -> Document:
         """Apply every change seen on disk, then return the (loaded) document for ``path``."""
         self.drain()
-        changes, self._changes = self._changes, {}
-        stale = (
-            list(self.documents)
-            if OVERFLOW in changes
-            else [doc for p in changes if (doc := self.documents.get(p)) is not None]
-        )
-        for doc in stale:
-            if self.documents.refresh_from_disk(doc.path) is not None and doc.version < 0:
-                self._close_everywhere(connections, doc)
-        changes.pop(OVERFLOW, None)
-        if changes:
-            self._notify_watched(connections, changes)
+        if self._changes:  # nothing seen on disk (the usual case) skips all of this
+            changes, self._changes = self._changes, {}
+            stale = (
+                list(self.documents)
+                if OVERFLOW in changes
+                else [doc for p in changes if (doc := self.documents.get(p)) is not None]
+            )
+            for doc in stale:
+                if self.documents.refresh_from_disk(doc.path) is not None and doc.version < 0:
+                    self._close_everywhere(connections, doc)
+            changes.pop(OVERFLOW, None)
+            if changes:
+                self._notify_watched(connections, changes)
         doc = self.documents.load(path)
         latest = self.documents.latest_version
         for conn in connections:
