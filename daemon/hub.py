@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lsp_bridge import Bridge
-from lsp_bridge.documents import lsp_lines, uri_to_path
+from lsp_bridge.documents import uri_to_path
 from tools import ToolError
 from tools.lsp import Operation, navigate
 
@@ -207,7 +207,7 @@ class Hub:
         if selected is None:
             return f"{args.prompt}\n\n(The user is looking at {where}.)"
         doc = self.bridge.open_document(path)
-        lines = lsp_lines(doc.text)[selected.start.line : selected.end.line + 1]
+        lines = doc.lines[selected.start.line : selected.end.line + 1]
         span = f"{where}:{selected.start.line + 1}-{selected.end.line + 1}"
         excerpt = "\n".join(lines)
         return f"{args.prompt}\n\nThe user selected {span}:\n```\n{excerpt}\n```"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -31,6 +31,14 @@ class Document:
     version: int
     overlay: bool = False
     pins: int = 0
+    _lines: tuple[str, list[str]] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def lines(self) -> list[str]:
+        """``text`` split as LSP counts lines, kept until the text changes (do not modify)."""
+        if self._lines is None or self._lines[0] is not self.text:
+            self._lines = (self.text, lsp_lines(self.text))
+        return self._lines[1]
 
 
 def uri_to_path(uri: str) -> Path:

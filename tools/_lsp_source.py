@@ -124,7 +124,7 @@ class Sources:
         cached = self._lines.get(path)
         if cached is None:
             doc = self.bridge.documents.get(path)
-            cached = self._lines[path] = lsp_lines(doc.text) if doc is not None else _disk_lines(path)
+            cached = self._lines[path] = doc.lines if doc is not None else _disk_lines(path)
         return cached
 
     def line(self, path: Path, number: int) -> str:

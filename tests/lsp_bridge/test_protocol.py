@@ -11,7 +11,7 @@ import pytest
 from lsprotocol import types as lsp
 
 from lsp_bridge import Bridge
-from lsp_bridge.documents import lsp_lines
+from lsp_bridge.documents import DocumentStore, lsp_lines
 from lsp_bridge.results import Span, locations_from_json, merge_locations
 from lsp_bridge.watch import TEMP_SUFFIX
 from tests.conftest import position, where
@@ -136,3 +136,12 @@ def test_merge_locations_keeps_the_first_of_each() -> None:
 def test_lsp_lines_break_only_where_lsp_does() -> None:
     assert lsp_lines("a\x0cb\nc\r\nd\re\u2028f\x85g") == ["a\x0cb", "c", "d", "e\u2028f\x85g"]
     assert lsp_lines("x\n") == ["x"] and lsp_lines("x\n\n") == ["x", ""] and lsp_lines("") == []
+
+
+def test_a_documents_lines_follow_its_text() -> None:
+    store = DocumentStore(10)
+    doc = store.set_overlay(Path("/nowhere/a.py"), "a\nb\n")
+    first = doc.lines
+    assert first == ["a", "b"] and doc.lines is first  # split once per text
+    store.set_overlay(doc.path, "a\x0cb\r\nc")
+    assert doc.lines == ["a\x0cb", "c"]
