@@ -12,7 +12,7 @@ in a phase of its own, alternating which side goes first. On the bridge side an 
 to disk that its file watcher notices; on the raw side it is a didChange of that line in a
 document of the wire's own.
 
-Run: LSPILOT_DATA_DIR=... .venv/bin/python bench/lsp_bridge.py [--files 300] [--rounds 100]
+Run: LSPILOT_DATA_DIR=... .venv/bin/python bench/lsp_bridge.py [--files 300] [--rounds 200]
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ async def session(config: BridgeConfig, root: Path, rounds: int) -> tuple[Times,
 def main() -> None:
     parser = argparse.ArgumentParser(description="Benchmark lsp_bridge against raw JSON-RPC")
     parser.add_argument("--files", type=int, default=300)
-    parser.add_argument("--rounds", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=200)
     args = parser.parse_args()
     config = configuration.load(Path.cwd()).bridge()
     require_basedpyright(config)
