@@ -92,10 +92,15 @@ class DiskChanges:
         ]
         metadata = {"diff": diff_text(ctx, changes), "files": files}
         await ctx.ask(PermissionRequest("edit", patterns, patterns, title, metadata))
-        folders = await asyncio.to_thread(commit, changes)
-        # The data was synced before each rename; making the renames durable can trail behind.
-        ctx.env.background(asyncio.to_thread(_sync_dirs, folders), "syncing folders")
+        await asyncio.to_thread(_commit_durably, changes)
         return [Applied(c, c.after, "applied") for c in changes]
+
+
+def _commit_durably(changes: list[FileChange]) -> None:
+    """``commit``, then sync the folders whose entries changed, so the renames are on disk too
+    before the change is reported done (in the same worker thread: the language server's "after"
+    diagnostics run meanwhile; a second thread finishing later used to cut into them)."""
+    _sync_dirs(commit(changes))
 
 
 _UMASK = os.umask(0o022)
