@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, cast
 
 from tools import Rule, rules_from_config
@@ -87,3 +89,19 @@ def agents_from_config(table: dict[str, Any], source: str) -> dict[str, Agent]:
             max_steps=int(spec.get("max_steps", base.max_steps)),
         )
     return agents
+
+
+def configured_agents(layers: Iterable[tuple[Path, dict[str, Any]]]) -> dict[str, Agent]:
+    """The built-in agents, overridden and extended by each config layer's ``[agents]`` in turn."""
+    agents = dict(BUILTIN)
+    for file, table in layers:
+        agents.update(agents_from_config(table.get("agents", {}), str(file)))
+    return agents
+
+
+def pick_agent(agents: dict[str, Agent], name: str | None) -> Agent:
+    """``name`` (default: build), or an AgentConfigError naming the agents there are."""
+    chosen = name or "build"
+    if chosen not in agents:
+        raise AgentConfigError(f"no agent called {chosen!r}; agents: {', '.join(sorted(agents))}")
+    return agents[chosen]

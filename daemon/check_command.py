@@ -35,31 +35,25 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tools import MemorySession  # noqa: PLC0415
-    from tools._shell import permission_requests  # noqa: PLC0415
+    from tools.bash import permission_requests  # noqa: PLC0415
     from tools.permission import evaluate  # noqa: PLC0415
 
     from . import config as configuration  # noqa: PLC0415
     from . import tooling  # noqa: PLC0415
-    from .agents import BUILTIN, agents_from_config  # noqa: PLC0415
+    from .agents import AgentConfigError, configured_agents, pick_agent  # noqa: PLC0415
     from .terminal import TerminalAsker  # noqa: PLC0415
 
-    root = Path(args.root).resolve()
-    cfg = configuration.load(root)
-    agents = dict(BUILTIN)
-    for file, table in cfg.layers:
-        try:
-            agents.update(agents_from_config(table.get("agents", {}), str(file)))
-        except ValueError as error:
-            raise configuration.ConfigError(str(error)) from None
-    name = args.agent or "build"
-    if name not in agents:
-        raise configuration.ConfigError(f"no agent called {name!r}; agents: {', '.join(sorted(agents))}")
+    cfg = configuration.load(Path(args.root).resolve())
+    try:
+        agent = pick_agent(configured_agents(cfg.layers), args.agent)
+    except AgentConfigError as error:
+        raise configuration.ConfigError(str(error)) from None
     env = tooling.environment(
         cfg,
         MemorySession("check-command"),
         TerminalAsker(yes=False),
-        agent=name,
-        agent_rules=agents[name].rules,
+        agent=agent.name,
+        agent_rules=agent.rules,
     )
     engine = env.permissions
     requests = permission_requests(args.cmd, env.root, env.root, [env.output_dir])

@@ -12,7 +12,7 @@ from tools import Asker, ChangeSink, ToolEnv, ToolRegistry
 
 from . import config as configuration
 from . import tooling
-from .agents import BUILTIN, Agent, agents_from_config
+from .agents import Agent, AgentConfigError, configured_agents, pick_agent
 from .config import ConfigError
 from .loop import Listener, Loop
 from .model import ModelSettings
@@ -35,20 +35,16 @@ class Runtime:
         return cls(configuration.load(root), Store(configuration.data_dir() / "lspilot.db"))
 
     def agents(self) -> dict[str, Agent]:
-        agents = dict(BUILTIN)
-        for file, table in self.cfg.layers:
-            try:
-                agents.update(agents_from_config(table.get("agents", {}), str(file)))
-            except ValueError as error:
-                raise ConfigError(str(error)) from None
-        return agents
+        try:
+            return configured_agents(self.cfg.layers)
+        except AgentConfigError as error:
+            raise ConfigError(str(error)) from None
 
     def agent(self, name: str | None) -> Agent:
-        agents = self.agents()
-        chosen = name or "build"
-        if chosen not in agents:
-            raise ConfigError(f"no agent called {chosen!r}; agents: {', '.join(sorted(agents))}")
-        return agents[chosen]
+        try:
+            return pick_agent(self.agents(), name)
+        except AgentConfigError as error:
+            raise ConfigError(str(error)) from None
 
     def model(self, agent: Agent, model: str | None = None, api_base: str | None = None) -> ModelSettings:
         raw = self.cfg.raw
