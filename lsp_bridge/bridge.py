@@ -416,11 +416,12 @@ class Bridge:
     ) -> list[lsp.Diagnostic]:
         await self._ready(conn, notes)
         if conn.pull_diagnostics:
+            params: dict[str, Any] = {"textDocument": {"uri": doc.uri}}
+            identifier = _pull_identifier(conn)
+            if identifier is not None:
+                params["identifier"] = identifier
             report = await conn.request(
-                "textDocument/diagnostic",
-                lsp.DocumentDiagnosticParams(text_document=_doc_id(doc), identifier=_pull_identifier(conn)),
-                self.config.request_timeout,
-                read_only=True,
+                "textDocument/diagnostic", params, self.config.request_timeout, read_only=True
             )
             return list(getattr(report, "items", None) or [])
         version, _text, sent_seq = conn.open_documents[doc.uri]

@@ -8,6 +8,7 @@ Lines keep their own line endings: joining them gives back the exact text.
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -33,8 +34,10 @@ def split_lines(text: str) -> list[str]:
     return [line + "\n" for line in lines] + ([last] if last else [])
 
 
+@functools.lru_cache(maxsize=16)
 def unified_diff(before: str, after: str, path_label: str, after_label: str | None = None) -> str:
-    """A ``git diff``-style unified diff of one file (``after_label`` for a move)."""
+    """A ``git diff``-style unified diff of one file (``after_label`` for a move). Kept for the
+    last few changes: the permission ask and the tool's result both show the diff of a change."""
     old, new = split_lines(before), split_lines(after)
     out: list[str] = []
     if old == new and after_label and after_label != path_label:  # a move that changes no line
