@@ -48,6 +48,23 @@ class Protocol(LanguageServerProtocol):
         super()._handle_cancel_notification(msg_id)
 
 
+class ExpectedErrors(logging.Filter):
+    """pygls logs every error answer at ERROR with its traceback. An invalid-params answer (a
+    ``CommandError``: bad arguments, an unknown session) is the editor's mistake, already told to
+    the editor: it goes to the log as one INFO line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, JsonRpcInvalidParams):
+            record.msg, record.args = f"{record.getMessage()}: {error}", ()
+            record.levelno, record.levelname = logging.INFO, "INFO"
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+_EXPECTED_ERRORS = ExpectedErrors()
+
+
 class Server(LanguageServer):
     hub: Hub | None = None
 
@@ -73,6 +90,7 @@ def _command(server: Server, name: str) -> Callable[[Callable[[Hub, tuple[Any, .
 
 
 def build() -> Server:
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_EXPECTED_ERRORS)  # added once
     server = Server(
         NAME, VERSION, protocol_cls=Protocol, text_document_sync_kind=types.TextDocumentSyncKind.Full
     )

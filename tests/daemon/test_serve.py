@@ -4,6 +4,7 @@ the real daemon process, which runs real litellm against the scripted model serv
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any, cast
 
 import pytest
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from daemon import serve
@@ -565,3 +567,24 @@ async def test_without_lspilot_options_reviews_are_applyedits_needing_confirmati
     annotations = params.edit.change_annotations or {}
     assert [a.needs_confirmation for a in annotations.values()] == [True]
     assert "3.14159" in editor.buffers[source.as_uri()][0]
+
+
+def test_invalid_params_answers_are_one_info_line_in_the_log(caplog: pytest.LogCaptureFixture) -> None:
+    # pygls logs every error answer with its traceback at ERROR; the editor's mistakes are not ours.
+    build()
+    pygls_log = logging.getLogger("pygls.protocol.json_rpc")
+    try:
+        raise JsonRpcInvalidParams("no session nope")
+    except JsonRpcInvalidParams:
+        pygls_log.exception('Exception occurred for message "%s"', 7)
+    try:
+        raise ValueError("a fault of ours")
+    except ValueError:
+        pygls_log.exception('Exception occurred for message "%s"', 8)
+    expected, fault = [r for r in caplog.records if r.name == "pygls.protocol.json_rpc"]
+    assert (expected.levelname, expected.getMessage(), expected.exc_info) == (
+        "INFO",
+        'Exception occurred for message "7": no session nope',
+        None,
+    )
+    assert fault.levelname == "ERROR" and fault.exc_info is not None
