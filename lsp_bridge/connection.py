@@ -258,7 +258,7 @@ class ServerConnection:
             self._opened = True
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
-            message["params"] = self._converter.unstructure(params)
+            message["params"] = params if isinstance(params, dict) else self._converter.unstructure(params)
         self._rpc.send(message)
 
     # -- readiness -----------------------------------------------------------------------

@@ -12,9 +12,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlparse
-
-from lsprotocol import types as lsp
 
 from .errors import BridgeError
 
@@ -162,16 +161,17 @@ def lsp_lines(text: str) -> list[str]:
     return lines
 
 
-def utf16_position(text: str, offset: int) -> lsp.Position:
-    """The LSP position (UTF-16 columns) of a string offset."""
+def utf16_position(text: str, offset: int) -> dict[str, int]:
+    """The LSP position (UTF-16 columns) of a string offset, as JSON."""
     line = text.count("\n", 0, offset)
     line_start = text.rfind("\n", 0, offset) + 1
     segment = text[line_start:offset]
-    return lsp.Position(line=line, character=len(segment.encode("utf-16-le")) // 2)
+    return {"line": line, "character": len(segment.encode("utf-16-le")) // 2}
 
 
-def incremental_change(old: str, new: str) -> lsp.TextDocumentContentChangePartial:
-    """One ranged change turning ``old`` into ``new`` (common prefix and suffix kept)."""
+def incremental_change(old: str, new: str) -> dict[str, Any]:
+    """One ranged change turning ``old`` into ``new`` (common prefix and suffix kept), as the
+    JSON of a ``TextDocumentContentChangePartial``."""
     start = _common_length(old, new, lambda a, n: a[:n])
     room = min(len(old), len(new)) - start
     tail = _common_length(old[start:], new[start:], lambda a, n: a[len(a) - n :], room)
@@ -179,10 +179,8 @@ def incremental_change(old: str, new: str) -> lsp.TextDocumentContentChangeParti
     # Never split a CRLF pair: a range ending between \r and \n is ambiguous to servers.
     if 0 < start < len(old) and old[start - 1] == "\r":
         start -= 1
-    return lsp.TextDocumentContentChangePartial(
-        range=lsp.Range(start=utf16_position(old, start), end=utf16_position(old, end_old)),
-        text=new[start:end_new],
-    )
+    span = {"start": utf16_position(old, start), "end": utf16_position(old, end_old)}
+    return {"range": span, "text": new[start:end_new]}
 
 
 def _common_length(a: str, b: str, part: Callable[[str, int], str], limit: int | None = None) -> int:

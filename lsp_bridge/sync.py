@@ -81,9 +81,9 @@ class Synchronizer:
         for conn in connections:
             if conn.synced_version == latest:  # no document changed since the last pass
                 continue
-            for uri, (version, _text, _seq) in list(conn.open_documents.items()):
-                current = self.documents.get(uri_to_path(uri))
-                if current is not None and current.version != version:
+            for current in self.documents:
+                sent = conn.open_documents.get(current.uri)
+                if sent is not None and sent[0] != current.version:
                     self.ensure_open(conn, current)
             conn.synced_version = latest
         return doc
@@ -95,29 +95,15 @@ class Synchronizer:
             return
         seq = conn.publish_seq
         if sent is None:
+            item = {"uri": doc.uri, "languageId": conn.spec.language_id(doc.path.name)}
             conn.notify(
-                "textDocument/didOpen",
-                lsp.DidOpenTextDocumentParams(
-                    text_document=lsp.TextDocumentItem(
-                        uri=doc.uri,
-                        language_id=conn.spec.language_id(doc.path.name),
-                        version=doc.version,
-                        text=doc.text,
-                    )
-                ),
+                "textDocument/didOpen", {"textDocument": {**item, "version": doc.version, "text": doc.text}}
             )
         else:
-            change: lsp.TextDocumentContentChangeEvent = (
-                incremental_change(sent[1], doc.text)
-                if conn.incremental_sync
-                else lsp.TextDocumentContentChangeWholeDocument(text=doc.text)
-            )
+            change = incremental_change(sent[1], doc.text) if conn.incremental_sync else {"text": doc.text}
             conn.notify(
                 "textDocument/didChange",
-                lsp.DidChangeTextDocumentParams(
-                    text_document=lsp.VersionedTextDocumentIdentifier(uri=doc.uri, version=doc.version),
-                    content_changes=[change],
-                ),
+                {"textDocument": {"uri": doc.uri, "version": doc.version}, "contentChanges": [change]},
             )
         conn.open_documents[doc.uri] = (doc.version, doc.text, seq)
 
@@ -140,14 +126,18 @@ class Synchronizer:
         self, connections: list[ServerConnection], changes: dict[Path, lsp.FileChangeType]
     ) -> None:
         for conn in connections:
-            globs = watched_file_globs(conn)
-            events: list[lsp.FileEvent] = []
-            for path, kind in changes.items():
-                uri = path.as_uri()
-                if kind == lsp.FileChangeType.Changed and uri in conn.open_documents:
-                    continue  # the server has its text by didChange (this same pass), not from disk
-                if path.is_relative_to(conn.root) and _matches(globs, path, conn.root):
-                    events.append(lsp.FileEvent(uri=uri, type=kind))
+            # An open document's text comes by didChange (this same pass), not from disk.
+            seen = {
+                path: kind
+                for path, kind in changes.items()
+                if kind != lsp.FileChangeType.Changed or path.as_uri() not in conn.open_documents
+            }
+            globs = watched_file_globs(conn) if seen else []
+            events = [
+                lsp.FileEvent(uri=path.as_uri(), type=kind)
+                for path, kind in seen.items()
+                if path.is_relative_to(conn.root) and _matches(globs, path, conn.root)
+            ]
             if events:
                 log.debug("%s: %d watched files changed", conn.spec.name, len(events))
                 if any(
