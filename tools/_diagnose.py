@@ -133,14 +133,19 @@ class Probe:
                 log.info("no dependents of %s: %s", change.path, error)
         return [path for path, _n in uses.most_common(MAX_OTHER_FILES)]
 
-    def approved(self) -> None:
-        """The change is approved: ask for the diagnostics of the new text while the sink writes
-        it (the bridge reads the proposed text until ``after`` hands the file back to the disk).
-        Files an editor has open with its own text are left alone."""
+    def start_after(self) -> None:
+        """Ask for the diagnostics of the new text now, while the sink writes it (the bridge reads
+        the proposed text until ``after`` hands the file back to the disk); once per file. Files an
+        editor has open with its own text are left alone."""
         assert self.bridge is not None
         for change in self.changes:
             doc = self.bridge.documents.get(change.target)
-            if change.after is None or change.target in self._notes or (doc is not None and doc.overlay):
+            if (
+                change.after is None
+                or change.target in self._notes
+                or change.target in self._early
+                or (doc is not None and doc.overlay)
+            ):
                 continue
             pull = asyncio.ensure_future(self.bridge.diagnostics_after_change(change.target, change.after))
             self._early[change.target] = (change.after, pull)
@@ -160,6 +165,7 @@ class Probe:
     async def after(self, applied: list[Applied]) -> list[FileReport]:
         """New problems in every written file and in the files that used what changed."""
         if not self.active:
+            await self.discard()
             return []
         written = {a.change.target: a.written for a in applied if a.written is not None}
         targets = [(c.target, written[c.target]) for c in self.changes if c.target in written]
