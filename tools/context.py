@@ -198,14 +198,17 @@ RunTool = Callable[[str, dict[str, Any], str], Awaitable["Outcome"]]
 
 
 class Abort(asyncio.Event):
-    """A call's abort signal (set by whoever drives the call): an ``asyncio.Event`` whose ``set``
-    also cancels the tasks registered with ``cancels``, so no waiter task is needed per call."""
+    """A call's abort signal (set by whoever drives the call): an ``asyncio.Event`` whose first
+    ``set`` also cancels the tasks registered with ``cancels``, once each, so no waiter task is
+    needed per call."""
 
     def __init__(self) -> None:
         super().__init__()
         self._tasks: set[asyncio.Future[Any]] = set()
 
     def set(self) -> None:
+        if self.is_set():
+            return
         super().set()
         for task in list(self._tasks):
             task.cancel()

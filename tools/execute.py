@@ -8,6 +8,7 @@ error the model can act on; nothing raises out of here but cancellation of the c
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import logging
@@ -146,18 +147,18 @@ async def _nested(
 
 
 async def _run(tool: Tool[Any], params: BaseModel, ctx: ToolContext, outcome: Outcome) -> None:
-    """Run the tool in its own task, which ``ctx.abort`` cancels. Cancelling the caller cancels
-    the task too, and the caller resumes only once the tool's cleanup (killing subprocesses) ran."""
-    caller = asyncio.current_task()
-    task = asyncio.ensure_future(tool.run(params, ctx))
+    """Run the tool in the caller's task, which ``ctx.abort`` cancels while the tool runs; that
+    cancellation ends here as "Cancelled by the user.", while a cancellation of the caller goes
+    on up once the tool's cleanup (killing subprocesses) ran. (A task of its own would cost two
+    event loop turns per call.)"""
+    task = asyncio.current_task()
+    assert task is not None
+    before = task.cancelling()
     try:
         with ctx.abort.cancels(task):
-            outcome.result = await task
-        if caller is not None and caller.cancelling():  # the tool swallowed the cancellation
-            raise asyncio.CancelledError
+            outcome.result = await tool.run(params, ctx)
     except asyncio.CancelledError:
-        if caller is not None and caller.cancelling():
-            raise
+        outcome.result = None
         outcome.error = "Cancelled by the user." if ctx.abort.is_set() else "Cancelled."
         outcome.stops_turn = True
     except PermissionRejected as rejected:
@@ -171,6 +172,19 @@ async def _run(tool: Tool[Any], params: BaseModel, ctx: ToolContext, outcome: Ou
             f"The {tool.id} tool failed unexpectedly ({type(error).__name__}: {error}). "
             "This is a fault in lspilot, not in your input; the details are in lspilot's log."
         )
+    if task.cancelling() > before:
+        await _settle_abort(task, before, ctx.abort.is_set())
+
+
+async def _settle_abort(task: asyncio.Task[Any], before: int, aborted: bool) -> None:
+    """The caller's task was cancelled during the call: take back the abort's cancellation (its
+    request may still be pending if the tool finished first) and re-raise the caller's own."""
+    if aborted:
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.sleep(0)  # a pending cancellation is delivered here, not in the caller
+        task.uncancel()
+    if task.cancelling() > before:
+        raise asyncio.CancelledError
 
 
 def _bound(result: ToolResult, ctx: ToolContext) -> None:

@@ -158,6 +158,42 @@ async def test_abort_cancels_a_running_tool(echo: Harness) -> None:
     assert outcome.ended >= outcome.started
 
 
+async def test_an_abort_before_the_call_cancels_it_at_once(echo: Harness) -> None:
+    ctx = ToolContext(echo.env, "call-10")
+    ctx.abort.set()
+    outcome = await asyncio.wait_for(execute(echo.registry, "sleepy", {"text": "z"}, ctx), 10)
+    assert outcome.error == "Cancelled by the user." and outcome.stops_turn
+
+
+async def test_cancelling_the_caller_cancels_the_tool_and_goes_on_up(echo: Harness) -> None:
+    Sleepy.cancelled = False
+    running = asyncio.create_task(execute(echo.registry, "sleepy", {"text": "z"}, ToolContext(echo.env, "c")))
+    await asyncio.sleep(0.05)
+    running.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    assert Sleepy.cancelled  # its cleanup ran before the caller resumed
+
+
+async def test_an_abort_as_the_tool_finishes_stays_out_of_the_caller(echo: Harness) -> None:
+    class Quits(Tool[EchoParams]):
+        id = "quits"
+        Params = EchoParams
+        description = "Aborts its own call and returns before the cancellation arrives."
+
+        async def run(self, params: EchoParams, ctx: ToolContext) -> ToolResult:
+            ctx.abort.set()
+            return ToolResult("done", params.text)
+
+    echo.registry.register(Quits())
+    async with asyncio.timeout(10):
+        outcome = await execute(echo.registry, "quits", {"text": "z"}, ToolContext(echo.env, "c"))
+        await asyncio.sleep(0)  # the abort's cancellation of this task was taken back
+    assert outcome.result is not None and outcome.result.output == "z"
+    current = asyncio.current_task()
+    assert current is not None and current.cancelling() == 0
+
+
 async def test_metadata_progress_reaches_the_listener(echo: Harness) -> None:
     updates: list[tuple[str | None, dict[str, Any]]] = []
     ctx = ToolContext(echo.env, "call-2", on_metadata=lambda t, m: updates.append((t, m)))
