@@ -162,10 +162,14 @@ def lsp_lines(text: str) -> list[str]:
 
 
 def utf16_position(text: str, offset: int) -> dict[str, int]:
-    """The LSP position (UTF-16 columns) of a string offset, as JSON."""
-    line = text.count("\n", 0, offset)
-    line_start = text.rfind("\n", 0, offset) + 1
-    segment = text[line_start:offset]
+    """The LSP position (lines end at \\r\\n, \\r or \\n; UTF-16 columns) of a string offset
+    (not inside a \\r\\n pair), as JSON."""
+    head = text[:offset]
+    line, line_start = head.count("\n"), head.rfind("\n") + 1
+    if "\r" in head:
+        line += head.count("\r") - head.count("\r\n")
+        line_start = max(line_start, head.rfind("\r") + 1)
+    segment = head[line_start:]
     return {"line": line, "character": len(segment.encode("utf-16-le")) // 2}
 
 
@@ -177,8 +181,10 @@ def incremental_change(old: str, new: str) -> dict[str, Any]:
     tail = _common_length(old[start:], new[start:], lambda a, n: a[len(a) - n :], room)
     end_old, end_new = len(old) - tail, len(new) - tail
     # Never split a CRLF pair: a range ending between \r and \n is ambiguous to servers.
-    if 0 < start < len(old) and old[start - 1] == "\r":
+    if 0 < start < len(old) and old[start - 1] == "\r" and old[start] == "\n":
         start -= 1
+    if 0 < end_old < len(old) and old[end_old - 1] == "\r" and old[end_old] == "\n":
+        end_old, end_new = end_old + 1, end_new + 1
     span = {"start": utf16_position(old, start), "end": utf16_position(old, end_old)}
     return {"range": span, "text": new[start:end_new]}
 

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lsprotocol import types as lsp
 
 from lsp_bridge import Bridge
-from lsp_bridge.documents import DocumentStore, lsp_lines
+from lsp_bridge.documents import DocumentStore, incremental_change, lsp_lines
 from lsp_bridge.results import Span, locations_from_json, merge_locations
 from lsp_bridge.watch import TEMP_SUFFIX
 from tests.conftest import position, where
@@ -136,6 +139,26 @@ def test_merge_locations_keeps_the_first_of_each() -> None:
 def test_lsp_lines_break_only_where_lsp_does() -> None:
     assert lsp_lines("a\x0cb\nc\r\nd\re\u2028f\x85g") == ["a\x0cb", "c", "d", "e\u2028f\x85g"]
     assert lsp_lines("x\n") == ["x"] and lsp_lines("x\n\n") == ["x", ""] and lsp_lines("") == []
+
+
+def _offset(text: str, line: int, character: int) -> int:
+    """A string offset from an LSP position, as a server reads it: lines end at \\r\\n, \\r or
+    \\n, columns count UTF-16 code units."""
+    starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+    offset, units = starts[line], 0
+    while units < character:
+        units += 2 if ord(text[offset]) > 0xFFFF else 1
+        offset += 1
+    return offset
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text("ab\r\né😀"), st.text("ab\r\né😀"))
+def test_an_incremental_change_turns_the_old_text_into_the_new(old: str, new: str) -> None:
+    change = incremental_change(old, new)
+    start, end = change["range"]["start"], change["range"]["end"]
+    a, b = _offset(old, start["line"], start["character"]), _offset(old, end["line"], end["character"])
+    assert old[:a] + change["text"] + old[b:] == new
 
 
 def test_a_documents_lines_follow_its_text() -> None:
