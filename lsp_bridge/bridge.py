@@ -396,11 +396,17 @@ class Bridge:
                 del self._answered[next(iter(self._answered))]
         return Answer(merged, not notes, notes)
 
-    def clear_overlay(self, path: Path) -> None:
+    def clear_overlay(self, path: Path, written: str | None = None) -> None:
         """Let the disk speak for ``path`` again after ``diagnostics_after_change(path, text)``
-        (unless an editor pinned the document with ``open_document``)."""
+        (unless an editor pinned the document with ``open_document``). ``written``: the caller
+        has just written exactly this text to ``path``, so a watched file needs no re-read (the
+        watcher reports any change made since)."""
         doc = self.documents.get(self._resolved(path))
-        if doc is not None and doc.pins == 0:
+        if doc is None or doc.pins != 0:
+            return
+        if written is not None and written == doc.text and self._sync.watches(doc.path):
+            doc.overlay = False
+        else:
             self.documents.clear_overlay(doc.path)
 
     def known_diagnostics(self, path: Path, text: str) -> list[lsp.Diagnostic] | None:
@@ -420,10 +426,13 @@ class Bridge:
             identifier = _pull_identifier(conn)
             if identifier is not None:
                 params["identifier"] = identifier
-            report = await conn.request(
-                "textDocument/diagnostic", params, self.config.request_timeout, read_only=True
+            return await conn.request(
+                "textDocument/diagnostic",
+                params,
+                self.config.request_timeout,
+                read_only=True,
+                decode=conn.diagnostics_from_json,
             )
-            return list(getattr(report, "items", None) or [])
         version, _text, sent_seq = conn.open_documents[doc.uri]
         pushed = await conn.wait_published(
             doc.uri,

@@ -243,6 +243,12 @@ class ServerConnection:
             log.exception("%s: cannot read the result of %s", self.spec.name, method)
             raise RequestFailed(method, INTERNAL_ERROR, f"unreadable result: {problem}") from problem
 
+    def diagnostics_from_json(self, report: Any) -> list[lsp.Diagnostic]:
+        """The diagnostics of a pull answer (a full report; an unchanged one has none), without
+        structuring the whole response."""
+        items: list[Any] = cast(dict[str, Any], report).get("items") or [] if isinstance(report, dict) else []
+        return [self._converter.structure(item, lsp.Diagnostic) for item in items]
+
     def _decoder(self, method: str) -> Decode:
         response_type = self.client.protocol.get_result_type(method)
         if response_type is None:

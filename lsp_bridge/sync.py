@@ -18,7 +18,7 @@ from lsprotocol import types as lsp
 from .connection import ServerConnection
 from .documents import Document, DocumentStore, incremental_change, uri_to_path
 from .globs import glob_regex
-from .watch import Watcher, merge_change, watch
+from .watch import IGNORED_DIRS, Watcher, merge_change, watch
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +40,13 @@ class Synchronizer:
         for nested in [w for w in self._watchers if w.is_relative_to(root)]:
             self._watchers.pop(nested).close()
         self._watchers[root] = watch(root)
+
+    def watches(self, path: Path) -> bool:
+        """Changes to ``path`` are reported by a watcher (in a folder it is not told to skip)."""
+        return any(
+            path.is_relative_to(root) and not IGNORED_DIRS.intersection(path.relative_to(root).parts)
+            for root in self._watchers
+        )
 
     def close(self) -> None:
         for watcher in self._watchers.values():

@@ -189,7 +189,7 @@ class Probe:
             if early is not None and early[0] == text:
                 answer = await early[1]
                 self._early.pop(path)
-                self.bridge.clear_overlay(path)
+                self.bridge.clear_overlay(path, written=text)
             else:
                 if early is not None:  # the reviewer changed it: ask about what was written
                     await self._drop(path)

@@ -177,6 +177,9 @@ class _AskThenSettle(ToolContext):
             await _start_after(self.probe)
 
 
+_CONTEXT_FIELDS = tuple(f.name for f in fields(ToolContext))
+
+
 async def _start_after(probe: Probe) -> None:
     probe.start_after()
     # One loop turn: the pulls send their requests now, so the server works while the sink
@@ -198,7 +201,7 @@ async def propose(ctx: ToolContext, changes: list[FileChange], title: str, other
             pending = asyncio.ensure_future(_quietly(probe))
         elif _allowed(ctx, changes):
             await _start_after(probe)
-        values = {f.name: getattr(ctx, f.name) for f in fields(ToolContext)}
+        values = {name: getattr(ctx, name) for name in _CONTEXT_FIELDS}
         sink_ctx = _AskThenSettle(**values, probe=probe, pending=pending)
     try:
         applied = await ctx.env.changes.apply(sink_ctx, changes, title)

@@ -71,6 +71,34 @@ async def test_saves_of_open_documents_reach_the_server_as_changes_of_the_docume
     ]
 
 
+async def test_an_overlay_handed_back_after_a_write_still_sees_later_outside_changes(
+    tmp_path: Path, bridge_factory: Factory
+) -> None:
+    # clear_overlay(written=...) trusts the write instead of re-reading the file; a change made
+    # by someone else afterwards must still reach the server (the watcher reports it).
+    a = tmp_path / "a.py"
+    a.write_text("x = 1\n")
+    bridge = bridge_factory(
+        tmp_path,
+        diagnostics_timeout=0.1,  # the scripted server publishes none
+        servers={
+            "basedpyright": {"enabled": False},
+            "scripted": {"command": [sys.executable, str(SCRIPTED)], "extensions": [".py"]},
+        },
+    )
+    await bridge.diagnostics_after_change(a, "x = 2\n")
+    a.write_text("x = 2\n")
+    bridge.clear_overlay(a, written="x = 2\n")
+    doc = bridge.documents.get(a)
+    assert doc is not None and not doc.overlay and doc.text == "x = 2\n"
+    a.write_text("x = 3\n")  # someone else
+    await bridge.definition(a, lsp.Position(line=0, character=0))
+    assert doc.text == "x = 3\n"
+    assert bridge.connections[0].open_documents[a.as_uri()][1] == "x = 3\n"  # sent to the server
+    bridge.clear_overlay(a, written="not what is there")  # a claim that does not match: re-read
+    assert doc.text == "x = 3\n"
+
+
 async def test_many_rounds_of_questions_all_get_answers(
     project: Callable[[str], Path], bridge_factory: Factory
 ) -> None:
