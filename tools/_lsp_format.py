@@ -78,9 +78,8 @@ def locations(
 ) -> tuple[list[str], dict[str, Any]]:
     """Lines for a list of locations, sorted by file then position, a blank line between files.
 
-    Answers can hold thousands of locations: files are worked out once per URI, and each
-    location costs a few list and string operations (no Path objects, no call per column on
-    ASCII lines)."""
+    Answers can hold thousands of locations: each file is named and read once, and the metadata
+    of all locations is one comprehension when, as usual, no column needs converting."""
     by_uri: dict[str, list[Span]] = {}
     for span_ in found:
         same_file = by_uri.get(span_.uri)
@@ -88,36 +87,64 @@ def locations(
             by_uri[span_.uri] = [span_]
         else:
             same_file.append(span_)
-    files = sorted((sources.relative(sources.path(uri)), sources.path(uri), s) for uri, s in by_uri.items())
-    lines = [f"{plural(len(found), one, many)} {subject} in {plural(len(files), 'file')}:"]
-    metadata: list[dict[str, Any]] = []
-    for relative, path, spans in files:
-        text = sources.lines(path)
-        count = len(text)
+    named = sorted([(*sources.named(uri), spans) for uri, spans in by_uri.items()])
+    files: list[tuple[str, list[str], list[Span]]] = []
+    for relative, path, spans in named:
         spans.sort()  # one URI: by line, then character
-        if len(metadata) < LIMIT:
-            lines.append("")
-        for _uri, line_no, character, end_line, end_character in spans:
-            line = text[line_no] if line_no < count else ""
-            last = line if end_line == line_no else (text[end_line] if end_line < count else "")
-            if line.isascii() and last.isascii():
-                column, end_column = min(character, len(line)) + 1, min(end_character, len(last)) + 1
-            else:
-                column, end_column = from_utf16(line, character) + 1, from_utf16(last, end_character) + 1
-            if len(metadata) < LIMIT:
-                lines.append(f"{relative}:{line_no + 1}:{column}  {shown(line)}".rstrip())
-            metadata.append(
-                {
-                    "path": relative,
-                    "line": line_no + 1,
-                    "character": column,
-                    "endLine": end_line + 1,
-                    "endCharacter": end_column,
-                }
-            )
+        files.append((relative, sources.lines(path), spans))
+    metadata = _rows(files, len(found))
+    lines = [f"{plural(len(found), one, many)} {subject} in {plural(len(files), 'file')}:"]
+    first = 0  # the index of the file's first location
+    for relative, text, spans in files:
+        if first >= LIMIT:
+            break
+        lines.append("")
+        count = len(text)
+        for row in metadata[first : min(first + len(spans), LIMIT)]:
+            line = text[row["line"] - 1] if row["line"] <= count else ""
+            lines.append(f"{relative}:{row['line']}:{row['character']}  {shown(line)}".rstrip())
+        first += len(spans)
     if len(found) > LIMIT:
         lines += ["", *capped(LIMIT, len(found), many)]
     return lines, {"locations": metadata, "files": len(files), "capped": len(found) > LIMIT}
+
+
+def _rows(files: list[tuple[str, list[str], list[Span]]], total: int) -> list[dict[str, Any]]:
+    """Metadata for the locations of ``files``: 1-based, columns in code points, clamped to the line."""
+    try:
+        # Usually each location is a name on one ASCII line of its file: no conversion at all.
+        rows = [
+            {
+                "path": relative,
+                "line": line + 1,
+                "character": character + 1,
+                "endLine": end_line + 1,
+                "endCharacter": end_character + 1,
+            }
+            for relative, text, spans in files
+            for _uri, line, character, end_line, end_character in spans
+            if end_line == line and character <= end_character <= len(start := text[line]) and start.isascii()
+        ]
+        if len(rows) == total:
+            return rows
+    except IndexError:  # a line past the end: the server's text is not the file's
+        pass
+    rows = []
+    for relative, text, spans in files:
+        count = len(text)
+        for _uri, line, character, end_line, end_character in spans:
+            start = text[line] if line < count else ""
+            end = start if end_line == line else (text[end_line] if end_line < count else "")
+            rows.append(
+                {
+                    "path": relative,
+                    "line": line + 1,
+                    "character": from_utf16(start, character) + 1,
+                    "endLine": end_line + 1,
+                    "endCharacter": from_utf16(end, end_character) + 1,
+                }
+            )
+    return rows
 
 
 def item_line(sources: Sources, item: lsp.CallHierarchyItem) -> str:

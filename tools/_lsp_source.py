@@ -140,6 +140,10 @@ class Sources:
         """Workspace-relative text for paths inside the root, absolute text for the rest."""
         return _relative(self.root, path)
 
+    def named(self, uri: str) -> tuple[str, Path]:
+        """A URI's ``relative`` text and its path."""
+        return _named(self.root, uri)
+
 
 @functools.lru_cache(maxsize=1 << 16)
 def _uri_path(uri: str) -> Path:
@@ -149,3 +153,9 @@ def _uri_path(uri: str) -> Path:
 @functools.lru_cache(maxsize=1 << 16)
 def _relative(root: Path, path: Path) -> str:
     return os.path.relpath(path, root) if path == root or root in path.parents else str(path)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _named(root: Path, uri: str) -> tuple[str, Path]:
+    path = _uri_path(uri)
+    return _relative(root, path), path

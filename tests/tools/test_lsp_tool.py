@@ -3,11 +3,15 @@ positions checked against the fixture text, and errors that say what to do."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from lsp_bridge import Bridge, Span
 from tests.conftest import position
 from tests.tools.conftest import Harness, MakeHarness
+from tools._lsp_format import locations
+from tools._lsp_source import Sources
 
 
 def at(root: Path, relative: str, needle: str, nth: int = 0, offset: int = 0) -> str:
@@ -225,3 +229,51 @@ async def test_source_lines_are_counted_as_lsp_counts_them(lsp_harness: MakeHarn
     assert {"path": "paged.py", "line": 6, "character": 12} in [
         {k: loc[k] for k in ("path", "line", "character")} for loc in meta["locations"]
     ]
+
+
+async def test_reference_columns_are_code_points_and_changed_files_are_read_again(
+    lsp_harness: MakeHarness,
+) -> None:
+    # An emoji is two UTF-16 units to the server and one character to the model; a file that
+    # changes on disk between two answers is shown as it is now.
+    h = lsp_harness("py_project")
+    emoji = h.root / "emoji.py"
+    before = 'label = "\U0001f642\U0001f642"; area = '
+    emoji.write_text(f"from pkg.calc import total_area\n\n{before}total_area([])\n")
+    text, meta = await lsp(h, operation="findReferences", filePath="emoji.py", symbol="total_area")
+    column = len(before) + 1
+    assert f"emoji.py:3:{column}  {before}total_area([])" in text.splitlines()
+    here = [loc for loc in meta["locations"] if loc["path"] == "emoji.py"]
+    spans = [(loc["line"], loc["character"], loc["endLine"], loc["endCharacter"]) for loc in here]
+    assert spans == [(1, 22, 1, 32), (3, column, 3, column + 10)]
+
+    emoji.write_text("from pkg.calc import total_area\n\n\nresult = total_area([])  # moved\n")
+    text, meta = await lsp(h, operation="findReferences", filePath="emoji.py", symbol="total_area")
+    assert "emoji.py:4:10  result = total_area([])  # moved" in text.splitlines()
+    assert [loc["line"] for loc in meta["locations"] if loc["path"] == "emoji.py"] == [1, 4]
+
+
+async def test_locations_convert_columns_and_clamp_what_the_file_does_not_have(
+    tmp_path: Path, bridge_factory: Callable[..., Bridge]
+) -> None:
+    # Spans as a server could send them: after a non-BMP character, across lines, past the end
+    # of a line, past the end of the file. Columns are code points, clamped to the line.
+    (tmp_path / "a.py").write_text("x = '\U0001f642'; y\r\nz = 1\nw\n")
+    uri = (tmp_path / "a.py").as_uri()
+    spans = [Span(uri, 0, 10, 0, 11), Span(uri, 9, 2, 9, 4), Span(uri, 1, 2, 1, 99), Span(uri, 0, 0, 1, 3)]
+    lines, meta = locations(Sources(tmp_path, bridge_factory(tmp_path)), spans, "use", "uses", "of y")
+    assert lines == [
+        "4 uses of y in 1 file:",
+        "",
+        "a.py:1:1  x = '\U0001f642'; y",
+        "a.py:1:10  x = '\U0001f642'; y",
+        "a.py:2:3  z = 1",
+        "a.py:10:1",
+    ]
+    assert [(r["line"], r["character"], r["endLine"], r["endCharacter"]) for r in meta["locations"]] == [
+        (1, 1, 2, 4),
+        (1, 10, 1, 11),
+        (2, 3, 2, 6),
+        (10, 1, 10, 1),
+    ]
+    assert meta["files"] == 1 and not meta["capped"]
