@@ -216,7 +216,20 @@ async def propose(ctx: ToolContext, changes: list[FileChange], title: str, other
     for item in applied:
         if item.written is not None and item.written == item.change.after:
             _record(ctx, item)
-    return Proposal(applied, await probe.after(applied))
+    if ctx.abort.is_set():  # stopped while the change was written: no waiting for diagnostics
+        await probe.discard()
+        return Proposal(applied, _unchecked(applied))
+    try:
+        return Proposal(applied, await probe.after(applied))
+    except asyncio.CancelledError:
+        if not ctx.abort.is_set():
+            raise
+        return Proposal(applied, _unchecked(applied))
+
+
+def _unchecked(applied: list[Applied]) -> list[FileReport]:
+    note = "diagnostics not checked: the call was stopped"
+    return [FileReport(a.change.target, note=note) for a in applied if a.written is not None]
 
 
 def _allowed(ctx: ToolContext, changes: list[FileChange]) -> bool:

@@ -92,7 +92,17 @@ class DiskChanges:
         ]
         metadata = {"diff": diff_text(ctx, changes), "files": files}
         await ctx.ask(PermissionRequest("edit", patterns, patterns, title, metadata))
-        await asyncio.to_thread(_commit_durably, changes)
+        write = asyncio.get_running_loop().run_in_executor(None, _commit_durably, changes)
+        try:
+            await asyncio.shield(write)
+        except asyncio.CancelledError:
+            # Approved and under way: the write ends either way. Stopped by the user, the call
+            # reports it (the model must know the files changed); cancelled from above, the
+            # cancellation goes on once the files are settled.
+            await asyncio.wait([write])
+            write.result()
+            if not ctx.abort.is_set():
+                raise
         return [Applied(c, c.after, "applied") for c in changes]
 
 

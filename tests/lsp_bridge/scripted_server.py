@@ -9,6 +9,9 @@ server's requests in one table keyed by id loses its request and waits forever.
 It also registers a ``**/*.py`` file watcher and answers ``scripted/received`` with the
 didChange and didChangeWatchedFiles notifications it got, as ``[method, uris]`` pairs.
 
+Pull diagnostics answer at once with none, except for a document whose text contains
+``HANG``: that request is answered only when the client cancels it.
+
 Run: python scripted_server.py  (speaks LSP on stdin/stdout)
 """
 
@@ -20,6 +23,8 @@ from typing import Any
 
 BACKLOG: list[dict[str, Any]] = []  # messages that arrived while waiting for an answer
 RECEIVED: list[tuple[str, list[str]]] = []
+TEXTS: dict[str, str] = {}  # uri -> text (full sync)
+HANGING: set[int | str] = set()  # pull requests left unanswered until cancelled
 
 
 def read() -> dict[str, Any] | None:
@@ -71,12 +76,30 @@ def main() -> None:
     while (message := read()) is not None:
         method, msg_id = message.get("method"), message.get("id")
         if method == "initialize":
-            capabilities = {"definitionProvider": True, "textDocumentSync": 1}
+            capabilities = {
+                "definitionProvider": True,
+                "textDocumentSync": 1,
+                "diagnosticProvider": {"interFileDependencies": False, "workspaceDiagnostics": False},
+            }
             send({"id": msg_id, "result": {"capabilities": capabilities}})
         elif method == "initialized":
             ask_client("register", "client/registerCapability", WATCH_PY)
+        elif method == "textDocument/didOpen":
+            item = message["params"]["textDocument"]
+            TEXTS[item["uri"]] = item["text"]
         elif method == "textDocument/didChange":
-            RECEIVED.append((method, [message["params"]["textDocument"]["uri"]]))
+            uri = message["params"]["textDocument"]["uri"]
+            TEXTS[uri] = message["params"]["contentChanges"][-1]["text"]
+            RECEIVED.append((method, [uri]))
+        elif method == "textDocument/diagnostic":
+            if "HANG" in TEXTS.get(message["params"]["textDocument"]["uri"], ""):
+                assert msg_id is not None
+                HANGING.add(msg_id)
+            else:
+                send({"id": msg_id, "result": {"kind": "full", "items": []}})
+        elif method == "$/cancelRequest" and message["params"]["id"] in HANGING:
+            HANGING.discard(message["params"]["id"])
+            send({"id": message["params"]["id"], "error": {"code": -32800, "message": "cancelled"}})
         elif method == "workspace/didChangeWatchedFiles":
             RECEIVED.append((method, [change["uri"] for change in message["params"]["changes"]]))
         elif method == "scripted/received":

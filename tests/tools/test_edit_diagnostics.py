@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from lsp_bridge import Bridge
-from tools import Reply
+from tools import Reply, ToolContext, execute
 
+from ..lsp_bridge.test_protocol import SCRIPTED
 from .conftest import Harness, make_harness
 
 ONCE = Reply("once")
@@ -126,3 +129,34 @@ async def test_warnings_only_when_configured(
         else:
             assert text == "Edited app.py: replaced 1 occurrence (line 7)."
         await harness.env.close()
+
+
+async def test_a_stop_while_diagnostics_are_awaited_still_reports_the_written_edit(
+    tmp_path: Path, bridge_factory: Callable[..., Bridge]
+) -> None:
+    # The scripted server never answers the pull for a text with HANG in it, so the edit waits
+    # for its diagnostics after writing; stopped then, the model must still learn that the file
+    # changed.
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.py").write_text("x = 1\n")
+    h = make_harness(root, tmp_path / "data")
+    servers = {
+        "basedpyright": {"enabled": False},
+        "scripted": {"command": [sys.executable, str(SCRIPTED)], "extensions": [".py"]},
+    }
+    h.env.bridge_factory = lambda: bridge_factory(root, servers=servers)
+    h.env.session.record_read(root / "a.py")
+    h.human.replies = [ONCE]
+    ctx = ToolContext(h.env, "call-1")
+    args = {"filePath": "a.py", "oldString": "x = 1", "newString": "x = 2  # HANG"}
+    running = asyncio.create_task(execute(h.registry, "edit", args, ctx))
+    async with asyncio.timeout(30):
+        while (root / "a.py").read_text() == "x = 1\n":  # noqa: ASYNC110 - a file, not an event
+            await asyncio.sleep(0.01)
+    ctx.abort.set()
+    outcome = await asyncio.wait_for(running, 10)
+    assert output(outcome) == (
+        "Edited a.py: replaced 1 occurrence (line 1).\n(a.py: diagnostics not checked: the call was stopped)"
+    )
+    assert (root / "a.py").read_text() == "x = 2  # HANG\n"
