@@ -396,6 +396,17 @@ class Bridge:
                 del self._answered[next(iter(self._answered))]
         return Answer(merged, not notes, notes)
 
+    def source_lines(self, path: Path) -> list[str]:
+        """The lines of ``path`` (resolved) as the servers see it: an open document's text, else
+        the file on disk as of the last look at it (each request looks, and ``look_at_disk``),
+        split as LSP counts lines; empty when it cannot be read. Do not modify the list."""
+        doc = self.documents.get(path)
+        return doc.lines if doc is not None else self._sync.disk.get(str(path), self._sync.covers)
+
+    def look_at_disk(self) -> None:
+        """Take in the file changes the watcher has seen since the last request."""
+        self._sync.drain()
+
     def clear_overlay(self, path: Path, written: str | None = None) -> None:
         """Let the disk speak for ``path`` again after ``diagnostics_after_change(path, text)``
         (unless an editor pinned the document with ``open_document``). ``written``: the caller
@@ -404,7 +415,7 @@ class Bridge:
         doc = self.documents.get(self._resolved(path))
         if doc is None or doc.pins != 0:
             return
-        if written is not None and written == doc.text and self._sync.watches(doc.path):
+        if written is not None and written == doc.text and self._sync.covers(str(doc.path.parent)):
             doc.overlay = False
         else:
             self.documents.clear_overlay(doc.path)

@@ -8,6 +8,7 @@ order beyond a cap.
 from __future__ import annotations
 
 import logging
+import os
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -148,6 +149,54 @@ class DocumentStore:
                 evicted.append(doc)
                 excess -= 1
         return evicted
+
+
+class DiskLines:
+    """Lines of files on disk that no server has open (the source beside each location of an
+    answer), kept until the watcher reports the file changed (``forget``); a file in a folder
+    no watcher covers is checked by its mtime and size on every use. Keyed by the path's text:
+    an answer can name hundreds of files, and str hashes in C."""
+
+    def __init__(self, cap: int = 2000) -> None:
+        self.cap = cap
+        #: path text -> (watched, mtime_ns, size, lines)
+        self._files: OrderedDict[str, tuple[bool, int, int, list[str]]] = OrderedDict()
+
+    def get(self, name: str, covers: Callable[[str], bool]) -> list[str]:
+        """The lines of the file ``name`` (none when it cannot be read); ``covers(folder)``
+        says whether a watcher reports changes in ``folder``."""
+        known = self._files.get(name)
+        if known is not None and known[0]:
+            return known[3]
+        try:
+            stat = os.stat(name)
+        except OSError:
+            return []
+        if known is not None and known[1] == stat.st_mtime_ns and known[2] == stat.st_size:
+            return known[3]
+        watched = covers(os.path.dirname(name))  # before the read: a change after it is reported
+        try:
+            with open(name, "rb") as file:
+                lines = lsp_lines(file.read().decode(errors="replace"))
+        except OSError:
+            return []
+        self._files[name] = (watched, stat.st_mtime_ns, stat.st_size, lines)
+        self._files.move_to_end(name)
+        if len(self._files) > self.cap:
+            self._files.popitem(last=False)
+        return lines
+
+    def forget(self, path: Path, folder_too: bool) -> None:
+        """``path`` changed; with ``folder_too`` it may have been a folder: everything under it."""
+        name = str(path)
+        self._files.pop(name, None)
+        if folder_too:
+            inside = name.rstrip(os.sep) + os.sep
+            for key in [k for k in self._files if k.startswith(inside)]:
+                del self._files[key]
+
+    def clear(self) -> None:
+        self._files.clear()
 
 
 def lsp_lines(text: str) -> list[str]:

@@ -16,9 +16,9 @@ from typing import Any, cast
 from lsprotocol import types as lsp
 
 from .connection import ServerConnection
-from .documents import Document, DocumentStore, incremental_change, uri_to_path
+from .documents import DiskLines, Document, DocumentStore, incremental_change, uri_to_path
 from .globs import glob_regex
-from .watch import IGNORED_DIRS, Watcher, merge_change, watch
+from .watch import Watcher, merge_change, watch
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +28,7 @@ OVERFLOW = Path("/")  # the watcher lost events: re-read every document
 class Synchronizer:
     def __init__(self, documents: DocumentStore) -> None:
         self.documents = documents
+        self.disk = DiskLines()
         self._watchers: dict[Path, Watcher] = {}
         self._changes: dict[Path, lsp.FileChangeType] = {}
         # Counts drains that saw files or folders created or deleted (what can move a root
@@ -41,12 +42,9 @@ class Synchronizer:
             self._watchers.pop(nested).close()
         self._watchers[root] = watch(root)
 
-    def watches(self, path: Path) -> bool:
-        """Changes to ``path`` are reported by a watcher (in a folder it is not told to skip)."""
-        return any(
-            path.is_relative_to(root) and not IGNORED_DIRS.intersection(path.relative_to(root).parts)
-            for root in self._watchers
-        )
+    def covers(self, folder: str) -> bool:
+        """A watcher reports changes to the files directly in ``folder`` as they happen."""
+        return any(watcher.covers(folder) for watcher in self._watchers.values())
 
     def close(self) -> None:
         for watcher in self._watchers.values():
@@ -64,8 +62,11 @@ class Synchronizer:
             if drained:
                 if OVERFLOW in drained or any(k != lsp.FileChangeType.Changed for k in drained.values()):
                     self.layout_version += 1
+                if OVERFLOW in drained:
+                    self.disk.clear()
                 for path, kind in drained.items():
                     merge_change(self._changes, path, kind)
+                    self.disk.forget(path, folder_too=kind == lsp.FileChangeType.Deleted)
 
     def refresh(self, connections: list[ServerConnection], path: Path) -> Document:
         """Apply every change seen on disk, then return the (loaded) document for ``path``."""

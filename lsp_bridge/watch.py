@@ -73,6 +73,10 @@ Changes = dict[Path, FileChangeType]
 
 class Watcher(Protocol):
     def drain(self) -> Changes: ...
+    def covers(self, folder: str) -> bool:
+        """Changes to the files directly in ``folder`` are reported as they happen."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -113,6 +117,7 @@ class InotifyWatcher:
         self._ready = select.poll()
         self._ready.register(fd, select.POLLIN)
         self._dirs: dict[int, Path] = {}
+        self._folders: set[str] = set()
         self._add_tree(root, changes=None)
 
     def _add_tree(self, top: Path, changes: Changes | None) -> None:
@@ -126,6 +131,7 @@ class InotifyWatcher:
                     return
                 continue
             self._dirs[wd] = Path(folder)
+            self._folders.add(folder)
             if changes is not None:  # a new directory: its files appeared with it
                 for filename in filenames:
                     if not filename.endswith(TEMP_SUFFIX):
@@ -154,7 +160,9 @@ class InotifyWatcher:
                 continue
             folder = self._dirs.get(wd)
             if mask & _IN_IGNORED:
-                self._dirs.pop(wd, None)
+                gone = self._dirs.pop(wd, None)
+                if gone is not None:
+                    self._folders.discard(str(gone))
                 continue
             if folder is None or not name or name.endswith(_TEMP_SUFFIX):
                 continue
@@ -171,6 +179,9 @@ class InotifyWatcher:
                 merge_change(changes, path, FileChangeType.Deleted)
             else:
                 merge_change(changes, path, FileChangeType.Changed)
+
+    def covers(self, folder: str) -> bool:
+        return folder in self._folders
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -212,6 +223,9 @@ class SnapshotWatcher:
             changes[path] = FileChangeType.Deleted
         self._snapshot = current
         return changes
+
+    def covers(self, folder: str) -> bool:
+        return False  # changes are only seen by the next scan
 
     def close(self) -> None:
         self._snapshot.clear()

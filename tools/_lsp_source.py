@@ -9,14 +9,13 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from lsprotocol import types as lsp
 
 from lsp_bridge import Bridge
-from lsp_bridge.documents import lsp_lines, uri_to_path
+from lsp_bridge.documents import uri_to_path
 
 #: Longest source line shown beside a location.
 MAX_SHOWN = 160
@@ -80,33 +79,6 @@ def shown(line: str) -> str:
     return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "..."
 
 
-#: Lines of files read for earlier answers, kept while their size and mtime stay the same
-#: (keyed by the path's text: an answer can name hundreds of files, and str hashes in C).
-_READ: OrderedDict[str, tuple[int, int, list[str]]] = OrderedDict()
-_READ_CAP = 2000
-
-
-def _disk_lines(path: Path) -> list[str]:
-    name = str(path)
-    try:
-        stat = os.stat(name)
-    except OSError:
-        return []
-    known = _READ.get(name)
-    if known is not None and known[0] == stat.st_mtime_ns and known[1] == stat.st_size:
-        return known[2]
-    try:
-        with open(name, "rb") as file:
-            lines = lsp_lines(file.read().decode(errors="replace"))
-    except OSError:
-        return []
-    _READ[name] = (stat.st_mtime_ns, stat.st_size, lines)
-    _READ.move_to_end(name)
-    if len(_READ) > _READ_CAP:
-        _READ.popitem(last=False)
-    return lines
-
-
 @dataclass
 class Sources:
     """Lines of the files an answer mentions (the server's open text when it has one, so an
@@ -117,14 +89,16 @@ class Sources:
     bridge: Bridge
     _lines: dict[Path, list[str]] = field(default_factory=dict[Path, list[str]])
 
+    def __post_init__(self) -> None:
+        self.bridge.look_at_disk()  # lines read before the first request are current too
+
     def path(self, uri: str) -> Path:
         return _uri_path(uri)
 
     def lines(self, path: Path) -> list[str]:
         cached = self._lines.get(path)
         if cached is None:
-            doc = self.bridge.documents.get(path)
-            cached = self._lines[path] = doc.lines if doc is not None else _disk_lines(path)
+            cached = self._lines[path] = self.bridge.source_lines(path)
         return cached
 
     def line(self, path: Path, number: int) -> str:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from lsprotocol import types as lsp
 
 from lsp_bridge import Bridge
-from lsp_bridge.documents import DocumentStore, incremental_change, lsp_lines
+from lsp_bridge.documents import DiskLines, DocumentStore, incremental_change, lsp_lines
 from lsp_bridge.results import Span, locations_from_json, merge_locations
 from lsp_bridge.watch import TEMP_SUFFIX
 from tests.conftest import position, where
@@ -97,6 +97,50 @@ async def test_an_overlay_handed_back_after_a_write_still_sees_later_outside_cha
     assert bridge.connections[0].open_documents[a.as_uri()][1] == "x = 3\n"  # sent to the server
     bridge.clear_overlay(a, written="not what is there")  # a claim that does not match: re-read
     assert doc.text == "x = 3\n"
+
+
+def test_disk_lines_trust_a_watched_folder_until_told_and_check_the_others(tmp_path: Path) -> None:
+    (tmp_path / "w").mkdir()
+    watched, other = tmp_path / "w/a.py", tmp_path / "b.py"
+    for path in (watched, other):
+        path.write_text("one\n")
+    disk = DiskLines()
+    covers = {str(tmp_path / "w")}.__contains__
+    assert disk.get(str(watched), covers) == ["one"] and disk.get(str(other), covers) == ["one"]
+    for path in (watched, other):
+        path.write_text("two, longer\n")
+    assert disk.get(str(other), covers) == ["two, longer"]  # checked: size and mtime changed
+    assert disk.get(str(watched), covers) == ["one"]  # trusted: no watcher event was passed on
+    disk.forget(tmp_path / "w", folder_too=True)  # the folder went (or was replaced)
+    assert disk.get(str(watched), covers) == ["two, longer"]
+    watched.write_text("three\n")
+    disk.forget(watched, folder_too=False)
+    assert disk.get(str(watched), covers) == ["three"] and disk.get(str(tmp_path / "gone.py"), covers) == []
+
+
+async def test_source_lines_follow_changes_the_watcher_saw(tmp_path: Path, bridge_factory: Factory) -> None:
+    a, b = tmp_path / "a.py", tmp_path / "pkg/b.py"
+    a.write_text("x = 1\n")
+    bridge = bridge_factory(
+        tmp_path,
+        servers={
+            "basedpyright": {"enabled": False},
+            "scripted": {"command": [sys.executable, str(SCRIPTED)], "extensions": [".py"]},
+        },
+    )
+    await bridge.definition(a, lsp.Position(line=0, character=0))  # starts the server and watcher
+    b.parent.mkdir()  # a folder made after the watch started is watched too
+    b.write_text("y = 1\n")
+    bridge.look_at_disk()
+    assert bridge.source_lines(b) == ["y = 1"]
+    before = b.stat()
+    b.write_text("y = 2\n")
+    os.utime(b, ns=(before.st_atime_ns, before.st_mtime_ns))  # size and mtime as before: only
+    bridge.look_at_disk()  # the watcher can tell
+    assert bridge.source_lines(b) == ["y = 2"]
+    a.write_text("x = 2\n")  # open in the server: its document follows the disk at the next request
+    await bridge.definition(a, lsp.Position(line=0, character=0))
+    assert bridge.source_lines(a) == ["x = 2"]
 
 
 async def test_many_rounds_of_questions_all_get_answers(
