@@ -63,7 +63,7 @@ class ServerSpec:
         return "plaintext"
 
     def handles(self, path: str) -> bool:
-        return any(path.endswith(ext) for ext in self.extensions)
+        return path.endswith(self.extensions)
 
     def setting(self, section: str | None) -> Any:
         """The value of a dotted settings section, as workspace/configuration asks for it."""

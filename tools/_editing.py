@@ -6,11 +6,10 @@ and proposing a change (permission with the diff, atomic write, diagnostics) thr
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import weakref
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -44,23 +43,37 @@ async def target(ctx: ToolContext, file_path: str, title: str) -> Target:
     return Target(given, real, ctx.relative(given))
 
 
-@contextlib.asynccontextmanager
-async def locked(paths: Iterable[Path]) -> AsyncIterator[None]:
-    """Hold the lock of every path (in one global order, so two calls never wait on each other)."""
-    async with contextlib.AsyncExitStack() as stack:
+class locked:
+    """Hold the lock of every path (taken in one global order, so two calls never wait on each
+    other). A class rather than a generator-based context manager: it runs on every edit."""
+
+    def __init__(self, paths: Iterable[Path]) -> None:
+        self._locks: list[asyncio.Lock] = []
         for path in sorted(set(paths)):
             lock = _LOCKS.get(path)
             if lock is None:
                 lock = _LOCKS[path] = asyncio.Lock()
-            await stack.enter_async_context(lock)
-        yield
+            self._locks.append(lock)
+
+    async def __aenter__(self) -> None:
+        taken: list[asyncio.Lock] = []
+        try:
+            for lock in self._locks:
+                await lock.acquire()
+                taken.append(lock)
+        except BaseException:
+            for lock in reversed(taken):
+                lock.release()
+            raise
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        for lock in reversed(self._locks):
+            lock.release()
 
 
 def load(ctx: ToolContext, file: Target) -> FileText | None:
     """The file's text (the editor's buffer when it is open there), None when it does not exist;
     refused when the model has not read it in this session or it changed since."""
-    if file.path.is_dir():
-        raise ToolError(f"{file.shown} is a directory, not a file. Name a file inside it.")
     unsaved = ctx.env.changes.unsaved(file.path)
     if unsaved is not None:
         data = unsaved.encode()
@@ -72,6 +85,8 @@ def load(ctx: ToolContext, file: Target) -> FileText | None:
             mtime_ns = os.fstat(handle.fileno()).st_mtime_ns
     except FileNotFoundError:
         return None
+    except IsADirectoryError:
+        raise ToolError(f"{file.shown} is a directory, not a file. Name a file inside it.") from None
     except OSError as error:
         raise ToolError(f"Cannot read {file.shown}: {error.strerror or error}") from None
     if looks_binary(data):

@@ -7,13 +7,12 @@ limits, the lsp_bridge); ``ToolContext`` is one call (ids, abort signal, progres
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import hashlib
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -199,8 +198,7 @@ RunTool = Callable[[str, dict[str, Any], str], Awaitable["Outcome"]]
 
 class Abort(asyncio.Event):
     """A call's abort signal (set by whoever drives the call): an ``asyncio.Event`` whose first
-    ``set`` also cancels the tasks registered with ``cancels``, once each, so no waiter task is
-    needed per call."""
+    ``set`` also cancels the tasks it ``guards``, once each, so no waiter task is needed per call."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -213,15 +211,14 @@ class Abort(asyncio.Event):
         for task in list(self._tasks):
             task.cancel()
 
-    @contextlib.contextmanager
-    def cancels(self, task: asyncio.Future[Any]) -> Iterator[None]:
+    def guard(self, task: asyncio.Future[Any]) -> None:
+        """Cancel ``task`` when the signal is set (at once if it is), until ``release``."""
         if self.is_set():
             task.cancel()
         self._tasks.add(task)
-        try:
-            yield
-        finally:
-            self._tasks.discard(task)
+
+    def release(self, task: asyncio.Future[Any]) -> None:
+        self._tasks.discard(task)
 
 
 @dataclass

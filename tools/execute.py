@@ -154,9 +154,9 @@ async def _run(tool: Tool[Any], params: BaseModel, ctx: ToolContext, outcome: Ou
     task = asyncio.current_task()
     assert task is not None
     before = task.cancelling()
+    ctx.abort.guard(task)
     try:
-        with ctx.abort.cancels(task):
-            outcome.result = await tool.run(params, ctx)
+        outcome.result = await tool.run(params, ctx)
     except asyncio.CancelledError:
         outcome.result = None
         outcome.error = "Cancelled by the user." if ctx.abort.is_set() else "Cancelled."
@@ -172,6 +172,8 @@ async def _run(tool: Tool[Any], params: BaseModel, ctx: ToolContext, outcome: Ou
             f"The {tool.id} tool failed unexpectedly ({type(error).__name__}: {error}). "
             "This is a fault in lspilot, not in your input; the details are in lspilot's log."
         )
+    finally:
+        ctx.abort.release(task)
     if task.cancelling() > before:
         await _settle_abort(task, before, ctx.abort.is_set())
 
