@@ -134,12 +134,16 @@ def commit(changes: list[FileChange]) -> set[Path]:
     staged: list[tuple[FileChange, Path | None]] = []
     done: list[_Step] = []
     made: list[Path] = []  # folders created for new files
+    # One file written in place is one rename, which happens or not: nothing to undo, so its
+    # old bytes need not be read again.
+    lone = len(changes) == 1 and changes[0].after is not None and changes[0].move_to is None
     try:
         for change in changes:
             staged.append((change, _stage(change, made) if change.after is not None else None))
         for change, temp in staged:
             if temp is not None:
-                done.append(_step(change.target))
+                if not lone:
+                    done.append(_step(change.target))
                 os.replace(temp, change.target)
             if change.before is not None and (change.after is None or change.move_to is not None):
                 done.append(_step(change.path))
