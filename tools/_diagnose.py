@@ -133,11 +133,12 @@ class Probe:
                 log.info("no dependents of %s: %s", change.path, error)
         return [path for path, _n in uses.most_common(MAX_OTHER_FILES)]
 
-    def start_after(self) -> None:
+    def start_after(self) -> bool:
         """Ask for the diagnostics of the new text now, while the sink writes it (the bridge reads
         the proposed text until ``after`` hands the file back to the disk); once per file. Files an
-        editor has open with its own text are left alone."""
+        editor has open with its own text are left alone. True if a request was started."""
         assert self.bridge is not None
+        started = False
         for change in self.changes:
             doc = self.bridge.documents.get(change.target)
             if (
@@ -149,6 +150,8 @@ class Probe:
                 continue
             pull = asyncio.ensure_future(self.bridge.diagnostics_after_change(change.target, change.after))
             self._early[change.target] = (change.after, pull)
+            started = True
+        return started
 
     async def discard(self) -> None:
         """Nothing was written after all: drop the early pulls and the proposed texts."""

@@ -196,10 +196,10 @@ _CONTEXT_FIELDS = tuple(f.name for f in fields(ToolContext))
 
 
 async def _start_after(probe: Probe) -> None:
-    probe.start_after()
-    # One loop turn: the pulls send their requests now, so the server works while the sink
-    # writes (its thread and fsync would otherwise delay the sending).
-    await asyncio.sleep(0)
+    if probe.start_after():
+        # One loop turn: the pulls send their requests now, so the server works while the sink
+        # writes (its thread and fsync would otherwise delay the sending).
+        await asyncio.sleep(0)
 
 
 async def propose(ctx: ToolContext, changes: list[FileChange], title: str, others: bool = False) -> Proposal:
@@ -210,15 +210,15 @@ async def propose(ctx: ToolContext, changes: list[FileChange], title: str, other
     checks the new text while the sink prepares, asks and writes."""
     probe = Probe(ctx, changes, others)
     sink_ctx = ctx
-    if probe.active:
-        pending = None
-        if not probe.before_known():
-            pending = asyncio.ensure_future(_quietly(probe))
-        elif _allowed(ctx, changes):
-            await _start_after(probe)
-        values = {name: getattr(ctx, name) for name in _CONTEXT_FIELDS}
-        sink_ctx = _AskThenSettle(**values, probe=probe, pending=pending)
     try:
+        if probe.active:
+            pending = None
+            if not probe.before_known():
+                pending = asyncio.ensure_future(_quietly(probe))
+            elif _allowed(ctx, changes):
+                await _start_after(probe)
+            values = {name: getattr(ctx, name) for name in _CONTEXT_FIELDS}
+            sink_ctx = _AskThenSettle(**values, probe=probe, pending=pending)
         applied = await ctx.env.changes.apply(sink_ctx, changes, title)
     except BaseException:
         await probe.discard()

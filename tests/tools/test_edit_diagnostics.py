@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lsp_bridge import Bridge
-from tools import Reply, ToolContext, execute
+from tools import Reply, Rule, ToolContext, execute
 
 from ..lsp_bridge.test_protocol import SCRIPTED
 from .conftest import Harness, make_harness
@@ -52,6 +52,29 @@ async def test_edit_reports_exactly_the_new_error_and_nothing_once_fixed(h: Harn
         "edit", {"filePath": "app.py", "oldString": "total_area(42)", "newString": "total_area(shapes)"}
     )
     assert output(fixed) == "Edited app.py: replaced 1 occurrence (line 8)."
+
+
+async def test_an_edit_no_one_has_to_approve_is_diagnosed_the_same(
+    project: Callable[[str], Path], bridge_factory: Callable[..., Bridge], tmp_path: Path
+) -> None:
+    # Allowed by the rules, the "after" pull is sent before the permission check and the write;
+    # the result must be the same as when a human approves.
+    root = project("py_project")
+    h = make_harness(root, tmp_path / "data", rules=[Rule("edit", "*", "allow")])
+    h.env.bridge_factory = lambda: bridge_factory(root)
+    h.env.session.record_read(root / "app.py")
+    for _ in range(2):  # the second time the "before" is known, so the pull is sent at once
+        broken = await h.ok(
+            "edit", {"filePath": "app.py", "oldString": "total_area(shapes)", "newString": "total_area(42)"}
+        )
+        assert output(broken).endswith(f"New problems in app.py after this change, please fix:\n{TYPE_ERROR}")
+        fixed = await h.ok(
+            "edit", {"filePath": "app.py", "oldString": "total_area(42)", "newString": "total_area(shapes)"}
+        )
+        assert output(fixed) == "Edited app.py: replaced 1 occurrence (line 8)."
+    assert h.human.asked == []
+    doc = h.env.bridge.documents.get(root / "app.py")
+    assert doc is not None and not doc.overlay and doc.text == (root / "app.py").read_text()
 
 
 async def test_old_errors_are_counted_not_repeated_even_when_lines_move(h: Harness) -> None:
