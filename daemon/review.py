@@ -20,7 +20,7 @@ from typing import Any
 from lsprotocol import types
 
 from tools import PermissionDenied, PermissionRejected, PermissionRequest, ToolContext
-from tools.changes import Applied, FileChange, commit
+from tools.changes import Applied, FileChange, write_to_disk
 from tools.diff import Hunk, apply_hunks, hunks
 
 from .editor import Editor, field_of
@@ -224,7 +224,7 @@ class EditorChanges:
         version = self.buffers.version(change.target)
         if version is None or text is None or change.move_to is not None:
             final = FileChange(change.path, change.before, text, change.move_to, change.encoding)
-            await asyncio.to_thread(commit, [final])
+            await write_to_disk(ctx, [final])
             return Applied(change, text, "applied")
         if self.buffers.text(change.target) != (change.before or ""):  # the edits are relative to it
             where = ctx.relative(change.target)

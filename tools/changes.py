@@ -92,18 +92,24 @@ class DiskChanges:
         ]
         metadata = {"diff": diff_text(ctx, changes), "files": files}
         await ctx.ask(PermissionRequest("edit", patterns, patterns, title, metadata))
-        write = asyncio.get_running_loop().run_in_executor(None, _commit_durably, changes)
-        try:
-            await asyncio.shield(write)
-        except asyncio.CancelledError:
-            # Approved and under way: the write ends either way. Stopped by the user, the call
-            # reports it (the model must know the files changed); cancelled from above, the
-            # cancellation goes on once the files are settled.
-            await asyncio.wait([write])
-            write.result()
-            if not ctx.abort.is_set():
-                raise
+        await write_to_disk(ctx, changes)
         return [Applied(c, c.after, "applied") for c in changes]
+
+
+async def write_to_disk(ctx: ToolContext, changes: list[FileChange]) -> None:
+    """``commit`` the approved ``changes`` in a worker thread, then sync their folders.
+
+    Once under way the write always ends. Stopped by the user (``ctx.abort``), the call returns
+    normally so the tool reports what was written (the model must know the files changed);
+    cancelled from above, the cancellation goes on once the files are settled."""
+    write = asyncio.get_running_loop().run_in_executor(None, _commit_durably, changes)
+    try:
+        await asyncio.shield(write)
+    except asyncio.CancelledError:
+        await asyncio.wait([write])
+        write.result()
+        if not ctx.abort.is_set():
+            raise
 
 
 def _commit_durably(changes: list[FileChange]) -> None:
