@@ -37,6 +37,7 @@ class Span(NamedTuple):
 
 #: Span(...) without its Python-level ``__new__``: one C call per location.
 _NEW_SPAN = cast(Callable[[type[Span], tuple[Any, ...]], Span], tuple.__new__)  # pyright: ignore[reportUnknownMemberType]
+_LINK = "targetUri"
 
 
 def locations_from_json(result: Any) -> list[Span]:
@@ -49,12 +50,43 @@ def locations_from_json(result: Any) -> list[Span]:
     if result is None:
         return []
     items = cast(list[dict[str, Any]], result if isinstance(result, list) else [result])
+    # Usually all items are valid, of one kind and distinct: one comprehension that drops what is
+    # not valid or of the other kind, then one set. Anything else is read item by item.
+    links = bool(items) and _LINK in items[0]
+    uri_key, range_key = (_LINK, "targetSelectionRange") if links else ("uri", "range")
+    make = _NEW_SPAN
+    try:
+        spans = [
+            make(Span, (uri, line, character, end_line, end_character))
+            for item in items
+            # Negative or >= 2**31 leaves bits after the shift; non-integers raise TypeError.
+            if not (
+                (line := (start := (span := item[range_key])["start"])["line"])
+                | (character := start["character"])
+                | (end_line := (end := span["end"])["line"])
+                | (end_character := end["character"])
+            )
+            >> 31
+            and type(uri := item[uri_key]) is str
+            and (links or _LINK not in item)
+        ]
+    except (KeyError, TypeError):
+        return _one_by_one(items)
+    if len(spans) != len(items):
+        return _one_by_one(items)
+    if len(set(spans)) != len(spans):
+        return list(dict.fromkeys(spans))
+    return spans
+
+
+def _one_by_one(items: list[dict[str, Any]]) -> list[Span]:
+    """``locations_from_json`` for any list: mixed kinds, repeats, and the errors it raises."""
     make = _NEW_SPAN
     seen: set[Span] = set()
     spans: list[Span] = []
     for item in items:
-        if "targetUri" in item:
-            uri, span = item["targetUri"], item["targetSelectionRange"]
+        if _LINK in item:
+            uri, span = item[_LINK], item["targetSelectionRange"]
         else:
             uri, span = item["uri"], item["range"]
         start, end = span["start"], span["end"]
@@ -62,7 +94,6 @@ def locations_from_json(result: Any) -> list[Span]:
         if found in seen:
             continue
         seen.add(found)
-        # Negative or >= 2**31 leaves bits after the shift; non-integers raise TypeError.
         if (found[1] | found[2] | found[3] | found[4]) >> 31 or type(uri) is not str:
             raise ValueError(f"not a location: {item!r}")
         spans.append(found)

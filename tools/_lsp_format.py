@@ -78,72 +78,66 @@ def locations(
 ) -> tuple[list[str], dict[str, Any]]:
     """Lines for a list of locations, sorted by file then position, a blank line between files.
 
-    Answers can hold thousands of locations: each file is named and read once, and the metadata
-    of all locations is one comprehension when, as usual, no column needs converting."""
-    by_uri: dict[str, list[Span]] = {}
-    for span_ in found:
-        same_file = by_uri.get(span_.uri)
-        if same_file is None:
-            by_uri[span_.uri] = [span_]
-        else:
-            same_file.append(span_)
-    named = sorted([(*sources.named(uri), spans) for uri, spans in by_uri.items()])
-    files: list[tuple[str, list[str], list[Span]]] = []
-    for relative, path, spans in named:
-        spans.sort()  # one URI: by line, then character
-        files.append((relative, sources.lines(path), spans))
-    metadata = _rows(files, len(found))
+    Answers can hold thousands of locations: they are sorted once (by URI, which usually sorts
+    the files as their names do), each file is named and read once, and the metadata of all
+    locations is one comprehension when, as usual, no column needs converting."""
+    ordered = sorted(found)  # by URI, then position
+    files = {uri: sources.file(uri) for uri in dict.fromkeys([span_[0] for span_ in ordered])}
+    names = [relative for relative, _text in files.values()]
+    if sorted(names) != names:  # some URIs sort apart from their names
+        ordered.sort(key=lambda span_: (files[span_[0]][0], span_))
+    metadata = _rows(files, ordered)
     lines = [f"{plural(len(found), one, many)} {subject} in {plural(len(files), 'file')}:"]
-    first = 0  # the index of the file's first location
-    for relative, text, spans in files:
-        if first >= LIMIT:
-            break
-        lines.append("")
-        count = len(text)
-        for row in metadata[first : min(first + len(spans), LIMIT)]:
-            line = text[row["line"] - 1] if row["line"] <= count else ""
-            lines.append(f"{relative}:{row['line']}:{row['character']}  {shown(line)}".rstrip())
-        first += len(spans)
+    uri = None
+    for span_, row in zip(ordered[:LIMIT], metadata, strict=False):
+        relative, text = files[span_[0]]
+        if span_[0] != uri:
+            uri = span_[0]
+            lines.append("")
+        line = text[span_[1]] if span_[1] < len(text) else ""
+        lines.append(f"{relative}:{row['line']}:{row['character']}  {shown(line)}".rstrip())
     if len(found) > LIMIT:
         lines += ["", *capped(LIMIT, len(found), many)]
     return lines, {"locations": metadata, "files": len(files), "capped": len(found) > LIMIT}
 
 
-def _rows(files: list[tuple[str, list[str], list[Span]]], total: int) -> list[dict[str, Any]]:
-    """Metadata for the locations of ``files``: 1-based, columns in code points, clamped to the line."""
+def _rows(files: dict[str, tuple[str, list[str]]], ordered: list[Span]) -> list[dict[str, Any]]:
+    """Metadata for ``ordered`` in ``files`` (by URI: name, lines): 1-based, columns in code
+    points, clamped to the line."""
     try:
         # Usually each location is a name on one ASCII line of its file: no conversion at all.
         rows = [
             {
-                "path": relative,
+                "path": file[0],
                 "line": line + 1,
                 "character": character + 1,
                 "endLine": end_line + 1,
                 "endCharacter": end_character + 1,
             }
-            for relative, text, spans in files
-            for _uri, line, character, end_line, end_character in spans
-            if end_line == line and character <= end_character <= len(start := text[line]) and start.isascii()
+            for uri, line, character, end_line, end_character in ordered
+            if end_line == line
+            and character <= end_character <= len(start := (file := files[uri])[1][line])
+            and start.isascii()
         ]
-        if len(rows) == total:
+        if len(rows) == len(ordered):
             return rows
     except IndexError:  # a line past the end: the server's text is not the file's
         pass
     rows = []
-    for relative, text, spans in files:
+    for uri, line, character, end_line, end_character in ordered:
+        relative, text = files[uri]
         count = len(text)
-        for _uri, line, character, end_line, end_character in spans:
-            start = text[line] if line < count else ""
-            end = start if end_line == line else (text[end_line] if end_line < count else "")
-            rows.append(
-                {
-                    "path": relative,
-                    "line": line + 1,
-                    "character": from_utf16(start, character) + 1,
-                    "endLine": end_line + 1,
-                    "endCharacter": from_utf16(end, end_character) + 1,
-                }
-            )
+        start = text[line] if line < count else ""
+        end = start if end_line == line else (text[end_line] if end_line < count else "")
+        rows.append(
+            {
+                "path": relative,
+                "line": line + 1,
+                "character": from_utf16(start, character) + 1,
+                "endLine": end_line + 1,
+                "endCharacter": from_utf16(end, end_character) + 1,
+            }
+        )
     return rows
 
 

@@ -88,9 +88,11 @@ class Sources:
     root: Path
     bridge: Bridge
     _lines: dict[Path, list[str]] = field(default_factory=dict[Path, list[str]])
+    _names: dict[str, tuple[str, Path]] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.bridge.look_at_disk()  # lines read before the first request are current too
+        self._names = _names_in(self.root)
 
     def path(self, uri: str) -> Path:
         return _uri_path(uri)
@@ -100,6 +102,12 @@ class Sources:
         if cached is None:
             cached = self._lines[path] = self.bridge.source_lines(path)
         return cached
+
+    def file(self, uri: str) -> tuple[str, list[str]]:
+        """A URI's ``relative`` text and its lines as the servers saw them when they answered,
+        for a file read once in this answer (not kept, unlike ``lines``: no Path is hashed)."""
+        relative, path = self._names.get(uri) or self.named(uri)
+        return relative, self.bridge.source_lines(path)
 
     def line(self, path: Path, number: int) -> str:
         """Line ``number`` (0-based) of ``path``, or "" past the end."""
@@ -116,20 +124,29 @@ class Sources:
 
     def named(self, uri: str) -> tuple[str, Path]:
         """A URI's ``relative`` text and its path."""
-        return _named(self.root, uri)
+        named = self._names.get(uri)  # by the URI alone: no Path hashed
+        if named is None:
+            if len(self._names) >= _KEPT:
+                self._names.clear()
+            path = _uri_path(uri)
+            named = self._names[uri] = (_relative(self.root, path), path)
+        return named
 
 
-@functools.lru_cache(maxsize=1 << 16)
+_KEPT = 1 << 16
+
+
+@functools.lru_cache(maxsize=16)
+def _names_in(root: Path) -> dict[str, tuple[str, Path]]:
+    """``Sources.named`` answers in the workspace ``root``, by URI."""
+    return {}
+
+
+@functools.lru_cache(maxsize=_KEPT)
 def _uri_path(uri: str) -> Path:
     return uri_to_path(uri)
 
 
-@functools.lru_cache(maxsize=1 << 16)
+@functools.lru_cache(maxsize=_KEPT)
 def _relative(root: Path, path: Path) -> str:
     return os.path.relpath(path, root) if path == root or root in path.parents else str(path)
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _named(root: Path, uri: str) -> tuple[str, Path]:
-    path = _uri_path(uri)
-    return _relative(root, path), path

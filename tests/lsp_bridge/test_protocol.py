@@ -240,3 +240,40 @@ def test_a_documents_lines_follow_its_text() -> None:
     assert first == ["a", "b"] and doc.lines is first  # split once per text
     store.set_overlay(doc.path, "a\x0cb\r\nc")
     assert doc.lines == ["a\x0cb", "c"]
+
+
+def test_locations_from_json_reads_any_mix_as_one_item_at_a_time_would() -> None:
+    a, b = (
+        {"uri": "file:///a.py", "range": _span(1, 2, 1, 5)},
+        {"uri": "file:///b.py", "range": _span(0, 0, 0, 1)},
+    )
+    link = {"targetUri": "file:///c.py", "targetSelectionRange": _span(3, 4, 3, 8)}
+    # Kinds mixed either way round; a dict with both keys is read as a link wherever it is.
+    both = {**b, "targetUri": "file:///d.py", "targetSelectionRange": _span(7, 0, 7, 2)}
+    assert locations_from_json([a, link, b]) == [
+        Span("file:///a.py", 1, 2, 1, 5),
+        *locations_from_json(link),
+        Span("file:///b.py", 0, 0, 0, 1),
+    ]
+    assert locations_from_json([link, a]) == [
+        Span("file:///c.py", 3, 4, 3, 8),
+        Span("file:///a.py", 1, 2, 1, 5),
+    ]
+    assert locations_from_json([a, both]) == [
+        Span("file:///a.py", 1, 2, 1, 5),
+        Span("file:///d.py", 7, 0, 7, 2),
+    ]
+    # Repeats are dropped wherever they are, the first kept; a repeat is equal, so never checked.
+    assert locations_from_json([a, b, a, dict(b), a]) == [
+        Span("file:///a.py", 1, 2, 1, 5),
+        Span("file:///b.py", 0, 0, 0, 1),
+    ]
+    again = {"uri": "file:///a.py", "range": _span(1, 2.0, 1, 5)}  # type: ignore[arg-type]
+    assert locations_from_json([a, again]) == [Span("file:///a.py", 1, 2, 1, 5)]
+    with pytest.raises(TypeError):
+        locations_from_json([again, a])
+    with pytest.raises(ValueError, match="not a location"):
+        locations_from_json([a, {"uri": "file:///a.py", "range": _span(0, -1, 0, 1)}])
+    with pytest.raises(KeyError):
+        locations_from_json([a, {"uri": "file:///a.py"}])
+    assert locations_from_json([]) == []

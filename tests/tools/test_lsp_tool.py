@@ -277,3 +277,41 @@ async def test_locations_convert_columns_and_clamp_what_the_file_does_not_have(
         (10, 1, 10, 1),
     ]
     assert meta["files"] == 1 and not meta["capped"]
+
+
+async def test_locations_sort_by_name_even_where_uris_sort_otherwise(
+    tmp_path: Path, bridge_factory: Callable[..., Bridge]
+) -> None:
+    # A file outside the workspace is named by its absolute path, which sorts before the files
+    # inside it whatever the URIs say; two URIs of one file stay two groups, ordered by URI.
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.py").write_text("a = 1\n")
+    (tmp_path / "z.py").write_text("z = 1\nzz = 2\n")
+    inside, outside = (root / "a.py").as_uri(), (tmp_path / "z.py").as_uri()
+    spelled = inside.replace("/a.py", "/%61.py")
+    spans = [
+        Span(inside, 0, 0, 0, 1),
+        Span(outside, 1, 0, 1, 2),
+        Span(spelled, 0, 4, 0, 5),
+        Span(outside, 0, 0, 0, 1),
+    ]
+    lines, meta = locations(Sources(root, bridge_factory(root)), spans, "use", "uses", "of x")
+    far = str(tmp_path / "z.py")
+    assert lines == [
+        "4 uses of x in 3 files:",
+        "",
+        f"{far}:1:1  z = 1",
+        f"{far}:2:1  zz = 2",
+        "",
+        "a.py:1:5  a = 1",
+        "",
+        "a.py:1:1  a = 1",
+    ]
+    assert [(r["path"], r["line"], r["character"]) for r in meta["locations"]] == [
+        (far, 1, 1),
+        (far, 2, 1),
+        ("a.py", 1, 5),
+        ("a.py", 1, 1),
+    ]
+    assert meta["files"] == 3 and not meta["capped"]
