@@ -92,7 +92,7 @@ class Sources:
 
     def __post_init__(self) -> None:
         self.bridge.look_at_disk()  # lines read before the first request are current too
-        self._names = _names_in(self.root)
+        self._names = _NAMES.setdefault(self.root, {})
 
     def path(self, uri: str) -> Path:
         return _uri_path(uri)
@@ -106,7 +106,7 @@ class Sources:
     def file(self, uri: str) -> tuple[str, list[str]]:
         """A URI's ``relative`` text and its lines as the servers saw them when they answered,
         for a file read once in this answer (not kept, unlike ``lines``: no Path is hashed)."""
-        relative, path = self._names.get(uri) or self.named(uri)
+        relative, path = self.named(uri)
         return relative, self.bridge.source_lines(path)
 
     def line(self, path: Path, number: int) -> str:
@@ -136,10 +136,8 @@ class Sources:
 _KEPT = 1 << 16
 
 
-@functools.lru_cache(maxsize=16)
-def _names_in(root: Path) -> dict[str, tuple[str, Path]]:
-    """``Sources.named`` answers in the workspace ``root``, by URI."""
-    return {}
+#: ``Sources.named`` answers by workspace root, then URI (pure functions of the two).
+_NAMES: dict[Path, dict[str, tuple[str, Path]]] = {}
 
 
 @functools.lru_cache(maxsize=_KEPT)
