@@ -201,18 +201,19 @@ def _stage(change: FileChange, made: list[Path]) -> Path:
     """The new content in a temp file beside the target (same file system), synced to disk."""
     assert change.after is not None
     target = change.target
-    missing = [folder for folder in target.parents if not folder.exists()]
-    target.parent.mkdir(parents=True, exist_ok=True)
-    made += reversed(missing)
+    if not target.parent.is_dir():
+        missing = [folder for folder in target.parents if not folder.exists()]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        made += reversed(missing)
+    source = change.path if change.before is not None else None
+    mode = source.stat().st_mode & 0o7777 if source is not None else 0o666 & ~_UMASK
     fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent)
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(change.after.encode(change.encoding))
             handle.flush()
             os.fsync(handle.fileno())
-        source = change.path if change.before is not None else None
-        mode = source.stat().st_mode & 0o7777 if source is not None else 0o666 & ~_UMASK
-        os.chmod(name, mode)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(name)
