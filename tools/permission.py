@@ -75,6 +75,10 @@ def _wildcard_regex(pattern: str) -> re.Pattern[str]:
 
 def wildcard_match(text: str, pattern: str) -> bool:
     """Whole-string match where ``*`` is any run of characters and ``?`` any one character."""
+    if pattern == "*":
+        return True
+    if "*" not in pattern and "?" not in pattern:  # most rules name a tool or a path outright
+        return text == pattern
     return _wildcard_regex(pattern).fullmatch(text) is not None
 
 

@@ -6,6 +6,9 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given as generated
+from hypothesis import settings
+from hypothesis import strategies as st
 
 from tools import (
     ApprovalStore,
@@ -17,7 +20,7 @@ from tools import (
     ToolContext,
 )
 from tools.context import is_within, real_path
-from tools.permission import DEFAULT_RULES, rules_from_config, wildcard_match
+from tools.permission import DEFAULT_RULES, _wildcard_regex, rules_from_config, wildcard_match  # pyright: ignore[reportPrivateUsage]
 
 from .conftest import Harness, ScriptedHuman, make_harness
 
@@ -40,6 +43,13 @@ from .conftest import Harness, ScriptedHuman, make_harness
 )
 def test_wildcards(text: str, pattern: str, matches: bool) -> None:
     assert wildcard_match(text, pattern) is matches
+
+
+@settings(max_examples=500, deadline=None)
+@generated(st.text("ab *?.\n", max_size=6), st.text("ab *?.\n", max_size=6))
+def test_wildcard_shortcuts_agree_with_the_pattern(text: str, pattern: str) -> None:
+    # "*" alone and patterns without wildcards skip the regex; the answer must not change.
+    assert wildcard_match(text, pattern) is (_wildcard_regex(pattern).fullmatch(text) is not None)
 
 
 CONFIG = rules_from_config(
