@@ -23,6 +23,14 @@ Factory = Callable[..., Bridge]
 SCRIPTED = Path(__file__).with_name("scripted_server.py")
 
 
+def scripted_servers() -> dict[str, dict[str, object]]:
+    """Server config with only the scripted server (for .py files)."""
+    return {
+        "basedpyright": {"enabled": False},
+        "scripted": {"command": [sys.executable, str(SCRIPTED)], "extensions": [".py"]},
+    }
+
+
 async def test_server_requests_reusing_our_ids_do_not_lose_answers(
     tmp_path: Path, bridge_factory: Factory
 ) -> None:
@@ -32,10 +40,7 @@ async def test_server_requests_reusing_our_ids_do_not_lose_answers(
     bridge = bridge_factory(
         tmp_path,
         request_timeout=20.0,
-        servers={
-            "basedpyright": {"enabled": False},
-            "scripted": {"command": [sys.executable, str(SCRIPTED)], "extensions": [".py"]},
-        },
+        servers=scripted_servers(),
     )
     for _ in range(5):
         answer = await bridge.definition(tmp_path / "a.py", lsp.Position(line=0, character=0))
@@ -52,10 +57,7 @@ async def test_saves_of_open_documents_reach_the_server_as_changes_of_the_docume
     a.write_text("x = 1\n")
     bridge = bridge_factory(
         tmp_path,
-        servers={
-            "basedpyright": {"enabled": False},
-            "scripted": {"command": [sys.executable, str(SCRIPTED)], "extensions": [".py"]},
-        },
+        servers=scripted_servers(),
     )
     await bridge.definition(a, lsp.Position(line=0, character=0))
     temp = tmp_path / f".a.py.x{TEMP_SUFFIX}"
@@ -81,10 +83,7 @@ async def test_an_overlay_handed_back_after_a_write_still_sees_later_outside_cha
     bridge = bridge_factory(
         tmp_path,
         diagnostics_timeout=0.1,  # the scripted server publishes none
-        servers={
-            "basedpyright": {"enabled": False},
-            "scripted": {"command": [sys.executable, str(SCRIPTED)], "extensions": [".py"]},
-        },
+        servers=scripted_servers(),
     )
     await bridge.diagnostics_after_change(a, "x = 2\n")
     a.write_text("x = 2\n")
@@ -123,10 +122,7 @@ async def test_source_lines_follow_changes_the_watcher_saw(tmp_path: Path, bridg
     a.write_text("x = 1\n")
     bridge = bridge_factory(
         tmp_path,
-        servers={
-            "basedpyright": {"enabled": False},
-            "scripted": {"command": [sys.executable, str(SCRIPTED)], "extensions": [".py"]},
-        },
+        servers=scripted_servers(),
     )
     await bridge.definition(a, lsp.Position(line=0, character=0))  # starts the server and watcher
     b.parent.mkdir()  # a folder made after the watch started is watched too

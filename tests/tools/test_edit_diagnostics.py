@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import pytest
 from lsp_bridge import Bridge
 from tools import Reply, Rule, ToolContext, execute
 
-from ..lsp_bridge.test_protocol import SCRIPTED
+from ..lsp_bridge.test_protocol import scripted_servers
 from .conftest import Harness, make_harness
 
 ONCE = Reply("once")
@@ -164,11 +163,7 @@ async def test_a_stop_while_diagnostics_are_awaited_still_reports_the_written_ed
     root.mkdir()
     (root / "a.py").write_text("x = 1\n")
     h = make_harness(root, tmp_path / "data")
-    servers = {
-        "basedpyright": {"enabled": False},
-        "scripted": {"command": [sys.executable, str(SCRIPTED)], "extensions": [".py"]},
-    }
-    h.env.bridge_factory = lambda: bridge_factory(root, servers=servers)
+    h.env.bridge_factory = lambda: bridge_factory(root, servers=scripted_servers())
     h.env.session.record_read(root / "a.py")
     h.human.replies = [ONCE]
     ctx = ToolContext(h.env, "call-1")
