@@ -205,11 +205,13 @@ def _stage(change: FileChange, made: list[Path]) -> Path:
         missing = [folder for folder in target.parents if not folder.exists()]
         target.parent.mkdir(parents=True, exist_ok=True)
         made += reversed(missing)
-    source = change.path if change.before is not None else None
-    mode = source.stat().st_mode & 0o7777 if source is not None else 0o666 & ~_UMASK
+    source = change.path.stat() if change.before is not None else None
+    mode = source.st_mode & 0o7777 if source is not None else 0o666 & ~_UMASK
     fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent)
     try:
-        os.fchmod(fd, mode)
+        if source is not None:
+            _keep_owner(fd, source)
+        os.fchmod(fd, mode)  # after the owner: a change of owner clears set-id bits
         with os.fdopen(fd, "wb") as handle:
             handle.write(change.after.encode(change.encoding))
             handle.flush()
@@ -219,6 +221,20 @@ def _stage(change: FileChange, made: list[Path]) -> Path:
             os.unlink(name)
         raise
     return Path(name)
+
+
+def _keep_owner(fd: int, source: os.stat_result) -> None:
+    """Give the new file the old one's owner and group, as far as we may (only root gives a file
+    away; a group we belong to is allowed)."""
+    new = os.fstat(fd)
+    if (new.st_uid, new.st_gid) == (source.st_uid, source.st_gid):
+        return
+    for uid in (source.st_uid, -1):
+        try:
+            os.fchown(fd, uid, source.st_gid)
+            return
+        except PermissionError:
+            continue
 
 
 def _undo(step: _Step) -> None:

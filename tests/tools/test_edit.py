@@ -103,6 +103,19 @@ def _umask() -> int:
     return mask
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+async def test_owner_and_group_are_kept(h: Harness) -> None:
+    other = await seen(h, "theirs.py", b"x = 1\n")
+    os.chown(other, 4321, 4322)
+    other.chmod(0o2755)  # set-group-id: kept although a change of owner clears it
+    h.env.session.record_read(other)
+    h.human.replies = [ONCE]
+    await h.ok("edit", edit("theirs.py", "x = 1", "x = 2"))
+    stat = other.stat()
+    assert (stat.st_uid, stat.st_gid, stat.st_mode & 0o7777) == (4321, 4322, 0o2755)
+    assert other.read_text() == "x = 2\n"
+
+
 async def test_crlf_bom_latin1_and_mode_are_kept(h: Harness) -> None:
     crlf = await seen(h, "win.txt", b"\xef\xbb\xbfone\r\ntwo\r\nthree\r\n")
     crlf.chmod(0o755)
