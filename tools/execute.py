@@ -158,7 +158,6 @@ async def _run(tool: Tool[Any], params: BaseModel, ctx: ToolContext, outcome: Ou
     try:
         outcome.result = await tool.run(params, ctx)
     except asyncio.CancelledError:
-        outcome.result = None
         outcome.error = "Cancelled by the user." if ctx.abort.is_set() else "Cancelled."
         outcome.stops_turn = True
     except PermissionRejected as rejected:
