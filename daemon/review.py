@@ -199,11 +199,10 @@ class EditorChanges:
             return Applied(
                 change, None, "rejected", f"{note} and said: {feedback}" if feedback else note + "."
             )
-        before, proposed = change.before or "", change.after or ""
         accepted: list[str] = answer.get("acceptedHunkIds") or []
-        final = answer.get("finalText")
-        if final is None:
-            final = proposed if decision == "accept" else apply_hunks(before, proposal.blocks, accepted)
+        final: str | None = answer.get("finalText")
+        if final is None:  # accepting a deletion deletes the file (None), not its lines
+            final = _expected(proposal, decision, accepted)
         by_client = bool(answer.get("appliedByClient"))
         current = self.buffers.text(change.target)  # the file may have been opened meanwhile: fine
         if not by_client and current is not None and current != (change.before or ""):
@@ -215,7 +214,7 @@ class EditorChanges:
         return Applied(
             change,
             written,
-            "applied" if final == proposed else "partial",
+            "applied" if final == change.after else "partial",
             _note(proposal, decision, accepted, final, feedback),
         )
 
@@ -270,7 +269,16 @@ def _document_edit(
     )
 
 
-def _note(proposal: Proposal, decision: str, accepted: list[str], final: str, feedback: str | None) -> str:
+def _expected(proposal: Proposal, decision: str, accepted: list[str]) -> str | None:
+    """What the file holds after ``decision`` on the proposal's hunks (None: deleted)."""
+    if decision == "accept":
+        return proposal.change.after
+    return apply_hunks(proposal.change.before or "", proposal.blocks, accepted)
+
+
+def _note(
+    proposal: Proposal, decision: str, accepted: list[str], final: str | None, feedback: str | None
+) -> str:
     ids = [h.id for h in proposal.blocks]
     parts: list[str] = []
     if decision == "partial":
@@ -278,12 +286,7 @@ def _note(proposal: Proposal, decision: str, accepted: list[str], final: str, fe
         parts.append(
             f"The user applied hunks {', '.join(accepted) or 'none'} and rejected {', '.join(rejected)}."
         )
-    expected = (
-        proposal.change.after
-        if decision == "accept"
-        else apply_hunks(proposal.change.before or "", proposal.blocks, accepted)
-    )
-    if final != expected:
+    if final != _expected(proposal, decision, accepted):
         parts.append("The user modified the proposal before accepting it; the file now has their version.")
     if feedback:
         parts.append(f"The user said: {feedback}")

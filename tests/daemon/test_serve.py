@@ -588,3 +588,27 @@ def test_invalid_params_answers_are_one_info_line_in_the_log(caplog: pytest.LogC
         None,
     )
     assert fault.levelname == "ERROR" and fault.exc_info is not None
+
+
+async def test_an_accepted_deletion_deletes_the_file_and_a_move_moves_it(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    (workspace / "b.py").write_text("B = 1\n")
+    (workspace / "c.py").write_text("C = 1\n")
+    patch = (
+        "*** Begin Patch\n*** Delete File: b.py\n"
+        "*** Update File: c.py\n*** Move to: d.py\n@@\n-C = 1\n+C = 2\n*** End Patch"
+    )
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("read", {"filePath": "b.py"}), ("read", {"filePath": "c.py"})]),
+            Turn(tool_calls=[("apply_patch", {"patchText": patch})]),
+            Turn(text="done"),
+        ]
+    )
+    editor: Editor = await connect("neovim", FULL)
+    editor.review_answers.extend([{"decision": "accept"}, {"decision": "accept"}])
+    assert (await editor.command("lspilot.ask", {"prompt": "tidy up"}))["stopReason"] == "end"
+    assert tool_results(fake)[-1] == "Applied the patch:\n  D b.py\n  R c.py -> d.py"
+    assert not (workspace / "b.py").exists()  # deleted, not emptied
+    assert not (workspace / "c.py").exists() and (workspace / "d.py").read_text() == "C = 2\n"
