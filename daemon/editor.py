@@ -72,6 +72,12 @@ class Editor:
             self.server.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
             raise
 
+    def resource_operations(self) -> set[str]:
+        """The file operations (create, rename, delete) the editor applies in a workspace edit."""
+        workspace = self.server.client_capabilities.workspace
+        edits = workspace.workspace_edit if workspace else None
+        return {str(kind.value) for kind in (edits.resource_operations if edits else None) or []}
+
     async def apply_edit(self, edit: types.WorkspaceEdit) -> Any:
         params = types.ApplyWorkspaceEditParams(edit, label="lspilot")
         return await self.request(types.WORKSPACE_APPLY_EDIT, params)

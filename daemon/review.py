@@ -219,7 +219,16 @@ class EditorChanges:
         )
 
     async def _write(self, ctx: ToolContext, change: FileChange, text: str | None) -> Applied:
-        """Into the editor's buffer when the file is open there, else atomically on disk."""
+        """Into the editor's buffer when the file is open there, else atomically on disk. A file
+        open in the editor that the change deletes is deleted by the editor, so its buffer goes
+        too (a buffer left open would bring the file back when saved)."""
+        deleting = text is None and change.move_to is None
+        if (
+            deleting
+            and self.buffers.version(change.path) is not None
+            and "delete" in self.editor.resource_operations()
+        ):
+            return await self._delete_in_editor(ctx, change)
         version = self.buffers.version(change.target)
         if version is None or text is None or change.move_to is not None:
             final = FileChange(change.path, change.before, text, change.move_to, change.encoding)
@@ -237,6 +246,20 @@ class EditorChanges:
             return Applied(change, None, "rejected", f"The editor could not apply the change: {reason}.")
         await self.buffers.settle(change.target, version, text)
         return Applied(change, text, "applied")
+
+    async def _delete_in_editor(self, ctx: ToolContext, change: FileChange) -> Applied:
+        if self.buffers.text(change.path) != (change.before or ""):  # unsaved work would be lost
+            where = ctx.relative(change.path)
+            note = f"{where} has unsaved changes in the editor; it was not deleted. Read it again."
+            return Applied(change, None, "rejected", note)
+        edit = types.WorkspaceEdit(document_changes=[types.DeleteFile(uri=change.path.as_uri())])
+        answer = await self.editor.apply_edit(edit)
+        if not field_of(answer, "applied"):
+            reason = field_of(answer, "failureReason") or "the editor refused the edit"
+            return Applied(change, None, "rejected", f"The editor could not delete the file: {reason}.")
+        if change.path.exists():  # applied, but the file is still there: delete it ourselves
+            await write_to_disk(ctx, [change])
+        return Applied(change, None, "applied")
 
 
 ANNOTATION = "lspilot"

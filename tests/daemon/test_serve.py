@@ -18,6 +18,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from daemon import serve
 from daemon.scripted_model import ScriptedModel, Turn
 from daemon.server import build
+from lsp_bridge.documents import uri_to_path
 from tests.conftest import data_dir
 
 LSPILOT = str(Path(sys.executable).with_name("lspilot"))
@@ -76,6 +77,13 @@ class Editor:
         @client.feature(types.WORKSPACE_APPLY_EDIT)
         def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
             for change in params.edit.document_changes or []:
+                if isinstance(change, types.DeleteFile):  # as Neovim and VS Code do: file and buffer go
+                    uri_to_path(change.uri).unlink()
+                    del self.buffers[change.uri]
+                    closed = types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(change.uri))
+                    self.client.text_document_did_close(closed)
+                    self.applied.append({"uri": change.uri, "deleted": True})
+                    continue
                 assert isinstance(change, types.TextDocumentEdit)
                 uri = change.text_document.uri
                 text, version = self.buffers[uri]
@@ -612,3 +620,26 @@ async def test_an_accepted_deletion_deletes_the_file_and_a_move_moves_it(
     assert tool_results(fake)[-1] == "Applied the patch:\n  D b.py\n  R c.py -> d.py"
     assert not (workspace / "b.py").exists()  # deleted, not emptied
     assert not (workspace / "c.py").exists() and (workspace / "d.py").read_text() == "C = 2\n"
+
+
+async def test_a_file_open_in_the_editor_is_deleted_by_the_editor(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    # Deleted on disk only, its buffer would stay open and a save would bring the file back.
+    b = workspace / "b.py"
+    b.write_text("B = 1\n")
+    patch = "*** Begin Patch\n*** Delete File: b.py\n*** End Patch"
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("read", {"filePath": "b.py"})]),
+            Turn(tool_calls=[("apply_patch", {"patchText": patch})]),
+            Turn(text="done"),
+        ]
+    )
+    editor: Editor = await connect("neovim", FULL)
+    editor.open(b)
+    editor.review_answers.append({"decision": "accept"})
+    assert (await editor.command("lspilot.ask", {"prompt": "remove it"}))["stopReason"] == "end"
+    assert editor.applied == [{"uri": b.as_uri(), "deleted": True}]
+    assert not b.exists() and b.as_uri() not in editor.buffers
+    assert tool_results(fake)[-1] == "Applied the patch:\n  D b.py"
