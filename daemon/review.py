@@ -59,6 +59,16 @@ class Buffers:
         if moved is not None:
             moved.set()
 
+    async def arrive(self, path: Path, text: str) -> None:
+        """After the editor moved a buffer to ``path``: wait (briefly) until it reports the buffer
+        there holding ``text``, so what follows (diagnostics, the next edit) sees it."""
+        try:
+            async with asyncio.timeout(SETTLE_TIMEOUT):
+                while self.text(path) != text:
+                    await self._moved.setdefault(path, asyncio.Event()).wait()
+        except TimeoutError:
+            log.warning("the editor did not report %s after moving it", path)
+
     async def settle(self, path: Path, version: int, text: str) -> None:
         """After the editor applied an edit: wait (briefly) for the ``didChange`` past ``version``
         that it sends, maybe debounced, so the next edit starts from the buffer's new text."""
@@ -220,15 +230,15 @@ class EditorChanges:
 
     async def _write(self, ctx: ToolContext, change: FileChange, text: str | None) -> Applied:
         """Into the editor's buffer when the file is open there, else atomically on disk. A file
-        open in the editor that the change deletes is deleted by the editor, so its buffer goes
-        too (a buffer left open would bring the file back when saved)."""
-        deleting = text is None and change.move_to is None
-        if (
-            deleting
-            and self.buffers.version(change.path) is not None
-            and "delete" in self.editor.resource_operations()
-        ):
-            return await self._delete_in_editor(ctx, change)
+        open in the editor that the change deletes or moves is deleted or renamed by the editor,
+        so its buffer goes or follows (a buffer left on the old path would bring the file back
+        when saved)."""
+        if self.buffers.version(change.path) is not None:
+            operations = self.editor.resource_operations()
+            if text is None and change.move_to is None and "delete" in operations:
+                return await self._delete_in_editor(ctx, change)
+            if text is not None and change.move_to is not None and "rename" in operations:
+                return await self._move_in_editor(ctx, change, text)
         version = self.buffers.version(change.target)
         if version is None or text is None or change.move_to is not None:
             final = FileChange(change.path, change.before, text, change.move_to, change.encoding)
@@ -247,11 +257,36 @@ class EditorChanges:
         await self.buffers.settle(change.target, version, text)
         return Applied(change, text, "applied")
 
+    def _unseen_edits(self, ctx: ToolContext, change: FileChange) -> Applied | None:
+        """A rejection when the buffer no longer holds what the change was made on."""
+        if self.buffers.text(change.path) == (change.before or ""):
+            return None
+        where = ctx.relative(change.path)
+        note = f"{where} in the editor differs from what the change was made on; nothing was applied."
+        return Applied(change, None, "rejected", note + " Read it again.")
+
+    async def _move_in_editor(self, ctx: ToolContext, change: FileChange, text: str) -> Applied:
+        """The editor renames the file and its buffer, then the new text goes into that buffer
+        (unsaved, like every change to an open buffer)."""
+        assert change.move_to is not None
+        if (stale := self._unseen_edits(ctx, change)) is not None:
+            return stale
+        old, new = change.path.as_uri(), change.move_to.as_uri()
+        parts: list[types.TextDocumentEdit | types.RenameFile] = [types.RenameFile(old_uri=old, new_uri=new)]
+        if text != change.before:
+            edits = _line_edits(hunks(change.before or "", text), None)
+            renamed = types.OptionalVersionedTextDocumentIdentifier(new, None)  # its version is the editor's
+            parts.append(types.TextDocumentEdit(renamed, edits))
+        answer = await self.editor.apply_edit(types.WorkspaceEdit(document_changes=parts))
+        if not field_of(answer, "applied"):
+            reason = field_of(answer, "failureReason") or "the editor refused the edit"
+            return Applied(change, None, "rejected", f"The editor could not move the file: {reason}.")
+        await self.buffers.arrive(change.move_to, text)
+        return Applied(change, text, "applied")
+
     async def _delete_in_editor(self, ctx: ToolContext, change: FileChange) -> Applied:
-        if self.buffers.text(change.path) != (change.before or ""):  # unsaved work would be lost
-            where = ctx.relative(change.path)
-            note = f"{where} has unsaved changes in the editor; it was not deleted. Read it again."
-            return Applied(change, None, "rejected", note)
+        if (stale := self._unseen_edits(ctx, change)) is not None:  # unsaved work would be lost
+            return stale
         edit = types.WorkspaceEdit(document_changes=[types.DeleteFile(uri=change.path.as_uri())])
         answer = await self.editor.apply_edit(edit)
         if not field_of(answer, "applied"):

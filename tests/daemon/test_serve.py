@@ -79,25 +79,37 @@ class Editor:
             for change in params.edit.document_changes or []:
                 if isinstance(change, types.DeleteFile):  # as Neovim and VS Code do: file and buffer go
                     uri_to_path(change.uri).unlink()
-                    del self.buffers[change.uri]
-                    closed = types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(change.uri))
-                    self.client.text_document_did_close(closed)
+                    self.close(change.uri)
                     self.applied.append({"uri": change.uri, "deleted": True})
+                    continue
+                if isinstance(change, types.RenameFile):  # the file and its buffer move
+                    uri_to_path(change.old_uri).rename(uri_to_path(change.new_uri))
+                    self.open(uri_to_path(change.new_uri), self.close(change.old_uri))
+                    self.applied.append({"uri": change.old_uri, "renamed": change.new_uri})
                     continue
                 assert isinstance(change, types.TextDocumentEdit)
                 uri = change.text_document.uri
                 text, version = self.buffers[uri]
-                assert change.text_document.version == version
+                assert change.text_document.version in (version, None)
                 self.applied.append({"uri": uri, "edits": change.edits})
                 self.change(uri, _apply(text, change.edits), self.debounce)
             return types.ApplyWorkspaceEditResult(applied=True)
 
-    def open(self, path: Path) -> None:
-        """Open ``path`` in the editor, as a buffer (empty for a file not on disk)."""
-        text = path.read_text() if path.exists() else ""
+    def open(self, path: Path, text: str | None = None) -> None:
+        """Open ``path`` in the editor, as a buffer holding ``text`` (by default the file's, empty
+        for a file not on disk)."""
+        if text is None:
+            text = path.read_text() if path.exists() else ""
         self.buffers[path.as_uri()] = (text, 1)
         item = types.TextDocumentItem(path.as_uri(), "python", 1, text)
         self.client.text_document_did_open(types.DidOpenTextDocumentParams(item))
+
+    def close(self, uri: str) -> str:
+        """Close a buffer; its text."""
+        text, _version = self.buffers.pop(uri)
+        closed = types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri))
+        self.client.text_document_did_close(closed)
+        return text
 
     def change(self, uri: str, text: str, notify_after: float = 0.0) -> None:
         version = self.buffers[uri][1] + 1
@@ -643,3 +655,29 @@ async def test_a_file_open_in_the_editor_is_deleted_by_the_editor(
     assert editor.applied == [{"uri": b.as_uri(), "deleted": True}]
     assert not b.exists() and b.as_uri() not in editor.buffers
     assert tool_results(fake)[-1] == "Applied the patch:\n  D b.py"
+
+
+async def test_a_file_open_in_the_editor_is_moved_by_the_editor_with_the_change_in_its_buffer(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    c, d = workspace / "c.py", workspace / "d.py"
+    c.write_text("C = 1\n")
+    patch = "*** Begin Patch\n*** Update File: c.py\n*** Move to: d.py\n@@\n-C = 1\n+C = 2\n*** End Patch"
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("read", {"filePath": "c.py"})]),
+            Turn(tool_calls=[("apply_patch", {"patchText": patch})]),
+            Turn(tool_calls=[("edit", {"filePath": "d.py", "oldString": "C = 2", "newString": "C = 3"})]),
+            Turn(text="done"),
+        ]
+    )
+    editor: Editor = await connect("neovim", FULL)
+    editor.open(c)
+    editor.review_answers.extend([{"decision": "accept"}, {"decision": "accept"}])
+    assert (await editor.command("lspilot.ask", {"prompt": "rename it"}))["stopReason"] == "end"
+    assert editor.applied[0] == {"uri": c.as_uri(), "renamed": d.as_uri()}
+    assert not c.exists() and c.as_uri() not in editor.buffers
+    assert editor.buffers[d.as_uri()][0] == "C = 3\n"  # the move's change, then the next edit, unsaved
+    assert d.read_text() == "C = 1\n"
+    moved, edited = tool_results(fake)[-2:]
+    assert moved == "Applied the patch:\n  R c.py -> d.py" and edited.startswith("Edited d.py"), edited
