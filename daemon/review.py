@@ -129,7 +129,7 @@ class EditorChanges:
     async def _review(self, ctx: ToolContext, change: FileChange, title: str) -> Applied:
         before, after = change.before or "", change.after or ""
         proposal = Proposal(f"p_{uuid.uuid4().hex[:12]}", change, hunks(before, after), None)
-        proposal.base_version = self.buffers.version(change.target)
+        proposal.base_version = self.buffers.version(change.path)  # the text under review
         self.pending[proposal.id] = proposal
         self.editor.notify(
             "lspilot/update",
@@ -167,7 +167,8 @@ class EditorChanges:
             "sessionId": ctx.session_id,
             "toolCallId": ctx.call_id,
             "proposalId": proposal.id,
-            "uri": change.target.as_uri(),
+            "uri": change.path.as_uri(),
+            "newUri": change.move_to.as_uri() if change.move_to is not None else None,
             "baseVersion": proposal.base_version,
             "isNewFile": change.before is None,
             "oldText": change.before or "",
@@ -192,7 +193,7 @@ class EditorChanges:
         change = proposal.change
         edits = _line_edits(proposal.blocks, ANNOTATION)
         confirm = types.ChangeAnnotation("lspilot proposal", needs_confirmation=True, description="Review")
-        edit = _document_edit(change.target, proposal.base_version, edits, {ANNOTATION: confirm})
+        edit = _document_edit(change.path, proposal.base_version, edits, {ANNOTATION: confirm})
         answer = await self.editor.apply_edit(edit)
         applied = bool(field_of(answer, "applied"))
         reason = field_of(answer, "failureReason")
@@ -214,9 +215,9 @@ class EditorChanges:
         if final is None:  # accepting a deletion deletes the file (None), not its lines
             final = _expected(proposal, decision, accepted)
         by_client = bool(answer.get("appliedByClient"))
-        current = self.buffers.text(change.target)  # the file may have been opened meanwhile: fine
+        current = self.buffers.text(change.path)  # the file may have been opened meanwhile: fine
         if not by_client and current is not None and current != (change.before or ""):
-            where = ctx.relative(change.target)
+            where = ctx.relative(change.path)
             note = f"{where} changed in the editor during the review; nothing was applied. Read it again."
             return Applied(change, None, "rejected", note)
         await ctx.approved()
