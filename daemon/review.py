@@ -245,11 +245,8 @@ class EditorChanges:
             final = FileChange(change.path, change.before, text, change.move_to, change.encoding)
             await write_to_disk(ctx, [final])
             return Applied(change, text, "applied")
-        if self.buffers.text(change.target) != (change.before or ""):  # the edits are relative to it
-            where = ctx.relative(change.target)
-            note = f"{where} in the editor differs from what the change was made on; nothing was applied."
-            note += " Read it again."
-            return Applied(change, None, "rejected", note)
+        if (stale := self._unseen_edits(ctx, change)) is not None:  # the edits are relative to it
+            return stale
         edits = _line_edits(hunks(change.before or "", text), None)
         answer = await self.editor.apply_edit(_document_edit(change.target, version, edits))
         if not field_of(answer, "applied"):
