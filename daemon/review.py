@@ -159,7 +159,8 @@ class EditorChanges:
             asking.cancel()
             return proposal.resolved.result()
         answer = asking.result()
-        return {k: field_of(answer, k) for k in ("decision", "acceptedHunkIds", "finalText", "feedback")}
+        keys = ("decision", "acceptedHunkIds", "finalText", "feedback", "appliedByClient")
+        return {k: field_of(answer, k) for k in keys}
 
     def _request(self, ctx: ToolContext, proposal: Proposal) -> dict[str, Any]:
         change = proposal.change
@@ -189,11 +190,25 @@ class EditorChanges:
 
     async def _confirm_edit(self, proposal: Proposal) -> dict[str, Any]:
         """Fallback review: the client's own confirmation UI for an edit annotated as needing it.
-        The client applies it itself, so an accepted edit is already in its buffer."""
+        The client applies it itself, so an accepted edit is already in its buffer (a deletion or
+        a move is the client's own file operation, when it has them)."""
         change = proposal.change
-        edits = _line_edits(proposal.blocks, ANNOTATION)
         confirm = types.ChangeAnnotation("lspilot proposal", needs_confirmation=True, description="Review")
-        edit = _document_edit(change.path, proposal.base_version, edits, {ANNOTATION: confirm})
+        annotations = {ANNOTATION: confirm}
+        operations = self.editor.resource_operations()
+        if change.after is None and change.before is not None and "delete" in operations:
+            deletion = types.DeleteFile(uri=change.path.as_uri(), annotation_id=ANNOTATION)
+            edit = types.WorkspaceEdit(document_changes=[deletion], change_annotations=annotations)
+        elif change.move_to is not None and "rename" in operations:
+            new = change.move_to.as_uri()
+            rename = types.RenameFile(old_uri=change.path.as_uri(), new_uri=new, annotation_id=ANNOTATION)
+            renamed = types.OptionalVersionedTextDocumentIdentifier(new, None)
+            text_edit = types.TextDocumentEdit(renamed, list(_line_edits(proposal.blocks, ANNOTATION)))
+            parts = [rename, text_edit] if proposal.blocks else [rename]
+            edit = types.WorkspaceEdit(document_changes=parts, change_annotations=annotations)
+        else:
+            edits = _line_edits(proposal.blocks, ANNOTATION)
+            edit = _document_edit(change.path, proposal.base_version, edits, annotations)
         answer = await self.editor.apply_edit(edit)
         applied = bool(field_of(answer, "applied"))
         reason = field_of(answer, "failureReason")

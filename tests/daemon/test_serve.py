@@ -79,16 +79,20 @@ class Editor:
             for change in params.edit.document_changes or []:
                 if isinstance(change, types.DeleteFile):  # as Neovim and VS Code do: file and buffer go
                     uri_to_path(change.uri).unlink()
-                    self.close(change.uri)
+                    if change.uri in self.buffers:
+                        self.close(change.uri)
                     self.applied.append({"uri": change.uri, "deleted": True})
                     continue
                 if isinstance(change, types.RenameFile):  # the file and its buffer move
                     uri_to_path(change.old_uri).rename(uri_to_path(change.new_uri))
-                    self.open(uri_to_path(change.new_uri), self.close(change.old_uri))
+                    if change.old_uri in self.buffers:
+                        self.open(uri_to_path(change.new_uri), self.close(change.old_uri))
                     self.applied.append({"uri": change.old_uri, "renamed": change.new_uri})
                     continue
                 assert isinstance(change, types.TextDocumentEdit)
                 uri = change.text_document.uri
+                if uri not in self.buffers:  # as VS Code does: opened to be edited
+                    self.open(uri_to_path(uri))
                 text, version = self.buffers[uri]
                 assert change.text_document.version in (version, None)
                 self.applied.append({"uri": uri, "edits": change.edits})
@@ -587,6 +591,8 @@ async def test_without_lspilot_options_reviews_are_applyedits_needing_confirmati
     annotations = params.edit.change_annotations or {}
     assert [a.needs_confirmation for a in annotations.values()] == [True]
     assert "3.14159" in editor.buffers[source.as_uri()][0]
+    told = tool_results(fake)[-1]
+    assert told.startswith("Edited a.py") and "rejected" not in told, told  # applied once, by the editor
 
 
 def test_invalid_params_answers_are_one_info_line_in_the_log(caplog: pytest.LogCaptureFixture) -> None:
@@ -681,3 +687,32 @@ async def test_a_file_open_in_the_editor_is_moved_by_the_editor_with_the_change_
     assert d.read_text() == "C = 1\n"
     moved, edited = tool_results(fake)[-2:]
     assert moved == "Applied the patch:\n  R c.py -> d.py" and edited.startswith("Edited d.py"), edited
+
+
+async def test_without_lspilot_options_deletions_and_moves_are_file_operations_needing_confirmation(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    b, c, d = workspace / "b.py", workspace / "c.py", workspace / "d.py"
+    b.write_text("B = 1\n")
+    c.write_text("C = 1\n")
+    patch = (
+        "*** Begin Patch\n*** Delete File: b.py\n"
+        "*** Update File: c.py\n*** Move to: d.py\n@@\n-C = 1\n+C = 2\n*** End Patch"
+    )
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("read", {"filePath": "b.py"}), ("read", {"filePath": "c.py"})]),
+            Turn(tool_calls=[("apply_patch", {"patchText": patch})]),
+            Turn(text="done"),
+        ]
+    )
+    editor: Editor = await connect("neovim")
+    assert (await editor.command("lspilot.ask", {"prompt": "tidy up"}))["stopReason"] == "end"
+    assert editor.reviews == []
+    assert editor.applied[:2] == [
+        {"uri": b.as_uri(), "deleted": True},
+        {"uri": c.as_uri(), "renamed": d.as_uri()},
+    ]
+    assert not b.exists() and not c.exists() and d.read_text() == "C = 1\n"
+    assert editor.buffers[d.as_uri()][0] == "C = 2\n"  # the change, in the (unsaved) buffer
+    assert tool_results(fake)[-1] == "Applied the patch:\n  D b.py\n  R c.py -> d.py"
