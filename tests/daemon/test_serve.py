@@ -165,6 +165,24 @@ def tool_results(fake: ScriptedModel) -> list[str]:
     return [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "tool"]
 
 
+def delete_b_and_move_c_to_d(fake: ScriptedModel, workspace: Path) -> None:
+    """b.py and c.py exist; the model reads them, then one patch deletes b.py and moves c.py to
+    d.py with a change (C = 1 -> C = 2), and says done."""
+    (workspace / "b.py").write_text("B = 1\n")
+    (workspace / "c.py").write_text("C = 1\n")
+    patch = (
+        "*** Begin Patch\n*** Delete File: b.py\n"
+        "*** Update File: c.py\n*** Move to: d.py\n@@\n-C = 1\n+C = 2\n*** End Patch"
+    )
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("read", {"filePath": "b.py"}), ("read", {"filePath": "c.py"})]),
+            Turn(tool_calls=[("apply_patch", {"patchText": patch})]),
+            Turn(text="done"),
+        ]
+    )
+
+
 def read_then_edit(fake: ScriptedModel, old: str, new: str) -> None:
     """The model reads a.py, edits it, and says ok."""
     read = Turn(tool_calls=[("read", {"filePath": "a.py"})])
@@ -619,19 +637,7 @@ def test_invalid_params_answers_are_one_info_line_in_the_log(caplog: pytest.LogC
 async def test_an_accepted_deletion_deletes_the_file_and_a_move_moves_it(
     connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
 ) -> None:
-    (workspace / "b.py").write_text("B = 1\n")
-    (workspace / "c.py").write_text("C = 1\n")
-    patch = (
-        "*** Begin Patch\n*** Delete File: b.py\n"
-        "*** Update File: c.py\n*** Move to: d.py\n@@\n-C = 1\n+C = 2\n*** End Patch"
-    )
-    fake.turns.extend(
-        [
-            Turn(tool_calls=[("read", {"filePath": "b.py"}), ("read", {"filePath": "c.py"})]),
-            Turn(tool_calls=[("apply_patch", {"patchText": patch})]),
-            Turn(text="done"),
-        ]
-    )
+    delete_b_and_move_c_to_d(fake, workspace)
     editor: Editor = await connect("neovim", FULL)
     editor.review_answers.extend([{"decision": "accept"}, {"decision": "accept"}])
     assert (await editor.command("lspilot.ask", {"prompt": "tidy up"}))["stopReason"] == "end"
@@ -693,19 +699,7 @@ async def test_without_lspilot_options_deletions_and_moves_are_file_operations_n
     connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
 ) -> None:
     b, c, d = workspace / "b.py", workspace / "c.py", workspace / "d.py"
-    b.write_text("B = 1\n")
-    c.write_text("C = 1\n")
-    patch = (
-        "*** Begin Patch\n*** Delete File: b.py\n"
-        "*** Update File: c.py\n*** Move to: d.py\n@@\n-C = 1\n+C = 2\n*** End Patch"
-    )
-    fake.turns.extend(
-        [
-            Turn(tool_calls=[("read", {"filePath": "b.py"}), ("read", {"filePath": "c.py"})]),
-            Turn(tool_calls=[("apply_patch", {"patchText": patch})]),
-            Turn(text="done"),
-        ]
-    )
+    delete_b_and_move_c_to_d(fake, workspace)
     editor: Editor = await connect("neovim")
     assert (await editor.command("lspilot.ask", {"prompt": "tidy up"}))["stopReason"] == "end"
     assert editor.reviews == []
