@@ -94,9 +94,6 @@ class Sources:
         self.bridge.look_at_disk()  # lines read before the first request are current too
         self._names = _NAMES.setdefault(self.root, {})
 
-    def path(self, uri: str) -> Path:
-        return _uri_path(uri)
-
     def lines(self, path: Path) -> list[str]:
         cached = self._lines.get(path)
         if cached is None:
