@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from lsprotocol import types as lsp
 
-from lsp_bridge import Answer, Bridge, BridgeConfig, Span
+from lsp_bridge import Answer, Bridge, BridgeConfig, Span, span_start
 from lsp_bridge.documents import uri_to_path
 
 from . import demo_turn
@@ -47,7 +47,7 @@ class Printer:
 
     def locations(self, spans: list[Span]) -> None:
         for span in spans:
-            print("    " + self.where(span.uri, span.start))
+            print("    " + self.where(span[0], span_start(span)))
 
 
 def _problems(diagnostics: list[lsp.Diagnostic]) -> list[lsp.Diagnostic]:

@@ -20,7 +20,7 @@ from .errors import (
     UnsupportedOperation,
 )
 from .registry import BridgeConfig, ServerRegistry
-from .results import Span
+from .results import Span, span_location, span_start
 
 __all__ = [
     "Answer",
@@ -37,4 +37,6 @@ __all__ = [
     "ServerTerminated",
     "Span",
     "UnsupportedOperation",
+    "span_location",
+    "span_start",
 ]

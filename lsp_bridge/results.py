@@ -10,33 +10,27 @@ Everything else is structured by the lsprotocol converter (see ``connection.py``
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, NamedTuple, cast
+from typing import Any, cast
 
 from lsprotocol import types as lsp
 
-
-class Span(NamedTuple):
-    """A location in an answer: a document URI and an LSP range (0-based lines, UTF-16 columns)."""
-
-    uri: str
-    line: int
-    character: int
-    end_line: int
-    end_character: int
-
-    @property
-    def start(self) -> lsp.Position:
-        return lsp.Position(line=self.line, character=self.character)
-
-    def location(self) -> lsp.Location:
-        """The same place as an lsprotocol ``Location``."""
-        end = lsp.Position(line=self.end_line, character=self.end_character)
-        return lsp.Location(uri=self.uri, range=lsp.Range(start=self.start, end=end))
+#: A location in an answer: ``(uri, line, character, end_line, end_character)``, an LSP range
+#: (0-based lines, UTF-16 columns). A plain tuple: one instruction builds it (a NamedTuple's
+#: constructor cost 0.1 µs more per location, a quarter of reading 900 references); it is its
+#: own deduplication key and sorts by URI, then position.
+Span = tuple[str, int, int, int, int]
 
 
-#: Span(...) without its Python-level ``__new__``: one C call per location.
-_NEW_SPAN = cast(Callable[[type[Span], tuple[Any, ...]], Span], tuple.__new__)  # pyright: ignore[reportUnknownMemberType]
+def span_start(span: Span) -> lsp.Position:
+    return lsp.Position(line=span[1], character=span[2])
+
+
+def span_location(span: Span) -> lsp.Location:
+    """The same place as an lsprotocol ``Location``."""
+    end = lsp.Position(line=span[3], character=span[4])
+    return lsp.Location(uri=span[0], range=lsp.Range(start=span_start(span), end=end))
+
+
 _LINK = "targetUri"
 
 
@@ -54,10 +48,9 @@ def locations_from_json(result: Any) -> list[Span]:
     # not valid or of the other kind, then one set. Anything else is read item by item.
     links = bool(items) and _LINK in items[0]
     uri_key, range_key = (_LINK, "targetSelectionRange") if links else ("uri", "range")
-    make = _NEW_SPAN
     try:
         spans = [
-            make(Span, (uri, line, character, end_line, end_character))
+            (uri, line, character, end_line, end_character)
             for item in items
             # Negative or >= 2**31 leaves bits after the shift; non-integers raise TypeError.
             if not (
@@ -81,7 +74,6 @@ def locations_from_json(result: Any) -> list[Span]:
 
 def _one_by_one(items: list[dict[str, Any]]) -> list[Span]:
     """``locations_from_json`` for any list: mixed kinds, repeats, and the errors it raises."""
-    make = _NEW_SPAN
     seen: set[Span] = set()
     spans: list[Span] = []
     for item in items:
@@ -90,7 +82,7 @@ def _one_by_one(items: list[dict[str, Any]]) -> list[Span]:
         else:
             uri, span = item["uri"], item["range"]
         start, end = span["start"], span["end"]
-        found = make(Span, (uri, start["line"], start["character"], end["line"], end["character"]))
+        found = (uri, start["line"], start["character"], end["line"], end["character"])
         if found in seen:
             continue
         seen.add(found)

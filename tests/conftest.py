@@ -47,7 +47,7 @@ def position(path: Path, needle: str, nth: int = 0, offset: int = 0) -> lsp.Posi
 
 def where(root: Path, span: Span) -> tuple[str, int]:
     """(workspace-relative path, 1-based line) of a location."""
-    return (uri_to_path(span.uri).relative_to(root).as_posix(), span.line + 1)
+    return (uri_to_path(span[0]).relative_to(root).as_posix(), span[1] + 1)
 
 
 def copy_fixture(name: str, into: Path) -> Path:

@@ -126,7 +126,7 @@ class Probe:
                 for symbol in _touched(symbols, change)[:MAX_SYMBOLS]:
                     refs = await self.bridge.references(change.path, symbol.selection_range.start, False)
                     for span in refs.value:
-                        path = uri_to_path(span.uri)
+                        path = uri_to_path(span[0])
                         if path not in changed and is_within(path, self.ctx.root):
                             uses[path] += 1
             except BridgeError as error:

@@ -32,6 +32,8 @@ class Truncated:
 
 def _cut(text: str, limits: OutputLimits) -> tuple[str, int, int] | None:
     """The head of ``text`` within the limits, and the lines and bytes left out; None if it fits."""
+    if len(text) * 4 <= limits.max_bytes and text.count("\n") < limits.max_lines:
+        return None  # fits whatever its characters (UTF-8 takes at most 4 bytes for each)
     data = text.encode()
     lines = text.split("\n")
     if len(lines) <= limits.max_lines and len(data) <= limits.max_bytes:

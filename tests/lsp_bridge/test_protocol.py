@@ -15,7 +15,7 @@ from lsprotocol import types as lsp
 
 from lsp_bridge import Bridge
 from lsp_bridge.documents import DiskLines, DocumentStore, incremental_change, lsp_lines
-from lsp_bridge.results import Span, locations_from_json, merge_locations
+from lsp_bridge.results import locations_from_json, merge_locations, span_location, span_start
 from lsp_bridge.watch import TEMP_SUFFIX
 from tests.conftest import position, where
 
@@ -174,17 +174,16 @@ def _span(a: int, b: int, c: int, d: int) -> dict[str, object]:
 def test_locations_from_json_reads_locations_and_links_once_each() -> None:
     assert locations_from_json(None) == []
     single = {"uri": "file:///a.py", "range": _span(1, 2, 1, 5)}
-    assert locations_from_json(single) == [Span("file:///a.py", 1, 2, 1, 5)]
+    assert locations_from_json(single) == [("file:///a.py", 1, 2, 1, 5)]
     link = {
         "targetUri": "file:///b.py",
         "targetRange": _span(0, 0, 9, 0),
         "targetSelectionRange": _span(3, 4, 3, 8),
     }
     decoded = locations_from_json([single, link, dict(single)])
-    assert decoded == [Span("file:///a.py", 1, 2, 1, 5), Span("file:///b.py", 3, 4, 3, 8)]
-    assert all(type(span) is Span for span in decoded)
-    assert decoded[1].start == lsp.Position(line=3, character=4)
-    assert decoded[1].location() == lsp.Location(
+    assert decoded == [("file:///a.py", 1, 2, 1, 5), ("file:///b.py", 3, 4, 3, 8)]
+    assert span_start(decoded[1]) == lsp.Position(line=3, character=4)
+    assert span_location(decoded[1]) == lsp.Location(
         uri="file:///b.py",
         range=lsp.Range(start=lsp.Position(line=3, character=4), end=lsp.Position(line=3, character=8)),
     )
@@ -199,7 +198,7 @@ def test_locations_from_json_rejects_what_lsprotocol_rejects() -> None:
 
 
 def test_merge_locations_keeps_the_first_of_each() -> None:
-    a, b, c = Span("file:///a", 0, 0, 0, 1), Span("file:///b", 0, 0, 0, 1), Span("file:///a", 0, 0, 0, 1)
+    a, b, c = ("file:///a", 0, 0, 0, 1), ("file:///b", 0, 0, 0, 1), ("file:///a", 0, 0, 0, 1)
     assert merge_locations([[a, b], [c]]) == [a, b]
     assert merge_locations([[a, b]]) == [a, b]
 
@@ -247,25 +246,25 @@ def test_locations_from_json_reads_any_mix_as_one_item_at_a_time_would() -> None
     # Kinds mixed either way round; a dict with both keys is read as a link wherever it is.
     both = {**b, "targetUri": "file:///d.py", "targetSelectionRange": _span(7, 0, 7, 2)}
     assert locations_from_json([a, link, b]) == [
-        Span("file:///a.py", 1, 2, 1, 5),
+        ("file:///a.py", 1, 2, 1, 5),
         *locations_from_json(link),
-        Span("file:///b.py", 0, 0, 0, 1),
+        ("file:///b.py", 0, 0, 0, 1),
     ]
     assert locations_from_json([link, a]) == [
-        Span("file:///c.py", 3, 4, 3, 8),
-        Span("file:///a.py", 1, 2, 1, 5),
+        ("file:///c.py", 3, 4, 3, 8),
+        ("file:///a.py", 1, 2, 1, 5),
     ]
     assert locations_from_json([a, both]) == [
-        Span("file:///a.py", 1, 2, 1, 5),
-        Span("file:///d.py", 7, 0, 7, 2),
+        ("file:///a.py", 1, 2, 1, 5),
+        ("file:///d.py", 7, 0, 7, 2),
     ]
     # Repeats are dropped wherever they are, the first kept; a repeat is equal, so never checked.
     assert locations_from_json([a, b, a, dict(b), a]) == [
-        Span("file:///a.py", 1, 2, 1, 5),
-        Span("file:///b.py", 0, 0, 0, 1),
+        ("file:///a.py", 1, 2, 1, 5),
+        ("file:///b.py", 0, 0, 0, 1),
     ]
     again = {"uri": "file:///a.py", "range": _span(1, 2.0, 1, 5)}  # type: ignore[arg-type]
-    assert locations_from_json([a, again]) == [Span("file:///a.py", 1, 2, 1, 5)]
+    assert locations_from_json([a, again]) == [("file:///a.py", 1, 2, 1, 5)]
     with pytest.raises(TypeError):
         locations_from_json([again, a])
     with pytest.raises(ValueError, match="not a location"):

@@ -126,6 +126,19 @@ async def test_byte_limit_is_configurable(echo: Harness) -> None:
     assert small.result is not None and small.result.metadata == {"truncated": False}
 
 
+def test_limits_count_lines_and_utf8_bytes_exactly(tmp_path: Path) -> None:
+    from tools.truncate import truncate  # noqa: PLC0415
+
+    limits = OutputLimits(max_lines=3, max_bytes=100)
+
+    def cut(text: str) -> bool:
+        return truncate(text, limits, tmp_path, "t").path is not None
+
+    assert not cut("a\nb\nc") and cut("a\nb\nc\nd")  # 3 lines fit, 4 do not
+    assert not cut("\U0001f600" * 25) and cut("\U0001f600" * 26)  # 4 bytes each: 100 fit, 104 do not
+    assert not cut("\u00e9" * 50) and cut("\u00e9" * 51)  # 2 bytes each
+
+
 async def test_hooks_see_change_and_veto_calls(echo: Harness) -> None:
     seen: list[tuple[str, str | None]] = []
 

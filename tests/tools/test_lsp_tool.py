@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lsp_bridge import Bridge, Span
+from lsp_bridge import Bridge
 from tests.conftest import position
 from tests.tools.conftest import Harness, MakeHarness
 from tools._lsp_format import locations
@@ -260,7 +260,7 @@ async def test_locations_convert_columns_and_clamp_what_the_file_does_not_have(
     # of a line, past the end of the file. Columns are code points, clamped to the line.
     (tmp_path / "a.py").write_text("x = '\U0001f642'; y\r\nz = 1\nw\n")
     uri = (tmp_path / "a.py").as_uri()
-    spans = [Span(uri, 0, 10, 0, 11), Span(uri, 9, 2, 9, 4), Span(uri, 1, 2, 1, 99), Span(uri, 0, 0, 1, 3)]
+    spans = [(uri, 0, 10, 0, 11), (uri, 9, 2, 9, 4), (uri, 1, 2, 1, 99), (uri, 0, 0, 1, 3)]
     lines, meta = locations(Sources(tmp_path, bridge_factory(tmp_path)), spans, "use", "uses", "of y")
     assert lines == [
         "4 uses of y in 1 file:",
@@ -291,10 +291,10 @@ async def test_locations_sort_by_name_even_where_uris_sort_otherwise(
     inside, outside = (root / "a.py").as_uri(), (tmp_path / "z.py").as_uri()
     spelled = inside.replace("/a.py", "/%61.py")
     spans = [
-        Span(inside, 0, 0, 0, 1),
-        Span(outside, 1, 0, 1, 2),
-        Span(spelled, 0, 4, 0, 5),
-        Span(outside, 0, 0, 0, 1),
+        (inside, 0, 0, 0, 1),
+        (outside, 1, 0, 1, 2),
+        (spelled, 0, 4, 0, 5),
+        (outside, 0, 0, 0, 1),
     ]
     lines, meta = locations(Sources(root, bridge_factory(root)), spans, "use", "uses", "of x")
     far = str(tmp_path / "z.py")
