@@ -171,6 +171,10 @@ class Probe:
             await self.discard()
             return []
         written = {a.change.target: a.written for a in applied if a.written is not None}
+        assert self.bridge is not None
+        # The watcher's events for these writes are read now, usually while the server still
+        # works on the new text, rather than by the first bridge call after its answer.
+        self.bridge.look_at_disk()
         targets = [(c.target, written[c.target]) for c in self.changes if c.target in written]
         targets += [(p, None) for p in self._other_text]
         try:
