@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
@@ -18,7 +17,7 @@ from ._diagnose import FileReport, Probe, render
 from ._text import FileText, looks_binary
 from .base import ToolError
 from .changes import Applied, FileChange
-from .context import FileStamp, ToolContext, real_path
+from .context import FileStamp, ToolContext, read_file, real_path
 from .diff import unified_diff
 from .permission import PermissionRequest
 
@@ -80,9 +79,7 @@ def load(ctx: ToolContext, file: Target) -> FileText | None:
         _check_fresh(ctx, file, data, 0, "in the editor")
         return FileText.from_bytes(data)
     try:
-        with file.path.open("rb") as handle:
-            data = handle.read()
-            mtime_ns = os.fstat(handle.fileno()).st_mtime_ns
+        data, stat = read_file(file.path)
     except FileNotFoundError:
         return None
     except IsADirectoryError:
@@ -91,7 +88,7 @@ def load(ctx: ToolContext, file: Target) -> FileText | None:
         raise ToolError(f"Cannot read {file.shown}: {error.strerror or error}") from None
     if looks_binary(data):
         raise ToolError(f"{file.shown} is a binary file; the edit tools only change text files.")
-    _check_fresh(ctx, file, data, mtime_ns)
+    _check_fresh(ctx, file, data, stat.st_mtime_ns)
     return FileText.from_bytes(data)
 
 

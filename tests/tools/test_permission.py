@@ -19,7 +19,7 @@ from tools import (
     Rule,
     ToolContext,
 )
-from tools.context import is_within, real_path
+from tools.context import is_within, read_file, real_path
 from tools.permission import DEFAULT_RULES, _wildcard_regex, rules_from_config, wildcard_match  # pyright: ignore[reportPrivateUsage]
 
 from .conftest import Harness, ScriptedHuman, make_harness
@@ -175,6 +175,19 @@ def test_real_path_is_path_resolve(tmp_path: Path) -> None:
         tmp_path / "real",
     ]:
         assert real_path(given) == given.resolve(), given
+
+
+def test_read_file_reads_whole_files_as_open_does(tmp_path: Path) -> None:
+    for size in (0, 1, 4095, 70_000):
+        (tmp_path / "f").write_bytes(os.urandom(size))
+        data, stat = read_file(tmp_path / "f")
+        assert data == (tmp_path / "f").read_bytes() and stat.st_size == size
+    proc = Path("/proc/self/status")  # its size says 0: read on to the end
+    assert read_file(proc)[0].startswith(b"Name:") and proc.stat().st_size == 0
+    with pytest.raises(IsADirectoryError):
+        read_file(tmp_path)
+    with pytest.raises(FileNotFoundError):
+        read_file(tmp_path / "missing")
 
 
 def test_is_within_and_relative_compare_whole_components(tmp_path: Path) -> None:
