@@ -358,18 +358,22 @@ def test_a_permission_prompt_is_answered_through_vim_ui_select(editor: Editor, f
     assert editor.lua("return #_G.asked") == 2
 
 
-def test_refs_fill_the_quickfix_list(editor: Editor) -> None:
+def test_refs_fill_the_quickfix_list(editor: Editor, workspace: Path) -> None:
+    # After multibyte characters a column in characters is not a byte column.
+    (workspace / "c.py").write_text('from a import area\n\nlabel = "h\u00e9 \u2713 \U0001f600"; n = area(1)\n')
     editor.lua("vim.api.nvim_win_set_cursor(0, {1, 5})")  # on `area`
     editor.lua("vim.cmd('Lspilot refs')")
     editor.until("#vim.fn.getqflist() > 0")
     entries = cast(
         list[list[Any]],
         editor.lua(
-            "return vim.tbl_map(function(e)"
-            " return {vim.fn.fnamemodify(vim.fn.bufname(e.bufnr), ':.'), e.lnum} end, vim.fn.getqflist())"
+            "return vim.tbl_map(function(e) return {vim.fn.fnamemodify(vim.fn.bufname(e.bufnr), ':.'), e.lnum,"
+            " vim.fn.readfile(vim.fn.bufname(e.bufnr))[e.lnum]:sub(e.col, e.col + 3)} end, vim.fn.getqflist())"
         ),
     )
-    assert {("a.py", 1), ("b.py", 1), ("b.py", 3)} <= {(e[0], e[1]) for e in entries}
+    found = {(e[0], e[1]): e[2] for e in entries}
+    assert found[("a.py", 1)] == found[("b.py", 1)] == found[("b.py", 3)] == "area", found
+    assert found[("c.py", 3)] == "area", found
     assert editor.lua("return vim.fn.getqflist({title = 1}).title").startswith("lspilot")
 
 

@@ -1,6 +1,7 @@
 /** lspilot.findReferences / goToImplementation / showCallers: the daemon's answer in VS Code's peek UI. */
 import * as vscode from "vscode";
-import { answerPlaces, NAVIGATIONS } from "./core/navigation";
+import { readFile } from "node:fs/promises";
+import { answerFiles, answerPlaces, NAVIGATIONS } from "./core/navigation";
 import { log, reportError } from "./log";
 import type { Server } from "./server";
 
@@ -23,7 +24,8 @@ export function navigationCommands(server: Server): vscode.Disposable[] {
             }),
         );
         const root = vscode.workspace.getWorkspaceFolder(editor.document.uri)?.uri.fsPath ?? "";
-        const locations = answerPlaces(root, answer).map(
+        const lines = await linesOfFiles(answerFiles(root, answer));
+        const locations = answerPlaces(root, answer, (file) => lines.get(file)).map(
           (place) =>
             new vscode.Location(
               vscode.Uri.file(place.file),
@@ -38,4 +40,18 @@ export function navigationCommands(server: Server): vscode.Disposable[] {
       }
     }),
   );
+}
+
+/** Each file's lines: an open document's text (maybe unsaved, as the daemon saw it), else the disk's. */
+async function linesOfFiles(files: string[]): Promise<Map<string, string[]>> {
+  const open = new Map(vscode.workspace.textDocuments.map((doc) => [doc.uri.fsPath, doc]));
+  const texts = await Promise.all(
+    files.map((file) => (open.has(file) ? Promise.resolve(open.get(file)?.getText()) : readFile(file, "utf8").catch(() => undefined))),
+  );
+  const lines = new Map<string, string[]>();
+  files.forEach((file, i) => {
+    const text = texts[i];
+    if (text !== undefined) lines.set(file, text.split(/\r\n|\r|\n/));
+  });
+  return lines;
 }

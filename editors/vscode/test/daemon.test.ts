@@ -3,11 +3,12 @@
  * scripted model, basedpyright behind the edit tools' diagnostics).
  */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
 import { CancellationTokenSource } from "vscode-jsonrpc/node";
 import { Transcript } from "../src/core/chat";
-import { answerPlaces } from "../src/core/navigation";
+import { answerPlaces, utf16Column } from "../src/core/navigation";
 import type { PermissionChoice, PermissionPrompt } from "../src/core/permissions";
 import type { RequestPermissionParams, ReviewEditParams, Update } from "../src/core/protocol";
 import { ReviewQueue, type Proposal } from "../src/core/review";
@@ -245,15 +246,28 @@ test("cancel stops a running turn, by lspilot.cancel and by $/cancelRequest", TI
 });
 
 test("navigate answers become places for VS Code's references view", TIMEOUT, async () => {
-  const t = await setUp({ "a.py": "def area(r):\n    return 3.14 * r * r\n", "b.py": "from a import area\n\nprint(area(2))\n" }, []);
+  // c.py: a reference after characters outside the BMP, whose columns differ in UTF-16.
+  const c = 'from a import area\n\nlabel = "\u{1F600}\u{1F600} \u00e9"; n = area(1)\n';
+  const files = { "a.py": "def area(r):\n    return 3.14 * r * r\n", "b.py": "from a import area\n\nprint(area(2))\n", "c.py": c };
+  const t = await setUp(files, []);
   try {
     const uri = await t.daemon.open(path.join(t.ws, "a.py"));
     const answer = await t.daemon.client.navigate({ operation: "findReferences", uri, position: { line: 0, character: 4 } });
-    const places = answerPlaces(t.ws, answer).map((p) => [path.relative(t.ws, p.file), p.range.start.line]);
-    for (const expected of [["a.py", 0], ["b.py", 0], ["b.py", 2]]) {
-      assert.ok(places.some((p) => p[0] === expected[0] && p[1] === expected[1]), `${String(expected)} in ${JSON.stringify(places)}`);
+    const linesOf = (file: string) => readFileSync(file, "utf8").split("\n");
+    const places = answerPlaces(t.ws, answer, linesOf).map((p) => [path.relative(t.ws, p.file), p.range.start.line, p.range.start.character]);
+    const line = c.split("\n")[2];
+    for (const expected of [["a.py", 0, 4], ["b.py", 0, 14], ["b.py", 2, 6], ["c.py", 2, line.indexOf("area")]]) {
+      assert.ok(places.some((p) => String(p) === String(expected)), `${String(expected)} in ${JSON.stringify(places)}`);
     }
+    assert.notEqual([...line.slice(0, line.indexOf("area"))].length, line.indexOf("area")); // the units differ there
   } finally {
     await t.close();
   }
+});
+
+test("columns in characters become UTF-16 columns", () => {
+  assert.equal(utf16Column("a\u{1F600}b", 2), 3);
+  assert.equal(utf16Column("\u00e9x", 1), 1);
+  assert.equal(utf16Column("ab", 5), 5); // past the end: kept
+  assert.equal(utf16Column(undefined, 3), 3);
 });

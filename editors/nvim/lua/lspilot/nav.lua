@@ -20,25 +20,33 @@ local function absolute(root, path)
   return vim.fs.joinpath(root, path)
 end
 
-local function line_text(file, lnum, cache)
+--- The lines of `file`: its loaded buffer's, else the file's (cached for one answer).
+local function file_lines(file, cache)
   if not cache[file] then
     local buf = vim.fn.bufnr(file)
     cache[file] = (buf ~= -1 and vim.api.nvim_buf_is_loaded(buf)) and vim.api.nvim_buf_get_lines(buf, 0, -1, false)
       or (vim.fn.filereadable(file) == 1 and vim.fn.readfile(file) or {})
   end
-  return vim.trim(cache[file][lnum] or '')
+  return cache[file]
+end
+
+--- A quickfix item for a place in the answer: its columns count characters (code points), a
+--- quickfix column counts bytes, so the line says where the character is.
+local function item(file, place, text, cache)
+  local line = file_lines(file, cache)[place.line] or ''
+  local col = vim.fn.byteidxcomp(line, math.max(place.character - 1, 0)) -- composing chars count, as in the daemon
+  col = (col < 0 and #line or col) + 1
+  return { filename = file, lnum = place.line, col = col, text = text or vim.trim(line) }
 end
 
 --- Quickfix items from a navigate answer (locations, or the callers/callees of calls).
 function M.items(root, answer)
   local items, cache = {}, {}
   for _, loc in ipairs(util.value(answer.locations) or {}) do
-    local file = absolute(root, loc.path)
-    table.insert(items, { filename = file, lnum = loc.line, col = loc.character, text = line_text(file, loc.line, cache) })
+    table.insert(items, item(absolute(root, loc.path), loc, nil, cache))
   end
   for _, call in ipairs(util.value(answer.calls) or {}) do
-    local file = absolute(root, call.path)
-    table.insert(items, { filename = file, lnum = call.line, col = call.character, text = ('%s (%s)'):format(call.name, call.kind) })
+    table.insert(items, item(absolute(root, call.path), call, ('%s (%s)'):format(call.name, call.kind), cache))
   end
   return items
 end

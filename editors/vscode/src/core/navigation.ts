@@ -18,24 +18,60 @@ export const NAVIGATIONS: Record<string, NavigateOperation> = {
   showCallers: "incomingCalls",
 };
 
-function toPlace(root: string, loc: Omit<NavLocation, "path">, file: string, label?: string): Place {
-  const start = { line: loc.line - 1, character: Math.max(0, loc.character - 1) };
-  const end =
-    loc.endLine !== undefined && loc.endCharacter !== undefined
-      ? { line: loc.endLine - 1, character: Math.max(0, loc.endCharacter - 1) }
-      : start;
-  return { file: path.isAbsolute(file) ? file : path.join(root, file), range: { start, end }, ...(label ? { label } : {}) };
+/** The lines of a file (as LSP splits them), when the caller has them: columns need them. */
+export type LinesOf = (file: string) => string[] | undefined;
+
+/**
+ * A 0-based column in characters (code points: the daemon's unit) as UTF-16 code units (VS
+ * Code's and LSP's unit); they differ after characters outside the BMP, such as emoji.
+ */
+export function utf16Column(line: string | undefined, character: number): number {
+  if (line === undefined) return character;
+  let units = 0;
+  let seen = 0;
+  for (const char of line) {
+    if (seen === character) return units;
+    units += char.length;
+    seen += 1;
+  }
+  return units + (character - seen); // past the end: as far past it as given
 }
 
-/** Every place an answer names: locations, or for calls each call site (else the caller itself). */
-export function answerPlaces(root: string, answer: NavigateAnswer): Place[] {
-  const places = (answer.locations ?? []).map((loc) => toPlace(root, loc, loc.path));
+function toPlace(root: string, loc: Omit<NavLocation, "path">, file: string, linesOf: LinesOf, label?: string): Place {
+  const absolute = path.isAbsolute(file) ? file : path.join(root, file);
+  const lines = linesOf(absolute);
+  const position = (line: number, character: number) => ({
+    line: line - 1,
+    character: utf16Column(lines?.[line - 1], Math.max(0, character - 1)),
+  });
+  const start = position(loc.line, loc.character);
+  const end =
+    loc.endLine !== undefined && loc.endCharacter !== undefined ? position(loc.endLine, loc.endCharacter) : start;
+  return { file: absolute, range: { start, end }, ...(label ? { label } : {}) };
+}
+
+/** The absolute path of every file an answer names (to read their lines for `answerPlaces`). */
+export function answerFiles(root: string, answer: NavigateAnswer): string[] {
+  const files = [
+    ...(answer.locations ?? []).map((loc) => loc.path),
+    ...(answer.calls ?? []).flatMap((call) => [call.path, ...(call.fromPath ? [call.fromPath] : [])]),
+  ];
+  return [...new Set(files.map((file) => (path.isAbsolute(file) ? file : path.join(root, file))))];
+}
+
+/**
+ * Every place an answer names: locations, or for calls each call site (else the caller itself).
+ * Columns are converted with the files' lines from `linesOf`; a file without them keeps its
+ * columns as they are (right for every line without characters outside the BMP).
+ */
+export function answerPlaces(root: string, answer: NavigateAnswer, linesOf: LinesOf = () => undefined): Place[] {
+  const places = (answer.locations ?? []).map((loc) => toPlace(root, loc, loc.path, linesOf));
   for (const call of answer.calls ?? []) {
     const sites = call.fromRanges ?? [];
     if (sites.length && call.fromPath) {
-      for (const site of sites) places.push(toPlace(root, site, call.fromPath, call.name));
+      for (const site of sites) places.push(toPlace(root, site, call.fromPath, linesOf, call.name));
     } else {
-      places.push(toPlace(root, call, call.path, call.name));
+      places.push(toPlace(root, call, call.path, linesOf, call.name));
     }
   }
   return places;
