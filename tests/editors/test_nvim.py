@@ -374,6 +374,9 @@ def test_refs_fill_the_quickfix_list(editor: Editor, workspace: Path) -> None:
     found = {(e[0], e[1]): e[2] for e in entries}
     assert found[("a.py", 1)] == found[("b.py", 1)] == found[("b.py", 3)] == "area", found
     assert found[("c.py", 3)] == "area", found
+    # ...and the positions the plugin sends count UTF-16 units, as LSP does.
+    assert editor.lua("return require('lspilot.util').utf16(...)", "\u00e9\u2713\U0001f600") == 4
+    assert editor.lua("return require('lspilot.util').utf16(...)", "a\u00e9 b", 3) == 2
     assert editor.lua("return vim.fn.getqflist({title = 1}).title").startswith("lspilot")
 
 

@@ -61,7 +61,7 @@ function M.ask(prompt, opts)
       local last = vim.api.nvim_buf_get_lines(buf, opts.range[2] - 1, opts.range[2], false)[1] or ''
       argument.context.range = {
         start = { line = opts.range[1] - 1, character = 0 },
-        ['end'] = { line = opts.range[2] - 1, character = #last },
+        ['end'] = { line = opts.range[2] - 1, character = util.utf16(last) },
       }
     end
   end

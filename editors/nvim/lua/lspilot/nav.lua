@@ -65,13 +65,10 @@ function M.run(op, on_done)
   end
   local pos = vim.api.nvim_win_get_cursor(0)
   local line = vim.api.nvim_buf_get_lines(buf, pos[1] - 1, pos[1], false)[1] or ''
-  local col = math.min(pos[2], #line)
-  local character = vim.fn.has('nvim-0.11') == 1 and vim.str_utfindex(line, 'utf-16', col)
-    or select(2, vim.str_utfindex(line, col))
   local argument = {
     operation = operation,
     uri = vim.uri_from_bufnr(buf),
-    position = { line = pos[1] - 1, character = character },
+    position = { line = pos[1] - 1, character = util.utf16(line, pos[2]) },
   }
   client.exec(c, 'navigate', argument, function(err, answer)
     if err then

@@ -40,6 +40,15 @@ function M.lines(text)
   return lines
 end
 
+--- The LSP (UTF-16) column of byte offset `col` (0-based) on `line`; its end when `col` is nil.
+function M.utf16(line, col)
+  col = math.min(col or #line, #line)
+  if vim.fn.has('nvim-0.11') == 1 then
+    return vim.str_utfindex(line, 'utf-16', col)
+  end
+  return select(2, vim.str_utfindex(line, col))
+end
+
 --- A JSON null (vim.NIL) or nil becomes nil.
 function M.value(v)
   if v == vim.NIL then
