@@ -380,6 +380,23 @@ def test_refs_fill_the_quickfix_list(editor: Editor, workspace: Path) -> None:
     assert editor.lua("return vim.fn.getqflist({title = 1}).title").startswith("lspilot")
 
 
+def test_callers_list_each_call_site(editor: Editor) -> None:
+    editor.lua("vim.api.nvim_win_set_cursor(0, {1, 5})")  # on `area`
+    editor.lua("vim.cmd('Lspilot callers')")
+    editor.until("#vim.fn.getqflist() > 0")
+    entries = cast(
+        list[list[Any]],
+        editor.lua(
+            "return vim.tbl_map(function(e) return {vim.fn.fnamemodify(vim.fn.bufname(e.bufnr), ':.'), e.lnum,"
+            " e.col, e.text} end, vim.fn.getqflist())"
+        ),
+    )
+    assert len(entries) == 1, entries
+    path, line, col, text = entries[0]
+    assert (path, line, col) == ("b.py", 3, 7), entries  # print(area(2)): the call, not the caller
+    assert text.endswith(": print(area(2))"), text
+
+
 def test_checkhealth_reports_ok(editor: Editor) -> None:
     editor.lua("vim.cmd('checkhealth lspilot')")
     report = "\n".join(cast(list[str], editor.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")))

@@ -39,14 +39,25 @@ local function item(file, place, text, cache)
   return { filename = file, lnum = place.line, col = col, text = text or vim.trim(line) }
 end
 
---- Quickfix items from a navigate answer (locations, or the callers/callees of calls).
+--- Quickfix items from a navigate answer: its locations, or for calls each call site (the
+--- caller's or callee's name, then the line), else the caller or callee itself.
 function M.items(root, answer)
   local items, cache = {}, {}
   for _, loc in ipairs(util.value(answer.locations) or {}) do
     table.insert(items, item(absolute(root, loc.path), loc, nil, cache))
   end
   for _, call in ipairs(util.value(answer.calls) or {}) do
-    table.insert(items, item(absolute(root, call.path), call, ('%s (%s)'):format(call.name, call.kind), cache))
+    local label = ('%s (%s)'):format(call.name, call.kind)
+    local sites, from = util.value(call.fromRanges) or {}, util.value(call.fromPath)
+    if #sites > 0 and from then
+      for _, site in ipairs(sites) do
+        local entry = item(absolute(root, from), site, nil, cache)
+        entry.text = label .. ': ' .. entry.text
+        table.insert(items, entry)
+      end
+    else
+      table.insert(items, item(absolute(root, call.path), call, label, cache))
+    end
   end
   return items
 end
