@@ -395,6 +395,8 @@ def test_callers_list_each_call_site(editor: Editor) -> None:
     path, line, col, text = entries[0]
     assert (path, line, col) == ("b.py", 3, 7), entries  # print(area(2)): the call, not the caller
     assert text.endswith(": print(area(2))"), text
+    editor.until("vim.fn.fnamemodify(vim.fn.bufname(), ':.') == 'b.py'")  # the one place: gone there
+    assert editor.lua("return vim.api.nvim_win_get_cursor(0)") == [3, 6]
 
 
 def test_checkhealth_reports_ok(editor: Editor) -> None:

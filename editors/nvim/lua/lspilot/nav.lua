@@ -62,7 +62,8 @@ function M.items(root, answer)
   return items
 end
 
---- Ask the daemon for `op` (a key of M.operations) at the cursor; fill and open the quickfix list.
+--- Ask the daemon for `op` (a key of M.operations) at the cursor; fill the quickfix list, and
+--- open it (or go to the one place there is, if the user is still where they asked).
 ---@param on_done? fun(items: table[]) called after the list is set (tests, scripts)
 function M.run(op, on_done)
   local operation = M.operations[op]
@@ -89,6 +90,8 @@ function M.run(op, on_done)
     vim.fn.setqflist({}, ' ', { title = 'lspilot: ' .. (answer.title or op), items = items })
     if #items == 0 then
       util.notify((vim.split(answer.text or 'nothing found', '\n')[1]), vim.log.levels.INFO)
+    elseif #items == 1 and vim.api.nvim_get_current_buf() == buf then
+      vim.cmd('cfirst') -- one place: go there, as vim.lsp.buf.definition() does
     else
       vim.cmd('botright copen')
     end
