@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz import fuzz, process
 
 from lsp_bridge import BridgeError
+from lsp_bridge.documents import lsp_lines
 
 from .base import Attachment, Tool, ToolError, ToolResult
 from .context import FileStamp, ToolContext
@@ -88,7 +89,9 @@ async def _warm(ctx: ToolContext, path: Path) -> None:
 
 
 def _text(text: str, shown: str, params: ReadParams, ctx: ToolContext) -> ToolResult:
-    lines = text.splitlines()
+    # Numbered as editors, grep and the language servers number them: str.splitlines would also
+    # break at form feeds, U+2028 and others, and every later line would be off by one.
+    lines = lsp_lines(text)
     start = (params.offset or 1) - 1
     if lines and start >= len(lines):
         raise ToolError(f"offset {start + 1} is past the end of {shown}, which has {len(lines)} lines.")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from lsp_bridge.documents import lsp_lines
+
 from ._editing import load, locked, propose, target
 from ._text import FileText
 from .base import Tool, ToolError, ToolResult
@@ -34,7 +36,7 @@ class Write(Tool[WriteParams]):
             change = FileChange(file.path, before, text.raw, encoding=text.encoding)
             verb = "Overwrite" if current else "Create"
             proposal = await propose(ctx, [change], f"{verb} {file.shown}", others=True)
-        lines = len(params.content.splitlines())
+        lines = len(lsp_lines(params.content))
         done = "Replaced" if current else "Created"
         output = f"{done} {file.shown} ({lines} line{'s' if lines != 1 else ''})."
         notes = proposal.notes(ctx)

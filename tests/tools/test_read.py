@@ -27,6 +27,16 @@ async def test_numbered_lines_offset_limit_and_footer(harness: Harness) -> None:
     assert harness.env.session.last_read(harness.root / "a.py") is not None
 
 
+async def test_lines_break_where_editors_grep_and_servers_break_them(harness: Harness) -> None:
+    # A form feed (a page break) and U+2028 inside lines: str.splitlines would break there too.
+    (harness.root / "a.py").write_text("a = 1\n\x0c\nb = 2  # \u2028 x\nc = 3\n")
+    outcome = await harness.ok("read", {"filePath": "a.py"})
+    assert outcome.result is not None
+    assert outcome.result.output.endswith("     4\tc = 3\n\n(End of file: 4 lines.)"), outcome.result.output
+    found = await harness.ok("grep", {"pattern": "c = 3"})
+    assert found.result is not None and found.result.output.endswith("a.py:\n  line 4: c = 3")
+
+
 async def test_limits_long_lines_and_bytes(harness: Harness) -> None:
     (harness.root / "wide.txt").write_text("x" * 5000 + "\nshort\n")
     outcome = await harness.ok("read", {"filePath": "wide.txt"})
