@@ -7,6 +7,7 @@ limits, the lsp_bridge); ``ToolContext`` is one call (ids, abort signal, progres
 from __future__ import annotations
 
 import asyncio
+import errno
 import functools
 import hashlib
 import logging
@@ -15,6 +16,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISDIR, S_ISREG
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from lsp_bridge import Bridge
@@ -107,10 +109,15 @@ class MemorySession:
 def read_file(path: Path) -> tuple[bytes, os.stat_result]:
     """The bytes of ``path`` and its stat from the same open file, in four system calls where
     ``open().read()`` makes ten (the edit tools read the file of every call before anything
-    else). Raises ``OSError`` (``IsADirectoryError`` for a folder) as ``open`` would."""
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    else). Raises ``OSError``: ``IsADirectoryError`` for a folder, EINVAL for anything else that
+    is not a regular file (a FIFO would block, a device such as /dev/zero never end)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)  # no effect on a regular file
     try:
         stat = os.fstat(fd)
+        if not S_ISREG(stat.st_mode):
+            if S_ISDIR(stat.st_mode):
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
         want = stat.st_size + 1  # one more than its size: a short read is the end of the file
         chunk = os.read(fd, want)
         parts = [chunk]

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import mimetypes
 import os
 from pathlib import Path
+from stat import S_ISREG
 
 from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz import fuzz, process
@@ -14,12 +16,16 @@ from lsp_bridge import BridgeError
 from lsp_bridge.documents import lsp_lines
 
 from .base import Attachment, Tool, ToolError, ToolResult
-from .context import FileStamp, ToolContext
+from .context import FileStamp, ToolContext, read_file
 
 MAX_LINE_CHARS = 2000
 MAX_ENTRIES = 500
 ATTACHMENT_MIMES = {"image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf"}
 MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024
+#: Larger text files are refused (grep or bash look into them); above INLINE_BYTES they are read
+#: and numbered in a worker thread, so the daemon's other sessions and editors are not held up.
+MAX_TEXT_BYTES = 64 * 1024 * 1024
+INLINE_BYTES = 1024 * 1024
 NOISE = {".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".ruff_cache", ".cache"}
 
 
@@ -70,14 +76,20 @@ class Read(Tool[ReadParams]):
         mime = mimetypes.guess_type(path.name)[0] or ""
         if mime in ATTACHMENT_MIMES:
             return _attachment(path, shown, mime)
-        with path.open("rb") as handle:
-            if is_binary(handle.read(8192)):
-                raise ToolError(
-                    f"{shown} is a binary file ({path.stat().st_size} bytes); read cannot show it. "
-                    "Use bash (e.g. `file`, `xxd | head`) if you need to inspect it."
-                )
-        result = _text(path.read_bytes().decode(errors="replace"), shown, params, ctx)
-        ctx.env.session.record_read(path)
+        found = path.stat()
+        if not S_ISREG(found.st_mode):
+            raise ToolError(f"{shown} is not a regular file (a device, FIFO or socket); read shows files.")
+        size = found.st_size
+        if size > MAX_TEXT_BYTES:
+            raise ToolError(
+                f"{shown} is {size} bytes; read shows files up to {MAX_TEXT_BYTES} bytes. Use grep to "
+                "find what you need in it, or bash (`head`, `tail`, `sed -n 'A,Bp'`) to see a part."
+            )
+        if size > INLINE_BYTES:  # reading and numbering it would hold up everything else
+            result, stamp = await asyncio.to_thread(_file_text, path, shown, params, ctx)
+        else:
+            result, stamp = _file_text(path, shown, params, ctx)
+        ctx.env.session.record_read(path, stamp)  # what the model saw, not a second read
         if ctx.env.bridge_started:
             ctx.env.background(_warm(ctx, path), f"warming {shown} in the language server")
         return result
@@ -86,6 +98,16 @@ class Read(Tool[ReadParams]):
 async def _warm(ctx: ToolContext, path: Path) -> None:
     with contextlib.suppress(BridgeError):  # no server for this kind of file: nothing to warm
         await ctx.env.bridge.connections_for(path)
+
+
+def _file_text(path: Path, shown: str, params: ReadParams, ctx: ToolContext) -> tuple[ToolResult, FileStamp]:
+    data, stat = read_file(path)
+    if is_binary(data[:8192]):
+        raise ToolError(
+            f"{shown} is a binary file ({len(data)} bytes); read cannot show it. "
+            "Use bash (e.g. `file`, `xxd | head`) if you need to inspect it."
+        )
+    return _text(data.decode(errors="replace"), shown, params, ctx), FileStamp.of(data, stat.st_mtime_ns)
 
 
 def _text(text: str, shown: str, params: ReadParams, ctx: ToolContext) -> ToolResult:

@@ -188,6 +188,10 @@ def test_read_file_reads_whole_files_as_open_does(tmp_path: Path) -> None:
         read_file(tmp_path)
     with pytest.raises(FileNotFoundError):
         read_file(tmp_path / "missing")
+    os.mkfifo(tmp_path / "fifo")  # no writer: opening it to read would wait forever
+    for special in (tmp_path / "fifo", Path("/dev/zero")):  # ... and reading /dev/zero never end
+        with pytest.raises(OSError, match="not a regular file"):
+            read_file(special)
 
 
 def test_is_within_and_relative_compare_whole_components(tmp_path: Path) -> None:

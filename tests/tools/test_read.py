@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
+
+from tools import Reply
 
 from .conftest import Harness
 
@@ -35,6 +38,28 @@ async def test_lines_break_where_editors_grep_and_servers_break_them(harness: Ha
     assert outcome.result.output.endswith("     4\tc = 3\n\n(End of file: 4 lines.)"), outcome.result.output
     found = await harness.ok("grep", {"pattern": "c = 3"})
     assert found.result is not None and found.result.output.endswith("a.py:\n  line 4: c = 3")
+
+
+async def test_big_files_are_read_aside_and_huge_ones_refused(harness: Harness) -> None:
+    big = "".join(f"row {i}\n" for i in range(300_000))  # ~2.7 MB: read in a worker thread
+    (harness.root / "big.log").write_text(big)
+    outcome = await harness.ok("read", {"filePath": "big.log", "offset": 299_999})
+    assert outcome.result is not None
+    assert outcome.result.output == "299999\trow 299998\n300000\trow 299999\n\n(End of file: 300000 lines.)"
+    harness.human.replies = [Reply("once")]
+    edited = await harness.ok(
+        "edit", {"filePath": "big.log", "oldString": "row 299999\n", "newString": "end\n"}
+    )
+    assert edited.result is not None  # the read counted as seen
+    assert (harness.root / "big.log").read_text().endswith("row 299998\nend\n")
+    with (harness.root / "huge.log").open("wb") as huge:
+        huge.truncate(65 * 1024 * 1024)  # sparse: nothing is written
+    refused = await harness.call("read", {"filePath": "huge.log"})
+    assert refused.error is not None and "read shows files up to 67108864 bytes. Use grep" in refused.error
+    os.mkfifo(harness.root / "pipe")
+    for tool, args in (("read", {}), ("edit", {"oldString": "a", "newString": "b"})):
+        fifo = await harness.call(tool, {"filePath": "pipe", **args})  # refused, not waiting for a writer
+        assert fifo.error is not None and "not a regular file" in fifo.error, fifo.error
 
 
 async def test_limits_long_lines_and_bytes(harness: Harness) -> None:
