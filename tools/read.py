@@ -71,12 +71,13 @@ class Read(Tool[ReadParams]):
                 result.output += "\n(This is the editor's unsaved text of the file; the disk differs.)"
             ctx.env.session.record_read(path, FileStamp.of(unsaved.encode(), 0))
             return result
-        if not path.exists():
-            raise ToolError(_missing(path, ctx))
+        try:
+            found = path.stat()
+        except FileNotFoundError:
+            raise ToolError(_missing(path, ctx)) from None
         mime = mimetypes.guess_type(path.name)[0] or ""
         if mime in ATTACHMENT_MIMES:
             return _attachment(path, shown, mime)
-        found = path.stat()
         if not S_ISREG(found.st_mode):
             raise ToolError(f"{shown} is not a regular file (a device, FIFO or socket); read shows files.")
         size = found.st_size
@@ -101,7 +102,10 @@ async def _warm(ctx: ToolContext, path: Path) -> None:
 
 
 def _file_text(path: Path, shown: str, params: ReadParams, ctx: ToolContext) -> tuple[ToolResult, FileStamp]:
-    data, stat = read_file(path)
+    try:
+        data, stat = read_file(path)
+    except OSError as error:
+        raise ToolError(f"Cannot read {shown}: {error.strerror or error}") from None
     if is_binary(data[:8192]):
         raise ToolError(
             f"{shown} is a binary file ({len(data)} bytes); read cannot show it. "
