@@ -358,20 +358,25 @@ def test_a_permission_prompt_is_answered_through_vim_ui_select(editor: Editor, f
     assert editor.lua("return #_G.asked") == 2
 
 
+QUICKFIX = (
+    "return vim.tbl_map(function(e) local name = vim.fn.bufname(e.bufnr) return {"
+    " path = vim.fn.fnamemodify(name, ':.'), lnum = e.lnum, col = e.col, text = e.text,"
+    " at = (vim.fn.readfile(name)[e.lnum] or ''):sub(e.col, e.col + 3)} end, vim.fn.getqflist())"
+)
+
+
+def navigate_from_area(editor: Editor, command: str) -> list[dict[str, Any]]:
+    """`:Lspilot command` on `area` in a.py; the quickfix entries (`at`: the text at the column)."""
+    editor.lua("vim.api.nvim_win_set_cursor(0, {1, 5})")
+    editor.lua(f"vim.cmd('Lspilot {command}')")
+    editor.until("#vim.fn.getqflist() > 0")
+    return cast(list[dict[str, Any]], editor.lua(QUICKFIX))
+
+
 def test_refs_fill_the_quickfix_list(editor: Editor, workspace: Path) -> None:
     # After multibyte characters a column in characters is not a byte column.
     (workspace / "c.py").write_text('from a import area\n\nlabel = "h\u00e9 \u2713 \U0001f600"; n = area(1)\n')
-    editor.lua("vim.api.nvim_win_set_cursor(0, {1, 5})")  # on `area`
-    editor.lua("vim.cmd('Lspilot refs')")
-    editor.until("#vim.fn.getqflist() > 0")
-    entries = cast(
-        list[list[Any]],
-        editor.lua(
-            "return vim.tbl_map(function(e) return {vim.fn.fnamemodify(vim.fn.bufname(e.bufnr), ':.'), e.lnum,"
-            " vim.fn.readfile(vim.fn.bufname(e.bufnr))[e.lnum]:sub(e.col, e.col + 3)} end, vim.fn.getqflist())"
-        ),
-    )
-    found = {(e[0], e[1]): e[2] for e in entries}
+    found = {(e["path"], e["lnum"]): e["at"] for e in navigate_from_area(editor, "refs")}
     assert found[("a.py", 1)] == found[("b.py", 1)] == found[("b.py", 3)] == "area", found
     assert found[("c.py", 3)] == "area", found
     # ...and the positions the plugin sends count UTF-16 units, as LSP does.
@@ -381,20 +386,9 @@ def test_refs_fill_the_quickfix_list(editor: Editor, workspace: Path) -> None:
 
 
 def test_callers_list_each_call_site(editor: Editor) -> None:
-    editor.lua("vim.api.nvim_win_set_cursor(0, {1, 5})")  # on `area`
-    editor.lua("vim.cmd('Lspilot callers')")
-    editor.until("#vim.fn.getqflist() > 0")
-    entries = cast(
-        list[list[Any]],
-        editor.lua(
-            "return vim.tbl_map(function(e) return {vim.fn.fnamemodify(vim.fn.bufname(e.bufnr), ':.'), e.lnum,"
-            " e.col, e.text} end, vim.fn.getqflist())"
-        ),
-    )
-    assert len(entries) == 1, entries
-    path, line, col, text = entries[0]
-    assert (path, line, col) == ("b.py", 3, 7), entries  # print(area(2)): the call, not the caller
-    assert text.endswith(": print(area(2))"), text
+    [entry] = navigate_from_area(editor, "callers")
+    assert (entry["path"], entry["lnum"], entry["at"]) == ("b.py", 3, "area"), entry  # the call, not the caller
+    assert entry["text"].endswith(": print(area(2))"), entry
     editor.until("vim.fn.fnamemodify(vim.fn.bufname(), ':.') == 'b.py'")  # the one place: gone there
     assert editor.lua("return vim.api.nvim_win_get_cursor(0)") == [3, 6]
 
