@@ -264,10 +264,9 @@ def test_accept_all_on_a_file_not_open_opens_it_in_a_split_and_changes_its_buffe
     assert editor.lua("return vim.bo[vim.fn.bufnr('b.py')].modified") is False
 
 
-def test_an_accepted_deletion_deletes_the_file_and_its_buffer(
-    editor: Editor, fake: ScriptedModel, workspace: Path
-) -> None:
-    patch = "*** Begin Patch\n*** Delete File: a.py\n*** End Patch"
+def accept_patch_taking_a_away(editor: Editor, fake: ScriptedModel, workspace: Path, patch: str) -> None:
+    """The model reads a.py and applies ``patch`` (which deletes or moves it); the user accepts
+    it all; a.py is gone from the disk and from Neovim's buffers."""
     fake.turns.extend(
         [
             Turn(tool_calls=[("read", {"filePath": "a.py"})]),
@@ -275,13 +274,19 @@ def test_an_accepted_deletion_deletes_the_file_and_its_buffer(
             Turn(text="done"),
         ]
     )
-    editor.ask("remove a.py")
+    editor.ask("change a.py")
     editor.pending(1)
     editor.lua("vim.cmd('Lspilot accept-all')")
     assert editor.finished() == "end"
     assert not (workspace / "a.py").exists()
-    # Neovim deleted it (workspace/applyEdit with a DeleteFile): no buffer left to save it back.
     assert editor.lua("return vim.fn.bufloaded(vim.fn.fnamemodify('a.py', ':p'))") == 0
+
+
+def test_an_accepted_deletion_deletes_the_file_and_its_buffer(
+    editor: Editor, fake: ScriptedModel, workspace: Path
+) -> None:
+    # Neovim deletes it (workspace/applyEdit with a DeleteFile): no buffer left to save it back.
+    accept_patch_taking_a_away(editor, fake, workspace, "*** Begin Patch\n*** Delete File: a.py\n*** End Patch")
     told = tool_results(fake)[-1]  # and basedpyright says what the deletion broke
     assert told.startswith("Applied the patch:\n  D a.py\nNew problems in b.py"), told
     assert 'Import "a" could not be resolved' in told
@@ -294,19 +299,7 @@ def test_an_accepted_move_renames_the_file_and_its_buffer(
         "*** Begin Patch\n*** Update File: a.py\n*** Move to: shapes.py\n@@\n"
         "-    return 'circle'\n+    return 'disc'\n*** End Patch"
     )
-    fake.turns.extend(
-        [
-            Turn(tool_calls=[("read", {"filePath": "a.py"})]),
-            Turn(tool_calls=[("apply_patch", {"patchText": patch})]),
-            Turn(text="done"),
-        ]
-    )
-    editor.ask("rename a.py")
-    editor.pending(1)
-    editor.lua("vim.cmd('Lspilot accept-all')")
-    assert editor.finished() == "end"
-    assert not (workspace / "a.py").exists()
-    assert editor.lua("return vim.fn.bufloaded(vim.fn.fnamemodify('a.py', ':p'))") == 0
+    accept_patch_taking_a_away(editor, fake, workspace, patch)
     assert editor.buffer("shapes.py") == TWO_FUNCTIONS.replace("circle", "disc").splitlines()
     assert tool_results(fake)[-1].startswith("Applied the patch:\n  R a.py -> shapes.py")
 
