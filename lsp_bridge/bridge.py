@@ -444,10 +444,13 @@ class Bridge:
                 read_only=True,
                 decode=conn.diagnostics_from_json,
             )
-        version, _text, sent_seq = conn.open_documents[doc.uri]
+        version, _text, sent_seq, sent_at = conn.open_documents[doc.uri]
+        # Without a version, the first publish that arrived after the change was sent and late
+        # enough to reflect it (see ServerSpec.publish_delay).
+        after = sent_at + conn.spec.publish_delay
         pushed = await conn.wait_published(
             doc.uri,
-            lambda p: p.version == version if p.version is not None else p.seq > sent_seq,
+            lambda p: p.version == version if p.version is not None else p.seq > sent_seq and p.at >= after,
             self.config.diagnostics_timeout,
         )
         if pushed is None:

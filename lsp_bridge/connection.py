@@ -19,6 +19,7 @@ import contextlib
 import itertools
 import logging
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +63,7 @@ class PushedDiagnostics:
     version: int | None
     diagnostics: list[lsp.Diagnostic]
     seq: int  # how many publishes had arrived when this one did
+    at: float  # when it arrived (time.monotonic)
 
 
 class ServerConnection:
@@ -74,8 +76,8 @@ class ServerConnection:
         self.capabilities = lsp.ServerCapabilities()
         self.registrations: dict[str, lsp.Registration] = {}
         self.diagnostics: dict[str, PushedDiagnostics] = {}
-        # uri -> (version, text sent, publishDiagnostics count when it was sent)
-        self.open_documents: dict[str, tuple[int, str, int]] = {}
+        # uri -> (version, text sent, publishDiagnostics count when it was sent, when: monotonic)
+        self.open_documents: dict[str, tuple[int, str, int, float]] = {}
         # the document store's latest version when open_documents were last brought up to date
         self.synced_version = 0
         self.process: ServerProcess | None = None
@@ -404,7 +406,7 @@ class ServerConnection:
     def _on_publish_diagnostics(self, params: lsp.PublishDiagnosticsParams) -> None:
         self._publish_seq += 1
         self.diagnostics[params.uri] = PushedDiagnostics(
-            params.version, list(params.diagnostics), self._publish_seq
+            params.version, list(params.diagnostics), self._publish_seq, time.monotonic()
         )
         published, self._published = self._published, asyncio.Event()
         published.set()

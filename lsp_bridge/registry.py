@@ -64,6 +64,7 @@ _FIELDS = {
     "settings": dict,
     "env": dict,
     "enabled": bool,
+    "publish_delay": float,
 }
 
 

@@ -54,6 +54,9 @@ class ServerSpec:
     env: dict[str, str] = field(default_factory=dict[str, str])
     readiness: Readiness = Readiness()
     shutdown_params_null: bool = True
+    #: Seconds after a change before a publish without a version can reflect it: what the server
+    #: publishes sooner comes from its work on an earlier text.
+    publish_delay: float = 0.0
     enabled: bool = False  # used without configuration (one default per language)
 
     def language_id(self, path: str) -> str:

@@ -10,6 +10,7 @@ integer compare per server.
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 from typing import Any, cast
 
@@ -113,7 +114,7 @@ class Synchronizer:
                 "textDocument/didChange",
                 {"textDocument": {"uri": doc.uri, "version": doc.version}, "contentChanges": [change]},
             )
-        conn.open_documents[doc.uri] = (doc.version, doc.text, seq)
+        conn.open_documents[doc.uri] = (doc.version, doc.text, seq, time.monotonic())
 
     def evict(self, connections: list[ServerConnection]) -> None:
         for doc in self.documents.evict():

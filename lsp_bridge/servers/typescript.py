@@ -28,5 +28,8 @@ SPEC = ServerSpec(
     # from the open files alone; the project load is reported as $/progress after didOpen.
     init_options={"tsserver": {"useSyntaxServer": "never"}},
     readiness=Readiness(open_starts_progress=("tsconfig.json", "jsconfig.json")),
+    # It publishes without versions and asks tsserver for diagnostics 300-800 ms after a change
+    # (its requestDiagnostic delay); a publish sooner than that belongs to the previous text.
+    publish_delay=0.3,
     enabled=True,
 )

@@ -12,13 +12,19 @@ didChange and didChangeWatchedFiles notifications it got, as ``[method, uris]`` 
 Pull diagnostics answer at once with none, except for a document whose text contains
 ``HANG``: that request is answered only when the client cancels it.
 
-Run: python scripted_server.py  (speaks LSP on stdin/stdout)
+With ``--push`` it publishes diagnostics instead, without versions, the way
+typescript-language-server does: a change first gets, at once, a publish of the previous text's
+diagnostics, then one second later the new text's (an error for each line containing ``ERR``);
+an opened document gets its publish after that second too.
+
+Run: python scripted_server.py [--push]  (speaks LSP on stdin/stdout)
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 from typing import Any
 
 BACKLOG: list[dict[str, Any]] = []  # messages that arrived while waiting for an answer
@@ -72,25 +78,49 @@ WATCH_PY = {
 }
 
 
+PUSH = "--push" in sys.argv
+
+
+def publish(uri: str, text: str) -> None:
+    errors = [
+        {
+            "range": {"start": {"line": n, "character": 0}, "end": {"line": n, "character": 1}},
+            "message": "ERR",
+        }
+        for n, line in enumerate(text.split("\n"))
+        if "ERR" in line
+    ]
+    send({"method": "textDocument/publishDiagnostics", "params": {"uri": uri, "diagnostics": errors}})
+
+
 def main() -> None:
     while (message := read()) is not None:
         method, msg_id = message.get("method"), message.get("id")
         if method == "initialize":
-            capabilities = {
-                "definitionProvider": True,
-                "textDocumentSync": 1,
-                "diagnosticProvider": {"interFileDependencies": False, "workspaceDiagnostics": False},
-            }
+            capabilities: dict[str, Any] = {"definitionProvider": True, "textDocumentSync": 1}
+            if not PUSH:
+                capabilities["diagnosticProvider"] = {
+                    "interFileDependencies": False,
+                    "workspaceDiagnostics": False,
+                }
             send({"id": msg_id, "result": {"capabilities": capabilities}})
         elif method == "initialized":
             ask_client("register", "client/registerCapability", WATCH_PY)
         elif method == "textDocument/didOpen":
             item = message["params"]["textDocument"]
             TEXTS[item["uri"]] = item["text"]
+            if PUSH:
+                time.sleep(1)
+                publish(item["uri"], item["text"])
         elif method == "textDocument/didChange":
             uri = message["params"]["textDocument"]["uri"]
+            if PUSH:
+                publish(uri, TEXTS[uri])  # what it had found in the previous text
             TEXTS[uri] = message["params"]["contentChanges"][-1]["text"]
             RECEIVED.append((method, [uri]))
+            if PUSH:
+                time.sleep(1)
+                publish(uri, TEXTS[uri])
         elif method == "textDocument/diagnostic":
             if "HANG" in TEXTS.get(message["params"]["textDocument"]["uri"], ""):
                 assert msg_id is not None

@@ -98,6 +98,25 @@ async def test_an_overlay_handed_back_after_a_write_still_sees_later_outside_cha
     assert doc.text == "x = 3\n"
 
 
+@pytest.mark.parametrize(("delay", "found"), [(0.0, []), (0.5, ["ERR"])])
+async def test_publishes_without_versions_are_taken_once_late_enough_to_be_the_changes(
+    tmp_path: Path, bridge_factory: Factory, delay: float, found: list[str]
+) -> None:
+    # The scripted server in --push mode publishes the old text's diagnostics at once after a
+    # change, and the new text's a second later, without versions (typescript-language-server
+    # does the same: it asks tsserver 300-800 ms after a change). Without a publish_delay the
+    # stale publish is taken as the answer.
+    a = tmp_path / "a.py"
+    a.write_text("x = 1\n")
+    servers = scripted_servers()
+    servers["scripted"] |= {"command": [sys.executable, str(SCRIPTED), "--push"], "publish_delay": delay}
+    bridge = bridge_factory(tmp_path, servers=servers, diagnostics_timeout=20.0)
+    assert (await bridge.diagnostics_after_change(a)).value == []
+    a.write_text("x = 1\nERR\n")
+    answer = await bridge.diagnostics_after_change(a)
+    assert [d.message for d in answer.value] == found and answer.complete
+
+
 def test_disk_lines_trust_a_watched_folder_until_told_and_check_the_others(tmp_path: Path) -> None:
     (tmp_path / "w").mkdir()
     watched, other = tmp_path / "w/a.py", tmp_path / "b.py"
