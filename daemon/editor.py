@@ -72,6 +72,11 @@ class Editor:
             self.server.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
             raise
 
+    def shows_documents(self) -> bool:
+        """The editor answers ``window/showDocument``."""
+        window = self.server.client_capabilities.window
+        return bool(window and window.show_document and window.show_document.support)
+
     def resource_operations(self) -> set[str]:
         """The file operations (create, rename, delete) the editor applies in a workspace edit."""
         workspace = self.server.client_capabilities.workspace

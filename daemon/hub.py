@@ -23,6 +23,7 @@ from tools.lsp import Operation, navigate
 from . import transcript
 from .config import ConfigError
 from .editor import Editor, EditorAsker
+from .follow import Follower
 from .loop import Event, Loop
 from .review import Buffers, EditorChanges, Proposal
 from .runtime import Runtime
@@ -77,6 +78,10 @@ class NavigateArgs(_Args):
     query: str | None = None
 
 
+class FollowArgs(_Args):
+    enabled: bool
+
+
 class ResolveArgs(_Args):
     proposalId: str
     hunkIds: list[str] | None = None
@@ -115,6 +120,13 @@ class Hub:
     proposals: dict[str, Proposal] = field(default_factory=dict[str, Proposal])
     _runtime: Runtime | None = None
     _bridge: Bridge | None = None
+    follower: Follower = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.follower = Follower(self.editor, self.root, self._source_lines)
+
+    def _source_lines(self, path: Path) -> list[str]:
+        return self.bridge.source_lines(path)  # the bridge starts on first use, not here
 
     @property
     def runtime(self) -> Runtime:
@@ -194,9 +206,13 @@ class Hub:
         ids = {"sessionId": running.loop.env.session.id, "turnId": running.turn_id}
         for update in updates(event, running.loop):
             self.editor.notify("lspilot/update", ids | update)
-        if progress is not None and event.type == "tool" and event.data["state"] == "running":
+        if event.type != "tool":
+            return
+        if progress is not None and event.data["state"] == "running":
             what = f"{event.data['tool']} {event.data.get('title') or ''}"
             self.editor.progress_report(progress, what.strip())
+        if event.data["state"] == "completed":
+            self.follower.tool_done(event.data["tool"], event.data.get("metadata") or {})
 
     def _prompt(self, args: AskArgs) -> str:
         if args.context is None or not args.context.uri.startswith("file:"):
@@ -244,6 +260,13 @@ class Hub:
             raise CommandError(str(error)) from None
         return {"title": answer.title, "text": answer.text, **answer.metadata}
 
+    def follow(self, args: FollowArgs) -> dict[str, Any]:
+        """Show (or stop showing) where the agent reads, navigates and edits."""
+        if args.enabled and not self.editor.shows_documents():
+            raise CommandError("this editor cannot show documents (window/showDocument), so it cannot follow")
+        self.follower.enabled = args.enabled
+        return {"enabled": args.enabled}
+
     def resolve(self, args: ResolveArgs) -> dict[str, Any]:
         proposal = self.proposals.get(args.proposalId)
         if proposal is None or proposal.resolved.done():
@@ -280,6 +303,7 @@ class Hub:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self.follower.close()
         if self._bridge is not None:
             await self._bridge.shutdown()
         if self._runtime is not None:

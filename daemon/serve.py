@@ -24,6 +24,7 @@ COMMANDS = (
     "lspilot.sessions",
     "lspilot.history",
     "lspilot.navigate",
+    "lspilot.follow",
     "lspilot.resolve",
 )
 POSITION_ENCODINGS = ("utf-8", "utf-16", "utf-32")  # the ones pygls supports

@@ -26,7 +26,7 @@ from lsp_bridge.documents import uri_to_path
 
 from . import model
 from .editor import Editor, EditorLog
-from .hub import AskArgs, CommandError, Hub, NavigateArgs, ResolveArgs, SessionArgs, parse
+from .hub import AskArgs, CommandError, FollowArgs, Hub, NavigateArgs, ResolveArgs, SessionArgs, parse
 from .serve import NAME, VERSION, Readable, Writable
 
 log = logging.getLogger(__name__)
@@ -103,7 +103,18 @@ def build() -> Server:
         root = uri_to_path(uri) if uri else Path(params.root_path or Path.cwd())
         editor = Editor(server, bool(options.get("review")), bool(options.get("permissions")))
         server.hub = Hub(root.resolve(), editor)
-        log.info("serving %s (review=%s, permissions=%s)", root, editor.review, editor.permissions)
+        if options.get("follow"):
+            if editor.shows_documents():
+                server.hub.follower.enabled = True
+            else:
+                log.warning("follow is on, but this editor cannot show documents (window/showDocument)")
+        log.info(
+            "serving %s (review=%s, permissions=%s, follow=%s)",
+            root,
+            editor.review,
+            editor.permissions,
+            server.hub.follower.enabled,
+        )
 
     @server.feature(types.INITIALIZED)
     def initialized(_params: types.InitializedParams) -> None:
@@ -158,6 +169,10 @@ def build() -> Server:
     @_command(server, "lspilot.navigate")
     async def navigate(hub: Hub, args: tuple[Any, ...]) -> Any:
         return await hub.navigate(parse(NavigateArgs, "lspilot.navigate", args))
+
+    @_command(server, "lspilot.follow")
+    async def follow(hub: Hub, args: tuple[Any, ...]) -> Any:
+        return hub.follow(parse(FollowArgs, "lspilot.follow", args))
 
     @_command(server, "lspilot.resolve")
     async def resolve(hub: Hub, args: tuple[Any, ...]) -> Any:

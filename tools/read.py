@@ -66,7 +66,7 @@ class Read(Tool[ReadParams]):
             return _directory(path, shown)
         unsaved = ctx.env.changes.unsaved(path)
         if unsaved is not None:  # open in the user's editor: what they see, saved or not
-            result = _text(unsaved, shown, params, ctx)
+            result = _text(unsaved, path, shown, params, ctx)
             if not path.is_file() or path.read_bytes() != unsaved.encode():
                 result.output += "\n(This is the editor's unsaved text of the file; the disk differs.)"
             ctx.env.session.record_read(path, FileStamp.of(unsaved.encode(), 0))
@@ -111,10 +111,11 @@ def _file_text(path: Path, shown: str, params: ReadParams, ctx: ToolContext) -> 
             f"{shown} is a binary file ({len(data)} bytes); read cannot show it. "
             "Use bash (e.g. `file`, `xxd | head`) if you need to inspect it."
         )
-    return _text(data.decode(errors="replace"), shown, params, ctx), FileStamp.of(data, stat.st_mtime_ns)
+    result = _text(data.decode(errors="replace"), path, shown, params, ctx)
+    return result, FileStamp.of(data, stat.st_mtime_ns)
 
 
-def _text(text: str, shown: str, params: ReadParams, ctx: ToolContext) -> ToolResult:
+def _text(text: str, path: Path, shown: str, params: ReadParams, ctx: ToolContext) -> ToolResult:
     # Numbered as editors, grep and the language servers number them: str.splitlines would also
     # break at form feeds, U+2028 and others, and every later line would be off by one.
     lines = lsp_lines(text)
@@ -143,7 +144,13 @@ def _text(text: str, shown: str, params: ReadParams, ctx: ToolContext) -> ToolRe
     return ToolResult(
         title=shown,
         output=f"{body}\n\n{footer}",
-        metadata={"lines": len(lines), "from": start + 1, "to": end, "truncated": end < len(lines)},
+        metadata={
+            "path": str(path),
+            "lines": len(lines),
+            "from": start + 1,
+            "to": end,
+            "truncated": end < len(lines),
+        },
     )
 
 

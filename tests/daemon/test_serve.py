@@ -46,6 +46,7 @@ class Editor:
         self.reviews: list[dict[str, Any]] = []
         self.review_answers: list[dict[str, Any]] = []
         self.applied: list[dict[str, Any]] = []
+        self.shown: list[types.ShowDocumentParams] = []
         self.buffers: dict[str, tuple[str, int]] = {}
         self.while_reviewing: Callable[[], None] = lambda: None  # what the user does meanwhile
         self.debounce = 0.0  # Neovim sends didChange 150 ms after a change, not at once
@@ -74,6 +75,8 @@ class Editor:
             self.while_reviewing()
             return self.review_answers.pop(0) if self.review_answers else {"decision": "cancelled"}
 
+        client.protocol.fm.features[types.WINDOW_SHOW_DOCUMENT] = self.show  # replaces pytest-lsp's
+
         @client.feature(types.WORKSPACE_APPLY_EDIT)
         def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
             for change in params.edit.document_changes or []:
@@ -98,6 +101,11 @@ class Editor:
                 self.applied.append({"uri": uri, "edits": change.edits})
                 self.change(uri, _apply(text, change.edits), self.debounce)
             return types.ApplyWorkspaceEditResult(applied=True)
+
+    def show(self, params: types.ShowDocumentParams) -> types.ShowDocumentResult:
+        self.shown.append(params)
+        self.changed.set()
+        return types.ShowDocumentResult(success=True)
 
     def open(self, path: Path, text: str | None = None) -> None:
         """Open ``path`` in the editor, as a buffer holding ``text`` (by default the file's, empty
@@ -203,15 +211,20 @@ async def connect(tmp_path: Path, workspace: Path, fake: ScriptedModel) -> Async
         "OPENAI_API_KEY": "sk-fake",
     }
 
-    async def start(spec: str = "neovim", lspilot: dict[str, bool] | None = None) -> Editor:
+    async def start(
+        spec: str = "neovim", lspilot: dict[str, bool] | None = None, shows_documents: bool = True
+    ) -> Editor:
         config = ClientServerConfig(server_command=[LSPILOT, "serve"], server_env=env)
         client = cast(LanguageClient, await config.start())
         clients.append(client)
         editor = Editor(client)
         options = {"lspilot": lspilot} if lspilot is not None else None
+        capabilities = client_capabilities(spec)
+        if not shows_documents and capabilities.window is not None:
+            capabilities.window.show_document = None
         await client.initialize_session(
             types.InitializeParams(
-                capabilities=client_capabilities(spec),
+                capabilities=capabilities,
                 root_uri=workspace.as_uri(),
                 workspace_folders=[types.WorkspaceFolder(workspace.as_uri(), "ws")],
                 initialization_options=options,
@@ -586,6 +599,70 @@ async def test_navigate_returns_locations_for_the_editor(
         await editor.command(
             "lspilot.navigate", {"operation": "teleport", "uri": (workspace / "a.py").as_uri()}
         )
+
+
+def selection(shown: types.ShowDocumentParams) -> tuple[str, int, int, int, int]:
+    """Where a showDocument request points: the file's name and its 0-based range."""
+    assert shown.selection is not None and shown.take_focus is False and shown.external is False
+    start, end = shown.selection.start, shown.selection.end
+    return uri_to_path(shown.uri).name, start.line, start.character, end.line, end.character
+
+
+async def test_following_shows_what_the_agent_reads_finds_and_changes(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    (workspace / "b.py").write_text("from a import area\n\n# é😀\nprint(area(2))  # 😀 area\n")
+    references = {"operation": "findReferences", "filePath": "b.py", "line": 4, "symbol": "area"}
+    edit = {"filePath": "a.py", "oldString": "3.14 * r", "newString": "3.14159 * r"}
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("read", {"filePath": "b.py", "offset": 3})]),
+            Turn(tool_calls=[("lsp", references)]),
+            Turn(tool_calls=[("grep", {"pattern": "area"})]),  # nothing to show
+            Turn(tool_calls=[("read", {"filePath": "a.py"})]),
+            Turn(tool_calls=[("edit", edit)]),
+            Turn(text="done"),
+        ]
+    )
+    editor: Editor = await connect("neovim", {**FULL, "follow": True})
+    editor.review_answers.append({"decision": "accept"})
+    result = await editor.command("lspilot.ask", {"prompt": "more digits"})
+    assert result["stopReason"] == "end"
+    await editor.until(lambda: len(editor.shown) == 4)
+    assert [selection(shown) for shown in editor.shown] == [
+        ("b.py", 2, 0, 2, 0),  # read from line 3
+        ("a.py", 0, 4, 0, 8),  # the first reference: the declaration's name
+        ("a.py", 0, 0, 0, 0),
+        ("a.py", 1, 0, 2, 0),  # the changed line
+    ]
+
+
+async def test_following_is_switched_by_command_and_needs_a_client_that_shows_documents(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    (workspace / "b.py").write_text("x = '😀'; y = 1\n")
+    references = {"operation": "findReferences", "filePath": "b.py", "symbol": "y"}
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("lsp", references)]),
+            Turn(text="not following"),
+            Turn(tool_calls=[("lsp", references)]),
+            Turn(text="following"),
+        ]
+    )
+    editor: Editor = await connect("visual-studio-code", FULL)
+    first = await editor.command("lspilot.ask", {"prompt": "where is y used?"})
+    assert await editor.command("lspilot.follow", {"enabled": True}) == {"enabled": True}
+    await editor.command("lspilot.ask", {"sessionId": first["sessionId"], "prompt": "again"})
+    await editor.until(lambda: len(editor.shown) == 1)
+    # y is at code point 9; 😀 before it is 2 UTF-16 units
+    assert [selection(shown) for shown in editor.shown] == [("b.py", 0, 10, 0, 11)]
+    assert await editor.command("lspilot.follow", {"enabled": False}) == {"enabled": False}
+
+    blind: Editor = await connect("neovim", FULL, shows_documents=False)
+    with pytest.raises(JsonRpcInvalidParams, match="cannot show documents"):
+        await blind.command("lspilot.follow", {"enabled": True})
+    assert await blind.command("lspilot.follow", {"enabled": False}) == {"enabled": False}
 
 
 async def test_without_lspilot_options_reviews_are_applyedits_needing_confirmation(
