@@ -386,6 +386,60 @@ def test_callers_list_each_call_site(editor: Editor) -> None:
     assert editor.lua("return vim.api.nvim_win_get_cursor(0)") == [3, 6]
 
 
+RECORD_FOLLOWING = """
+local follow = require('lspilot.follow')
+local show = follow.show
+_G.shown = {}
+follow.show = function(buf, selection)
+  local win = show(buf, selection)
+  local name = vim.fs.basename(vim.api.nvim_buf_get_name(buf))
+  table.insert(_G.shown, {name, win, vim.api.nvim_win_get_cursor(win), vim.api.nvim_get_current_win()})
+  return win
+end
+"""
+
+
+def test_following_shows_each_place_in_one_window_and_the_cursor_stays(
+    editor: Editor, fake: ScriptedModel, workspace: Path
+) -> None:
+    (workspace / "e.py").write_text("s = '\U0001f600'; y = 1\nprint(y)\n")
+    references = {"operation": "findReferences", "filePath": "e.py", "symbol": "y"}
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("read", {"filePath": "b.py", "offset": 3})]),
+            Turn(tool_calls=[("lsp", references)]),
+            Turn(text="done"),
+            Turn(tool_calls=[("read", {"filePath": "a.py"})]),
+            Turn(text="done again"),
+        ]
+    )
+    code_window = editor.lua("return vim.api.nvim_get_current_win()")
+    editor.lua(RECORD_FOLLOWING)
+    editor.lua("vim.cmd('Lspilot follow on')")  # before the daemon starts: it starts following
+    editor.lua("require('lspilot').chat()")  # the user is in the chat window
+    chat_window = editor.lua("return vim.api.nvim_get_current_win()")
+    editor.ask("where is y used?")
+    assert editor.finished() == "end"
+    editor.until("#_G.shown == 2")
+    assert editor.lua("return _G.shown") == [
+        ["b.py", code_window, [3, 0], chat_window],  # read from line 3, in the code window
+        ["e.py", code_window, [1, 12], chat_window],  # y after 😀: UTF-16 column 10, byte 12
+    ]
+    assert len(editor.lua("return vim.api.nvim_tabpage_list_wins(0)")) == 2  # no window was added
+    marks = editor.lua(
+        "return vim.api.nvim_buf_get_extmarks(vim.fn.bufnr('e.py'), require('lspilot.follow').namespace,"
+        " 0, -1, {details = true})"
+    )
+    assert [(m[1], m[2], m[3]["end_row"], m[3]["end_col"]) for m in marks] == [(0, 12, 0, 13)]
+
+    editor.lua("_G.following = nil; require('lspilot').follow(false, function(on) _G.following = on end)")
+    editor.until("_G.following == false")
+    editor.ask("and a.py?")
+    assert editor.finished() == "end"
+    assert len(editor.lua("return _G.shown")) == 2  # the read of a.py was not shown
+    assert "not following the agent" in editor.messages()
+
+
 def test_checkhealth_reports_ok(editor: Editor) -> None:
     editor.lua("vim.cmd('checkhealth lspilot')")
     report = "\n".join(cast(list[str], editor.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")))

@@ -88,6 +88,9 @@ local function handlers()
         require('lspilot.permission').ask(params, answer)
       end, { cancelled = true })
     end,
+    ['window/showDocument'] = function(err, params, ctx)
+      return require('lspilot.follow').handler(err, params, ctx)
+    end,
     ['$/progress'] = util.protect('$/progress', function(err, params, ctx)
       local value = params and params.value or {}
       if value.kind == 'end' then
@@ -146,7 +149,7 @@ local function start_config(root)
     cmd_env = opts.cmd_env,
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fs.basename(root) } },
-    init_options = { lspilot = { review = true, permissions = true } },
+    init_options = { lspilot = { review = true, permissions = true, follow = opts.follow } },
     handlers = handlers(),
     on_init = function(client)
       vim.schedule(util.protect('attaching buffers', function()

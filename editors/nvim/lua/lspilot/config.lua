@@ -13,6 +13,9 @@ M.defaults = {
   autostart = false,
   -- Where the daemon logs; nil: the daemon's default (see :checkhealth lspilot).
   log_file = nil,
+  -- Follow the agent: show each place it reads, finds or changes in one reused window
+  -- (:Lspilot follow switches it).
+  follow = false,
   chat = {
     -- Open the chat buffer when asking.
     open_on_ask = true,
@@ -62,6 +65,7 @@ local function validate(opts)
   check('root_markers', opts.root_markers, 'table')
   check('autostart', opts.autostart, 'boolean')
   check('log_file', opts.log_file, 'string', true)
+  check('follow', opts.follow, 'boolean')
   check('chat', opts.chat, 'table')
   check('chat.open_on_ask', opts.chat.open_on_ask, 'boolean')
   check('chat.size', opts.chat.size, 'number')

@@ -197,6 +197,42 @@ function M.navigate(op, on_done)
   require('lspilot.nav').run(op, on_done)
 end
 
+--- Follow the agent (show where it reads, finds and changes) or stop; `enabled` nil toggles.
+---@param enabled? boolean
+---@param on_done? fun(enabled: boolean)
+function M.follow(enabled, on_done)
+  ensure_setup()
+  if enabled == nil then
+    enabled = not config.options.follow
+  end
+  config.options.follow = enabled -- daemons started later follow too
+  if not enabled then
+    require('lspilot.follow').clear()
+  end
+  local clients = client.clients()
+  local waiting = #clients
+  local function done()
+    waiting = waiting - 1
+    if waiting <= 0 then
+      util.notify(enabled and 'following the agent' or 'not following the agent')
+      if on_done then
+        on_done(enabled)
+      end
+    end
+  end
+  for _, c in ipairs(clients) do
+    client.exec(c, 'follow', { enabled = enabled }, function(err)
+      if err then
+        util.notify('follow: ' .. (err.message or tostring(err)), vim.log.levels.WARN)
+      end
+      done()
+    end)
+  end
+  if #clients == 0 then
+    done()
+  end
+end
+
 --- Open the daemon's log file.
 function M.log()
   ensure_setup()
@@ -230,6 +266,13 @@ local subcommands = {
   next = M.next,
   prev = M.prev,
   log = M.log,
+  follow = function(_, rest)
+    local states = { on = true, off = false }
+    if rest ~= '' and states[rest] == nil then
+      return util.notify('follow: expected on or off, got ' .. rest, vim.log.levels.ERROR)
+    end
+    M.follow(states[rest])
+  end,
 }
 for op in pairs(require('lspilot.nav').operations) do
   subcommands[op] = function()
