@@ -3,15 +3,18 @@ found or changed is shown with ``window/showDocument``, without taking the edito
 
 ``place`` reads it from the tool's result metadata (documented in docs/protocol.md, so an editor
 could do the same from ``lspilot/update``); ``Follower`` sends the requests one at a time, and
-when the agent moves faster than the editor answers, only the newest place is shown next.
+when the agent moves faster than the editor answers, only the newest place is shown next. A
+review of a change is never covered up: the place before it is on screen before the review
+is sent, and none is shown while it is pending.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +26,8 @@ from .editor import Editor
 log = logging.getLogger(__name__)
 
 EDITS = frozenset({"edit", "multiedit", "write", "apply_patch"})
+#: How long a review waits for the editor to finish showing the place before it (seconds).
+SETTLE = 2.0
 #: ``+++ b/<path>`` and the new-file start of each hunk, in a unified diff.
 _TARGET = re.compile(r"^\+\+\+ b/(.*)$")
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
@@ -115,6 +120,7 @@ class Follower:
         self.enabled = False
         self._next: Place | None = None
         self._task: asyncio.Task[None] | None = None
+        self._reviews = 0  # reviews pending in the editor
 
     def tool_done(self, tool: str, metadata: dict[str, Any]) -> None:
         if not self.enabled:
@@ -123,11 +129,27 @@ class Follower:
         if shown is None:
             return
         self._next = shown
-        if self._task is None or self._task.done():
+        self._start()
+
+    @contextlib.asynccontextmanager
+    async def reviewing(self) -> AsyncIterator[None]:
+        """Around a review: the place being shown is on screen first (or 2 s have passed: an
+        editor that does not answer holds up no review); nothing is shown until it ends."""
+        self._reviews += 1
+        try:
+            if self._task is not None and not self._task.done():
+                await asyncio.wait([self._task], timeout=SETTLE)
+            yield
+        finally:
+            self._reviews -= 1
+            self._start()
+
+    def _start(self) -> None:
+        if self._next is not None and not self._reviews and (self._task is None or self._task.done()):
             self._task = asyncio.get_running_loop().create_task(self._show())
 
     async def _show(self) -> None:
-        while self._next is not None:
+        while self._next is not None and not self._reviews:
             shown, self._next = self._next, None
             try:
                 answer = await self.editor.request(types.WINDOW_SHOW_DOCUMENT, self._params(shown))

@@ -173,7 +173,7 @@ class Hub:
                 agent_name=args.agent,
                 model=args.model,
                 bridge=self.bridge,
-                changes=EditorChanges(self.editor, self.buffers, self.proposals),
+                changes=EditorChanges(self.editor, self.buffers, self.proposals, self.follower),
             )
         except ConfigError as error:
             raise CommandError(str(error)) from None

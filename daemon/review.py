@@ -24,6 +24,7 @@ from tools.changes import Applied, FileChange, write_to_disk
 from tools.diff import Hunk, apply_hunks, hunks
 
 from .editor import Editor, field_of
+from .follow import Follower
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +111,7 @@ class EditorChanges:
     editor: Editor
     buffers: Buffers
     pending: dict[str, Proposal]
+    follower: Follower
 
     def unsaved(self, path: Path) -> str | None:
         text = self.buffers.text(path)
@@ -141,7 +143,8 @@ class EditorChanges:
             },
         )
         try:
-            answer = await self._decision(ctx, proposal)
+            async with self.follower.reviewing():
+                answer = await self._decision(ctx, proposal)
         finally:
             del self.pending[proposal.id]
         return await self._settle(ctx, proposal, answer)

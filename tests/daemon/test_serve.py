@@ -637,6 +637,42 @@ async def test_following_shows_what_the_agent_reads_finds_and_changes(
     ]
 
 
+async def test_following_shows_nothing_while_a_review_is_pending(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    (workspace / "b.py").write_text("B = 1\n")
+    edit = {"filePath": "a.py", "oldString": "3.14 * r", "newString": "3.14159 * r"}
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("read", {"filePath": "a.py"})]),
+            Turn(tool_calls=[("edit", edit), ("read", {"filePath": "b.py"})]),  # b.py: during the review
+            Turn(text="done"),
+        ]
+    )
+    editor: Editor = await connect("neovim", {**FULL, "follow": True})
+    review = {"count": 0, "pending": False}
+    arrived: list[tuple[str, bool]] = []  # (file shown, while a review was pending)
+
+    async def slow_review(params: Any) -> dict[str, Any]:
+        review["count"] += 1
+        review["pending"] = True
+        await asyncio.sleep(1)  # the user reads the diff
+        review["pending"] = False
+        return {"decision": "accept"}
+
+    def show(params: types.ShowDocumentParams) -> types.ShowDocumentResult:
+        arrived.append((uri_to_path(params.uri).name, bool(review["pending"])))
+        return editor.show(params)
+
+    features = editor.client.protocol.fm.features
+    features["lspilot/reviewEdit"], features[types.WINDOW_SHOW_DOCUMENT] = slow_review, show
+    result = await editor.command("lspilot.ask", {"prompt": "more digits"})
+    assert result["stopReason"] == "end" and review["count"] == 1
+    await editor.until(lambda: len(arrived) == 3)
+    assert arrived[0] == ("a.py", False)  # the read before the review
+    assert sorted(arrived[1:]) == [("a.py", False), ("b.py", False)]  # none while it was pending
+
+
 async def test_following_is_switched_by_command_and_needs_a_client_that_shows_documents(
     connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
 ) -> None:

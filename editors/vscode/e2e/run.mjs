@@ -1,7 +1,7 @@
 // End to end in a real VS Code (code-server, driven by headless Chromium): install lspilot.vsix
 // and the test-only driver extension, open a workspace, let the driver ask, accept the first
-// hunk and reject the second in the review diff, then check the open document and what the model
-// was told. Prints the outcome as JSON on the last line; exits non-zero on failure.
+// hunk and reject the second in the review diff, then check the open document, what the model
+// was told, and that following the agent showed the file it read first. Prints the outcome as JSON on the last line; exits non-zero on failure.
 //
 // Needs CODE_SERVER (its bin/code-server) and CHROMIUM (a chromium binary): e2e/setup.sh DIR
 // leaves both in DIR (scripts/dev test: .cache/vscode-e2e).
@@ -34,8 +34,10 @@ try {
   fs.mkdirSync(ws);
   fs.mkdirSync(path.join(dir, "home"));
   fs.writeFileSync(path.join(ws, "a.py"), TWO);
+  fs.writeFileSync(path.join(ws, "b.py"), "one\ntwo\nthree\n");
   const script = path.join(dir, "script.json");
   fs.writeFileSync(script, JSON.stringify([
+    { tool_calls: [["read", { filePath: "b.py", offset: 3 }]] },  // followed: b.py is shown at line 3
     { tool_calls: [["read", { filePath: "a.py" }]] },
     { tool_calls: [["write", { filePath: "a.py", content: PROPOSAL }]] },
     { text: "done" },
@@ -55,6 +57,7 @@ try {
       LSPILOT_MODEL: "openai/scripted", LSPILOT_API_BASE: apiBase, OPENAI_API_KEY: "sk-fake",
     },
     "workbench.startupEditor": "none",
+    "lspilot.follow": true,
   }));
   const common = ["--user-data-dir", userData, "--extensions-dir", path.join(dir, "ext")];
   const driver = path.join(dir, "driver.vsix");
@@ -91,7 +94,8 @@ try {
   const state = await (await fetch(apiBase.replace(/\/v1$/, "") + "/requests")).json();
   const told = state.requests.at(-1).messages.filter((m) => m.role === "tool").at(-1)?.content ?? "";
   const expected = TWO.replace("3.14 * r * r", "undefined_pi * r * r");
-  const ok = result.ok && result.text === expected && result.dirty === true && /rejected h2/.test(told);
+  const followed = result.followed?.path.endsWith("/b.py") && result.followed.line === 2;
+  const ok = result.ok && followed && result.text === expected && result.dirty === true && /rejected h2/.test(told);
   console.log(JSON.stringify({ ok, ...result, told }));
   process.exitCode = ok ? 0 : 1;
 } finally {

@@ -8,7 +8,7 @@ import { navigationCommands } from "./navigation";
 import { quickPickPrompt } from "./permissions";
 import { ReviewUi } from "./review";
 import { Server } from "./server";
-import { affectsServer } from "./settings";
+import { affectsFollow, affectsServer, settings, toggleFollow } from "./settings";
 
 let server: Server | undefined;
 
@@ -40,8 +40,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     ...navigationCommands(server),
     vscode.commands.registerCommand("lspilot.restart", () => running.restart()),
     vscode.commands.registerCommand("lspilot.showLog", () => log().show(true)),
+    vscode.commands.registerCommand("lspilot.toggleFollow", toggleFollow),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (affectsServer(event)) void running.restart();
+      else if (affectsFollow(event)) void running.follow(settings().follow);
     }),
   );
   await server.start();

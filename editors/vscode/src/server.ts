@@ -12,7 +12,7 @@ import {
   type ServerOptions,
 } from "vscode-languageclient/node";
 import { LspilotClient, type Handlers } from "./core/client";
-import { INITIALIZATION_OPTIONS, type DisposableLike, type Rpc } from "./core/protocol";
+import { initializationOptions, type DisposableLike, type Rpc } from "./core/protocol";
 import { log, reportError } from "./log";
 import { openSettings, settings } from "./settings";
 
@@ -37,7 +37,7 @@ export class Server implements vscode.Disposable {
   }
 
   async start(): Promise<void> {
-    const { serverPath, serverEnv } = settings();
+    const { serverPath, serverEnv, follow } = settings();
     const serverOptions: ServerOptions = {
       command: serverPath,
       args: ["serve"],
@@ -45,7 +45,7 @@ export class Server implements vscode.Disposable {
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: "file" }, { scheme: "untitled" }],
-      initializationOptions: INITIALIZATION_OPTIONS,
+      initializationOptions: initializationOptions(follow),
       outputChannel: log(),
       revealOutputChannelOn: RevealOutputChannelOn.Never,
     };
@@ -68,6 +68,17 @@ export class Server implements vscode.Disposable {
         if (choice === "Configure") void openSettings();
         if (choice === "Show Log") log().show(true);
       });
+    }
+  }
+
+  /** Tell the running daemon to follow the agent or stop (a daemon started later reads the setting). */
+  async follow(enabled: boolean): Promise<void> {
+    if (!this.running || !this.lspilot) return;
+    try {
+      await this.lspilot.follow(enabled);
+      vscode.window.setStatusBarMessage(`lspilot: ${enabled ? "following" : "not following"} the agent`, 3000);
+    } catch (error) {
+      void reportError("could not switch following the agent", error);
     }
   }
 

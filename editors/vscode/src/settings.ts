@@ -8,6 +8,8 @@ export interface Settings {
   serverPath: string;
   /** Extra environment for `lspilot serve` (e.g. LSPILOT_MODEL). */
   serverEnv: Record<string, string>;
+  /** Show each place the agent reads, finds or changes as it goes. */
+  follow: boolean;
 }
 
 export function settings(): Settings {
@@ -15,12 +17,24 @@ export function settings(): Settings {
   return {
     serverPath: config.get<string>("server.path")?.trim() || "lspilot",
     serverEnv: config.get<Record<string, string>>("server.env") ?? {},
+    follow: config.get<boolean>("follow") ?? false,
   };
 }
 
 /** True when a settings change needs the server restarted. */
 export function affectsServer(event: vscode.ConfigurationChangeEvent): boolean {
   return event.affectsConfiguration(`${SECTION}.server`);
+}
+
+/** True when a settings change switches following the agent (no restart needed). */
+export function affectsFollow(event: vscode.ConfigurationChangeEvent): boolean {
+  return event.affectsConfiguration(`${SECTION}.follow`);
+}
+
+/** Switch following the agent in the user's settings (the change reaches the daemon). */
+export function toggleFollow(): Thenable<void> {
+  const config = vscode.workspace.getConfiguration(SECTION);
+  return config.update("follow", !settings().follow, vscode.ConfigurationTarget.Global);
 }
 
 export function openSettings(): Thenable<unknown> {

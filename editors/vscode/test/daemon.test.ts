@@ -12,7 +12,7 @@ import { answerPlaces, utf16Column } from "../src/core/navigation";
 import type { PermissionChoice, PermissionPrompt } from "../src/core/permissions";
 import type { RequestPermissionParams, ReviewEditParams, Update } from "../src/core/protocol";
 import { ReviewQueue, type Proposal } from "../src/core/review";
-import { setUp, type Daemon } from "./harness";
+import { setUp, type Daemon, type ToolCall } from "./harness";
 
 const TIMEOUT = { timeout: 150_000 };
 const TWO_FUNCTIONS =
@@ -260,6 +260,34 @@ test("navigate answers become places for VS Code's references view", TIMEOUT, as
       assert.ok(places.some((p) => String(p) === String(expected)), `${String(expected)} in ${JSON.stringify(places)}`);
     }
     assert.notEqual([...line.slice(0, line.indexOf("area"))].length, line.indexOf("area")); // the units differ there
+  } finally {
+    await t.close();
+  }
+});
+
+test("following: the daemon shows each place the agent reads or finds, focus kept", TIMEOUT, async () => {
+  const files = { "a.py": "s = '\u{1F600}'; y = 1\nprint(y)\n", "b.py": "one\ntwo\nthree\n" };
+  const references = { operation: "findReferences", filePath: "a.py", symbol: "y" };
+  const turns = [
+    { tool_calls: [["read", { filePath: "b.py" }]] as ToolCall[] },
+    { text: "not following" },
+    { tool_calls: [["read", { filePath: "b.py", offset: 2 }]] as ToolCall[] },
+    { tool_calls: [["lsp", references]] as ToolCall[] },
+    { text: "following" },
+  ];
+  const t = await setUp(files, turns);
+  try {
+    wire(t.daemon);
+    const first = await t.daemon.client.ask({ prompt: "read b.py" });
+    assert.deepEqual(await t.daemon.client.follow(true), { enabled: true });
+    await t.daemon.client.ask({ sessionId: first.sessionId, prompt: "where is y used?" });
+    await t.daemon.until(() => t.daemon.shown.length === 2, "two places shown");
+    const where = t.daemon.shown.map((s) => [path.basename(s.uri), s.takeFocus, s.selection?.start, s.selection?.end]);
+    assert.deepEqual(where, [
+      ["b.py", false, { line: 1, character: 0 }, { line: 1, character: 0 }],
+      ["a.py", false, { line: 0, character: 10 }, { line: 0, character: 11 }], // y after 😀: UTF-16
+    ]);
+    assert.deepEqual(await t.daemon.client.follow(false), { enabled: false });
   } finally {
     await t.close();
   }

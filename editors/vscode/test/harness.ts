@@ -17,7 +17,7 @@ import {
   type MessageConnection,
 } from "vscode-jsonrpc/node";
 import { LspilotClient } from "../src/core/client";
-import { INITIALIZATION_OPTIONS, type Rpc, type Update } from "../src/core/protocol";
+import { initializationOptions, type Rpc, type Update } from "../src/core/protocol";
 
 export const REPO = path.resolve(__dirname, "..", "..", "..", "..");
 const PYTHON = process.env["LSPILOT_PYTHON"] ?? path.join(REPO, ".venv", "bin", "python");
@@ -95,6 +95,8 @@ export interface Applied {
 export class Daemon {
   readonly updates: Update[] = [];
   readonly applied: Applied[] = [];
+  /** The daemon's window/showDocument requests (following the agent), answered with success. */
+  readonly shown: ShowDocumentParams[] = [];
   readonly buffers = new Map<string, { text: string; version: number }>();
   readonly client: LspilotClient;
   private readonly waiters = new Set<() => void>();
@@ -117,6 +119,11 @@ export class Daemon {
     connection.onNotification("window/logMessage", () => undefined);
     connection.onNotification("$/progress", () => undefined);
     connection.onRequest("workspace/applyEdit", (params: ApplyEditParams) => this.applyEdit(params));
+    connection.onRequest("window/showDocument", (params: ShowDocumentParams) => {
+      this.shown.push(params);
+      this.changed();
+      return { success: true };
+    });
     connection.onRequest((method: string) => {
       if (method === "workspace/configuration") return [];
       return null; // registerCapability, workDoneProgress/create, ...
@@ -147,9 +154,9 @@ export class Daemon {
       workspaceFolders: [{ uri: rootUri, name: "ws" }],
       capabilities: {
         workspace: { applyEdit: true, workspaceEdit: { documentChanges: true }, executeCommand: {} },
-        window: { workDoneProgress: true },
+        window: { workDoneProgress: true, showDocument: { support: true } },
       },
-      initializationOptions: INITIALIZATION_OPTIONS,
+      initializationOptions: initializationOptions(false),
     });
     await connection.sendNotification("initialized", {});
     return daemon;
@@ -222,6 +229,12 @@ export class Daemon {
     this.changed();
     return { applied: true };
   }
+}
+
+export interface ShowDocumentParams {
+  uri: string;
+  takeFocus?: boolean;
+  selection?: { start: { line: number; character: number }; end: { line: number; character: number } };
 }
 
 interface ApplyEditParams {

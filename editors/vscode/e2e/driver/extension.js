@@ -1,6 +1,7 @@
 // Test-only: drives the installed lspilot extension through its public commands, like a user,
-// when LSPILOT_E2E_OUT is set. Opens a.py, asks, accepts the first hunk and rejects the second in
-// the review diff, then writes what happened to $LSPILOT_E2E_OUT.
+// when LSPILOT_E2E_OUT is set. Opens a.py, asks, notes where following the agent showed b.py,
+// accepts the first hunk and rejects the second in the review diff, then writes what happened to
+// $LSPILOT_E2E_OUT.
 const fs = require("node:fs");
 const vscode = require("vscode");
 
@@ -35,6 +36,18 @@ async function drive(out) {
     const document = await vscode.workspace.openTextDocument(vscode.Uri.joinPath(folder, "a.py"));
     await vscode.window.showTextDocument(document);
     steps.push("opened a.py");
+    // b.py's editor once following shows it, and its cursor (the selection may come just after).
+    let followed;
+    const isB = (editor) => editor.document.uri.path.endsWith("/b.py");
+    const following = [
+      vscode.window.onDidChangeVisibleTextEditors((editors) => {
+        const shown = editors.find(isB);
+        if (shown && !followed) followed = { path: shown.document.uri.path, line: shown.selection.active.line };
+      }),
+      vscode.window.onDidChangeTextEditorSelection((event) => {
+        if (followed && isB(event.textEditor)) followed.line = event.selections[0].active.line;
+      }),
+    ];
     const asking = vscode.commands.executeCommand("lspilot.ask", { prompt: "rename things" });
     const editor = await untilReview();
     steps.push(`review shown: ${editor.document.uri.path}`);
@@ -43,8 +56,9 @@ async function drive(out) {
     await vscode.commands.executeCommand("lspilot.rejectHunk");
     steps.push("accepted h1, rejected h2");
     await asking;
+    for (const listener of following) listener.dispose();
     steps.push("turn ended");
-    report(out, { ok: true, steps, text: document.getText(), dirty: document.isDirty });
+    report(out, { ok: true, steps, followed, text: document.getText(), dirty: document.isDirty });
   } catch (error) {
     report(out, { ok: false, steps, error: String((error && error.stack) || error) });
   }

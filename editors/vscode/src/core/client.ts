@@ -73,6 +73,11 @@ export class LspilotClient {
     return this.command(Commands.resolve, args);
   }
 
+  /** Follow the agent (the daemon sends `window/showDocument` for each place) or stop. */
+  follow(enabled: boolean): Promise<{ enabled: boolean }> {
+    return this.command(Commands.follow, { enabled });
+  }
+
   private async command<T>(command: string, argument?: unknown, token?: unknown): Promise<T> {
     const params = { command, arguments: argument === undefined ? [] : [argument] };
     return (await this.rpc.sendRequest(Methods.executeCommand, params, token)) as T;

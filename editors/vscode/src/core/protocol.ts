@@ -17,10 +17,14 @@ export const Commands = {
   history: "lspilot.history",
   navigate: "lspilot.navigate",
   resolve: "lspilot.resolve",
+  follow: "lspilot.follow",
 } as const;
 
-/** What the extension tells the daemon it implements (initializationOptions.lspilot). */
-export const INITIALIZATION_OPTIONS = { lspilot: { review: true, permissions: true } };
+/** What the extension tells the daemon it implements (initializationOptions.lspilot), and
+ * whether the daemon should start following the agent (`window/showDocument` on each place). */
+export function initializationOptions(follow: boolean): { lspilot: Record<string, boolean> } {
+  return { lspilot: { review: true, permissions: true, follow } };
+}
 
 export interface Position {
   line: number;
