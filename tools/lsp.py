@@ -35,6 +35,7 @@ from ._lsp_resolve import (
 from ._lsp_source import KEYWORDS, Sources, name_at, names_on, to_utf16
 from .base import Tool, ToolError, ToolResult
 from .context import ToolContext
+from .permission import PermissionRequest
 from .read import _missing  # pyright: ignore[reportPrivateUsage] - the same suggestions as read
 
 Operation = Literal[
@@ -393,6 +394,10 @@ class Lsp(Tool[LspParams]):
             path = await ctx.authorize(params.filePath, "lsp", f"{params.operation} in {params.filePath}")
             if not path.exists():
                 raise ToolError(_missing(path, ctx))
+        else:  # a question about the whole workspace: its pattern is "*"
+            what = params.query or params.symbol
+            title = f"{params.operation}{f' {what!r}' if what else ''} in the workspace"
+            await ctx.ask(PermissionRequest("lsp", ["*"], ["*"], title))
         answer = await navigate(
             ctx.env.bridge,
             ctx.root,

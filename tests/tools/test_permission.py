@@ -223,3 +223,19 @@ def _workspace(tmp_path: Path) -> Path:
     root = tmp_path / "ws"
     root.mkdir()
     return root
+
+
+async def test_lsp_questions_about_the_whole_workspace_ask_for_pattern_star(tmp_path: Path) -> None:
+    """A query without filePath (workspaceSymbol, a symbol looked up everywhere) is asked as
+    ``lsp *``: rules for the lsp permission govern it too, not only questions about a file."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    harness = make_harness(root, tmp_path / "data", [Rule("lsp", "*", "ask")])
+    outcome = await harness.call("lsp", {"operation": "workspaceSymbol", "query": "area"})
+    assert outcome.error is not None and "rejected lsp *" in outcome.error, outcome.error
+    [asked] = harness.human.asked
+    assert (asked.permission, asked.patterns) == ("lsp", ["*"])
+    assert asked.title == "workspaceSymbol 'area' in the workspace"
+    denied = make_harness(root, tmp_path / "data", [Rule("lsp", "*", "allow"), Rule("lsp", "*", "deny")])
+    outcome = await denied.call("lsp", {"operation": "findReferences", "symbol": "area"})
+    assert outcome.error is not None and outcome.error.startswith("Permission denied: lsp *"), outcome.error
