@@ -49,7 +49,13 @@ def test_json_result_and_exit_codes(workspace: Path) -> None:
     assert out == {
         "title": "notes.txt",
         "output": "     2\tsecond\n\n(End of file: 2 lines.)",
-        "metadata": {"lines": 2, "from": 2, "to": 2, "truncated": False},
+        "metadata": {
+            "path": str((workspace / "notes.txt").resolve()),
+            "lines": 2,
+            "from": 2,
+            "to": 2,
+            "truncated": False,
+        },
         "error": None,
     }
     code, out = run(workspace, "read", '{"file": "notes.txt"}')
