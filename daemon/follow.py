@@ -21,6 +21,8 @@ from typing import Any
 
 from lsprotocol import types
 
+from lsp_bridge.documents import to_utf16
+
 from .editor import Editor
 
 log = logging.getLogger(__name__)
@@ -176,5 +178,4 @@ class Follower:
 def _position(lines: list[str], line: int, character: int) -> types.Position:
     """A line and code point column as an LSP position (UTF-16 columns)."""
     text = lines[line] if 0 <= line < len(lines) else ""
-    units = len(text[: max(character, 0)].encode("utf-16-le")) // 2
-    return types.Position(line=max(line, 0), character=units)
+    return types.Position(line=max(line, 0), character=to_utf16(text, max(character, 0)))

@@ -210,6 +210,11 @@ def lsp_lines(text: str) -> list[str]:
     return lines
 
 
+def to_utf16(line: str, column: int) -> int:
+    """A 0-based code point column on ``line`` as LSP's UTF-16 column."""
+    return len(line[:column].encode("utf-16-le")) // 2
+
+
 def utf16_position(text: str, offset: int) -> dict[str, int]:
     """The LSP position (lines end at \\r\\n, \\r or \\n; UTF-16 columns) of a string offset
     (not inside a \\r\\n pair), as JSON."""

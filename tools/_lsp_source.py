@@ -57,11 +57,6 @@ def name_at(line: str, column: int) -> Name | None:
     return None
 
 
-def to_utf16(line: str, column: int) -> int:
-    """A 0-based code point column as LSP's UTF-16 column."""
-    return len(line[:column].encode("utf-16-le")) // 2
-
-
 def from_utf16(line: str, units: int) -> int:
     """An LSP UTF-16 column as a 0-based code point column."""
     if line.isascii():

@@ -16,6 +16,7 @@ from lsprotocol import types as lsp
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_bridge import Answer, Bridge, BridgeError, NoServerForFile, UnsupportedOperation
+from lsp_bridge.documents import to_utf16
 
 from . import _lsp_format as fmt
 from ._lsp_diagnostics import diagnostics
@@ -32,7 +33,7 @@ from ._lsp_resolve import (
     resolve_symbol,
     workspace_symbols,
 )
-from ._lsp_source import KEYWORDS, Sources, name_at, names_on, to_utf16
+from ._lsp_source import KEYWORDS, Sources, name_at, names_on
 from .base import Tool, ToolError, ToolResult
 from .context import ToolContext
 from .permission import PermissionRequest
