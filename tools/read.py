@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import mimetypes
 import os
@@ -13,8 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz import fuzz, process
 
 from lsp_bridge import BridgeError
-from lsp_bridge.documents import lsp_lines
 
+from ._text import BOM, decode
 from .base import Attachment, Tool, ToolError, ToolResult
 from .context import FileStamp, ToolContext, read_file
 
@@ -26,6 +27,11 @@ MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024
 #: and numbered in a worker thread, so the daemon's other sessions and editors are not held up.
 MAX_TEXT_BYTES = 64 * 1024 * 1024
 INLINE_BYTES = 1024 * 1024
+ENCODINGS = {
+    "latin-1": "not valid UTF-8 and is shown as Latin-1",
+    "utf-16-le": "UTF-16",
+    "utf-16-be": "UTF-16",
+}
 NOISE = {".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".ruff_cache", ".cache"}
 
 
@@ -39,8 +45,9 @@ class ReadParams(BaseModel):
 
 
 def is_binary(sample: bytes) -> bool:
-    """A NUL byte, or mostly bytes that are neither printable text nor valid UTF-8."""
-    if not sample:
+    """A NUL byte (outside UTF-16 with a BOM), or mostly bytes that are neither printable text nor
+    valid UTF-8."""
+    if not sample or sample.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return False
     if b"\0" in sample:
         return True
@@ -75,11 +82,11 @@ class Read(Tool[ReadParams]):
             found = path.stat()
         except FileNotFoundError:
             raise ToolError(_missing(path, ctx)) from None
+        if not S_ISREG(found.st_mode):  # before anything opens it: a FIFO would block the daemon
+            raise ToolError(f"{shown} is not a regular file (a device, FIFO or socket); read shows files.")
         mime = mimetypes.guess_type(path.name)[0] or ""
         if mime in ATTACHMENT_MIMES:
-            return _attachment(path, shown, mime)
-        if not S_ISREG(found.st_mode):
-            raise ToolError(f"{shown} is not a regular file (a device, FIFO or socket); read shows files.")
+            return await asyncio.to_thread(_attachment, path, shown, mime)
         size = found.st_size
         if size > MAX_TEXT_BYTES:
             raise ToolError(
@@ -111,22 +118,31 @@ def _file_text(path: Path, shown: str, params: ReadParams, ctx: ToolContext) -> 
             f"{shown} is a binary file ({len(data)} bytes); read cannot show it. "
             "Use bash (e.g. `file`, `xxd | head`) if you need to inspect it."
         )
-    result = _text(data.decode(errors="replace"), path, shown, params, ctx)
+    text, encoding = decode(data)  # as the edit tools decode it: what the model sees, they match
+    result = _text(text.removeprefix(BOM), path, shown, params, ctx)
+    if encoding != "utf-8":
+        result.output += f"\n({shown} is {ENCODINGS[encoding]}; the edit tools keep it so.)"
+        result.metadata["encoding"] = encoding
     return result, FileStamp.of(data, stat.st_mtime_ns)
 
 
 def _text(text: str, path: Path, shown: str, params: ReadParams, ctx: ToolContext) -> ToolResult:
-    # Numbered as editors, grep and the language servers number them: str.splitlines would also
-    # break at form feeds, U+2028 and others, and every later line would be off by one.
-    lines = lsp_lines(text)
+    # Numbered as editors, grep and the language servers number them (lsp_lines): str.splitlines
+    # would also break at form feeds, U+2028 and others, and every later line would be off by one.
+    # Only the lines up to the last one shown are split off: a file of millions of short lines
+    # would otherwise become millions of strings (1.7 GB for 63 MB) to show five of them.
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    total = text.count("\n") + (text[-1:] not in ("", "\n"))  # a final break starts no line
     start = (params.offset or 1) - 1
-    if lines and start >= len(lines):
-        raise ToolError(f"offset {start + 1} is past the end of {shown}, which has {len(lines)} lines.")
+    if total and start >= total:
+        raise ToolError(f"offset {start + 1} is past the end of {shown}, which has {total} lines.")
     limit = min(params.limit or ctx.env.limits.max_lines, ctx.env.limits.max_lines)
     out: list[str] = []
     size = 0
     end = start
-    for number, line in enumerate(lines[start : start + limit], start + 1):
+    last = min(start + limit, total)
+    for number, line in enumerate(text.split("\n", last)[start:last], start + 1):
         cut = f"{line[:MAX_LINE_CHARS]}... (line cut at {MAX_LINE_CHARS} characters)"
         entry = f"{number:>6}\t{cut if len(line) > MAX_LINE_CHARS else line}"
         if size + len(entry) + 1 > ctx.env.limits.max_bytes:
@@ -134,22 +150,20 @@ def _text(text: str, path: Path, shown: str, params: ReadParams, ctx: ToolContex
         out.append(entry)
         size += len(entry) + 1
         end = number
-    if end < len(lines):
-        footer = (
-            f"(Showing lines {start + 1}-{end} of {len(lines)}. Use offset={end + 1} to continue reading.)"
-        )
+    if end < total:
+        footer = f"(Showing lines {start + 1}-{end} of {total}. Use offset={end + 1} to continue reading.)"
     else:
-        footer = f"(End of file: {len(lines)} lines.)"
+        footer = f"(End of file: {total} lines.)"
     body = "\n".join(out) if out else "(empty file)"
     return ToolResult(
         title=shown,
         output=f"{body}\n\n{footer}",
         metadata={
             "path": str(path),
-            "lines": len(lines),
+            "lines": total,
             "from": start + 1,
             "to": end,
-            "truncated": end < len(lines),
+            "truncated": end < total,
         },
     )
 
@@ -168,15 +182,22 @@ def _directory(path: Path, shown: str) -> ToolResult:
 
 
 def _attachment(path: Path, shown: str, mime: str) -> ToolResult:
-    size = path.stat().st_size
-    if size > MAX_ATTACHMENT_BYTES:
-        raise ToolError(f"{shown} is {size} bytes; files over {MAX_ATTACHMENT_BYTES} bytes are not attached.")
+    """Run in a worker thread: up to 10 MB, from a file that may have been swapped meanwhile."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_ATTACHMENT_BYTES:
+            raise ToolError(
+                f"{shown} is {size} bytes; files over {MAX_ATTACHMENT_BYTES} bytes are not attached."
+            )
+        data, _stat = read_file(path)  # refuses what is no longer a regular file
+    except OSError as error:
+        raise ToolError(f"Cannot read {shown}: {error.strerror or error}") from None
     kind = "PDF" if mime == "application/pdf" else "Image"
     return ToolResult(
         title=shown,
-        output=f"{kind} {shown} ({size} bytes) is attached.",
-        metadata={"mime": mime, "bytes": size, "truncated": False},
-        attachments=[Attachment(mime, path.read_bytes(), path.name)],
+        output=f"{kind} {shown} ({len(data)} bytes) is attached.",
+        metadata={"mime": mime, "bytes": len(data), "truncated": False},
+        attachments=[Attachment(mime, data, path.name)],
     )
 
 

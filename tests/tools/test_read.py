@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import tracemalloc
 from pathlib import Path
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from lsp_bridge.documents import lsp_lines
 from tools import Reply
 
 from .conftest import Harness
@@ -57,9 +62,69 @@ async def test_big_files_are_read_aside_and_huge_ones_refused(harness: Harness) 
     refused = await harness.call("read", {"filePath": "huge.log"})
     assert refused.error is not None and "read shows files up to 67108864 bytes. Use grep" in refused.error
     os.mkfifo(harness.root / "pipe")
-    for tool, args in (("read", {}), ("edit", {"oldString": "a", "newString": "b"})):
-        fifo = await harness.call(tool, {"filePath": "pipe", **args})  # refused, not waiting for a writer
+    os.mkfifo(harness.root / "shot.png")  # an attachment's name does not make it a file
+    for name, tool, args in (
+        ("pipe", "read", {}),
+        ("shot.png", "read", {}),
+        ("pipe", "edit", {"oldString": "a", "newString": "b"}),
+    ):
+        fifo = await harness.call(tool, {"filePath": name, **args})  # refused, not waiting for a writer
         assert fifo.error is not None and "not a regular file" in fifo.error, fifo.error
+
+
+async def test_utf16_and_latin1_files_read_as_the_edit_tools_match_them(harness: Harness) -> None:
+    (harness.root / "res.txt").write_bytes("\ufeffname = Zoë\r\ncount = 2\r\n".encode("utf-16-le"))
+    utf16 = await harness.ok("read", {"filePath": "res.txt"})  # NUL bytes, but a UTF-16 BOM: text
+    assert utf16.result is not None and utf16.result.output.startswith(
+        "     1\tname = Zoë\n     2\tcount = 2\n"
+    )
+    assert utf16.result.metadata["encoding"] == "utf-16-le"
+    (harness.root / "old.txt").write_bytes(b"caf\xe9 = 1\n")
+    await harness.ok("read", {"filePath": "old.txt"})
+    harness.human.replies = [Reply("once"), Reply("once")]
+    for name, old, new in (("res.txt", "Zoë", "Zoé"), ("old.txt", "caf\xe9 = 1", "caf\xe9 = 2")):
+        edited = await harness.ok("edit", {"filePath": name, "oldString": old, "newString": new})
+        assert edited.result is not None  # what read showed is what the edit matched
+    assert (harness.root / "res.txt").read_bytes().decode("utf-16") == "name = Zoé\r\ncount = 2\r\n"
+    assert (harness.root / "old.txt").read_bytes() == b"caf\xe9 = 2\n"
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    text=st.text(alphabet="ab\r\n\x0c\u2028", max_size=40),
+    offset=st.integers(1, 12),
+    limit=st.integers(1, 12),
+)
+async def test_a_window_of_lines_is_the_same_window_of_lsp_lines(
+    harness: Harness, text: str, offset: int, limit: int
+) -> None:
+    (harness.root / "w.txt").write_bytes(text.encode())
+    lines = lsp_lines(text)
+    outcome = await harness.call("read", {"filePath": "w.txt", "offset": offset, "limit": limit})
+    if lines and offset > len(lines):
+        assert outcome.error == f"offset {offset} is past the end of w.txt, which has {len(lines)} lines."
+        return
+    assert outcome.result is not None
+    shown = [
+        row.split("\t", 1)[1] for row in outcome.result.output.split("\n\n(")[0].split("\n") if "\t" in row
+    ]
+    assert shown == lines[offset - 1 : offset - 1 + limit]
+    assert outcome.result.metadata["lines"] == len(lines)
+
+
+async def test_a_few_lines_of_a_file_of_millions_cost_little_memory(harness: Harness) -> None:
+    (harness.root / "many.txt").write_bytes(b"x\n" * 2_000_000)  # 4 MB, two million lines
+    tracemalloc.start()
+    try:
+        outcome = await harness.ok("read", {"filePath": "many.txt", "offset": 1000, "limit": 5})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert outcome.result is not None
+    assert outcome.result.output.endswith(
+        "(Showing lines 1000-1004 of 2000000. Use offset=1005 to continue reading.)"
+    )
+    assert peak < 20 * 1024 * 1024, peak  # a string per line would be over 100 MB
 
 
 async def test_limits_long_lines_and_bytes(harness: Harness) -> None:
@@ -90,7 +155,10 @@ async def test_directories_binaries_images(harness: Harness) -> None:
     assert binary.error is not None and binary.error.startswith("blob.bin is a binary file (700 bytes)")
     (harness.root / "latin1.txt").write_bytes("caf\xe9 cr\xe8me\n".encode("latin-1"))
     latin = await harness.ok("read", {"filePath": "latin1.txt"})  # mostly text: shown, not refused
-    assert latin.result is not None and "caf\ufffd cr\ufffdme" in latin.result.output
+    assert latin.result is not None and latin.result.output == (
+        "     1\tcaf\xe9 cr\xe8me\n\n(End of file: 1 lines.)\n"
+        "(latin1.txt is not valid UTF-8 and is shown as Latin-1; the edit tools keep it so.)"
+    )
     (harness.root / "dot.png").write_bytes(PNG)
     image = await harness.ok("read", {"filePath": "dot.png"})
     assert image.result is not None
