@@ -28,6 +28,8 @@ class Wrapper:
     leading: int = 0
     #: ``NAME=VALUE`` operands may precede the wrapped command (``env A=1 cmd``).
     assignments: bool = False
+    #: Options whose value is optional and only attached (``xargs -i{}``, ``--replace=X``).
+    optional: frozenset[str] = frozenset()
 
 
 WRAPPERS: dict[str, Wrapper] = {
@@ -52,14 +54,16 @@ WRAPPERS: dict[str, Wrapper] = {
     "taskset": Wrapper(leading=1),
     "strace": Wrapper(_set("-e -p -s -u -a -b -E -I -O -P -S -X"), _set("-o --output")),
     "xargs": Wrapper(
-        _set("-I -i -L -l -n -P -s -d -E -e --delimiter --max-args --max-lines --max-procs")
-        | _set("--max-chars --eof --replace --process-slot-var"),
+        _set("-I -L -n -P -s -d -E --delimiter --max-args --max-procs --max-chars --process-slot-var"),
         _set("-a --arg-file"),
+        optional=_set("-i -l -e --replace --max-lines --eof"),
     ),
+    "busybox": Wrapper(),  # busybox APPLET ARGS
+    "coproc": Wrapper(),  # coproc [NAME] COMMAND
 }
 
-#: Shells whose ``-c STRING`` is parsed as a script.
-SHELLS = _set("bash sh zsh dash ksh ash busybox")
+#: Shells whose ``-c STRING``, or literal script on stdin (heredoc, herestring), is parsed.
+SHELLS = _set("bash sh zsh dash ksh ash")
 
 #: Assignments to these change which program runs or what it loads: a command preceded by one
 #: (or a script that exports one) can only be approved exactly, never by an "always" prefix.
@@ -68,8 +72,20 @@ HIJACK_VARIABLES = _set(
     "DYLD_FRAMEWORK_PATH BASH_ENV ENV IFS PROMPT_COMMAND SHELLOPTS BASHOPTS PS4 CDPATH GLOBIGNORE "
     "PYTHONPATH PYTHONSTARTUP PYTHONHOME NODE_OPTIONS NODE_PATH PERL5OPT PERL5LIB RUBYOPT RUBYLIB "
     "GIT_SSH GIT_SSH_COMMAND GIT_EXEC_PATH GIT_EDITOR GIT_PAGER GIT_ASKPASS GIT_CONFIG_GLOBAL "
-    "GIT_CONFIG_SYSTEM GIT_DIR GIT_WORK_TREE SSH_ASKPASS EDITOR VISUAL PAGER HOME"
+    "GIT_CONFIG_SYSTEM GIT_DIR GIT_WORK_TREE SSH_ASKPASS EDITOR VISUAL PAGER HOME "
+    "GIT_CONFIG GIT_CONFIG_PARAMETERS GIT_CONFIG_COUNT GIT_EXTERNAL_DIFF GIT_PROXY_COMMAND "
+    "GIT_TEMPLATE_DIR GIT_SEQUENCE_EDITOR GIT_SSH_VARIANT GIT_ALTERNATE_OBJECT_DIRECTORIES "
+    "GIT_OBJECT_DIRECTORY GIT_INDEX_FILE SUDO_ASKPASS LESSOPEN LESSCLOSE MANPAGER "
+    "BROWSER ZDOTDIR GCONV_PATH JAVA_TOOL_OPTIONS _JAVA_OPTIONS RUSTC_WRAPPER PERL5DB"
 )
+#: ...and so do any starting with these (``GIT_CONFIG_KEY_0``, ``BASH_FUNC_ls%%``, ``LD_AUDIT``).
+HIJACK_PREFIXES = ("GIT_CONFIG_", "GIT_TRACE", "LD_", "DYLD_", "BASH_FUNC_", "NPM_CONFIG_", "npm_config_")
+
+
+def hijacks(name: str) -> bool:
+    """Whether setting the variable ``name`` can change which program runs or what it loads."""
+    return name in HIJACK_VARIABLES or name.startswith(HIJACK_PREFIXES)
+
 
 Operands = Literal["all", "first", "keyed", "none"]
 
@@ -86,8 +102,10 @@ class FileCommand:
     skip: int = 0
     #: ...unless one of these options supplied them (``grep -e PATTERN``, ``sed -e SCRIPT``).
     supplied_by: frozenset[str] = frozenset()
-    #: Options after which no operand is a path (``python -c CODE``, ``node -e CODE``).
+    #: Options after which no operand is a path (``python -c CODE``, ``node -e CODE``)...
     stops: frozenset[str] = frozenset()
+    #: ...unless one of these made every operand a file to read or edit (``perl -pi -e CODE F``).
+    inputs: frozenset[str] = frozenset()
     #: Options are only read before the first operand (``git -C DIR log``).
     leading_options: bool = False
     #: ``key=PATH`` operands that are paths, for ``operands="keyed"``.
@@ -106,6 +124,11 @@ _INTERPRETER = FileCommand(
     _set("-W -X -O --check-hash-based-pycs -r --require --import"),
     operands="first",
     stops=_set("-c -m -e -p -E --eval --print --command"),
+)
+#: perl and ruby: ``-n``/``-p`` read every operand as input, ``-i`` edits them in place.
+_PERL = FileCommand(_set("-e -E -I"), operands="first", stops=_set("-e -E"), inputs=_set("-n -p -i"))
+_RUBY = FileCommand(
+    _set("-e -I -r -E -F --encoding"), _set("-C"), "first", stops=_set("-e"), inputs=_set("-n -p -i")
 )
 _OWNER = FileCommand(_set("--from"), _set("--reference"), skip=1, supplied_by=_set("--reference"))
 _COPY = FileCommand(_set("-S --suffix -m --mode -o --owner -g --group"), _set("-t --target-directory"))
@@ -162,7 +185,7 @@ FILE_COMMANDS: dict[str, FileCommand] = {
     "make": FileCommand(_set("-j -l -o -W --jobs"), _set("-C -f --directory --file --makefile"), "none"),
     "curl": FileCommand(
         _set("-d -H -X -u -A -e -m -w --data --header --request --user"),
-        _set("-o -K -T -c -b --output --config --upload-file --cookie-jar"),
+        _set("-o -K -T -c -b --output --config --upload-file --cookie-jar --output-dir"),
         "none",
     ),
     "wget": FileCommand(
@@ -170,10 +193,13 @@ FILE_COMMANDS: dict[str, FileCommand] = {
         _set("-O -P -o -a --output-document --directory-prefix --output-file"),
         "none",
     ),
-    **dict.fromkeys(
-        _set("python python3 node ruby perl bash sh zsh dash deno bun tsx ts-node"), _INTERPRETER
-    ),
+    **dict.fromkeys(_set("python python3 node bash sh zsh dash deno bun tsx ts-node"), _INTERPRETER),
+    "perl": _PERL,
+    "ruby": _RUBY,
 }
+
+#: git subcommands whose operands (other than URLs) are folders it creates or reads.
+GIT_FOLDERS = frozenset({"clone", "init", "worktree add"})
 
 
 @dataclass
@@ -187,11 +213,15 @@ class Parsed:
 
 
 def parse_options(
-    words: Sequence[str | None], takes_value: frozenset[str], leading_options: bool = False
+    words: Sequence[str | None],
+    takes_value: frozenset[str],
+    leading_options: bool = False,
+    optional: frozenset[str] = frozenset(),
 ) -> Parsed:
     """Split ``words`` (the arguments, quoting removed, None when unknown) getopt-style:
     ``-xzf FILE``, ``-fFILE``, ``--file=FILE``, ``--file FILE``; ``--`` ends the options, and with
-    ``leading_options`` so does the first operand. An unknown word counts as an operand."""
+    ``leading_options`` so does the first operand. ``optional`` options take a value only when it
+    is attached (``-iX``, ``--replace=X``). An unknown word counts as an operand."""
     parsed = Parsed()
     index = 0
     options_done = False
@@ -205,7 +235,7 @@ def parse_options(
         elif word.startswith("--"):
             name, eq, value = word.partition("=")
             parsed.flags.add(name)
-            if name in takes_value and eq:
+            if (name in takes_value or name in optional) and eq:
                 parsed.values.append((name, index, value))
             elif name in takes_value and index + 1 < len(words):
                 index += 1
@@ -214,10 +244,12 @@ def parse_options(
             for position in range(1, len(word)):
                 option = "-" + word[position]
                 parsed.flags.add(option)
-                if option not in takes_value:
+                if option not in takes_value and option not in optional:
                     continue
                 if position + 1 < len(word):
                     parsed.values.append((option, index, word[position + 1 :]))
+                elif option in optional:
+                    break
                 elif index + 1 < len(words):
                     index += 1
                     parsed.values.append((option, index, None))

@@ -1,14 +1,19 @@
 """Shell words as the analysis sees them: the text as written, and the value once quoting is gone.
 
 ``"rm"``, ``'rm'`` and ``r\\m`` all have the value ``rm``; ``$HOME/x`` or ``$(pwd)`` have none (only
-known at run time). Unquoted ``* ? [ {`` mark a word the shell expands as a glob or brace.
+known at run time). Unquoted ``* ? [ {`` mark a word the shell expands as a glob or brace;
+``expand`` does the brace expansion (``{.,.}./x`` is ``../x ../x``) the way bash does, ``climbs``
+tells a glob that can reach up, ``stdin_script`` the literal script a heredoc or herestring feeds.
 """
 
 from __future__ import annotations
 
 import codecs
+import fnmatch
+import itertools
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -16,6 +21,8 @@ from tree_sitter import Node
 
 _PLAIN = re.compile(r"[\w@%+=:,./^~-]+")  # words shown without quotes
 SPECIAL = re.compile(r"[*?\[{]")
+MAX_WORDS = 64  # a brace expansion into more words than this counts as unknown
+_SEQUENCE = re.compile(r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?")
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,11 @@ class Word:
         if self.value == "{}" or (_PLAIN.fullmatch(self.value) and not self.value.startswith("~")):
             return self.value
         return shlex.quote(self.value)
+
+
+def unescape(text: str, chars: str) -> str:
+    """Backslashes removed before ``chars`` (inside double quotes, or in a heredoc that expands)."""
+    return re.sub(f"\\\\([{re.escape(chars)}])", lambda m: "" if m[1] == "\n" else m[1], text)
 
 
 def _unquote(text: str) -> tuple[str, bool]:
@@ -73,7 +85,7 @@ def _static(node: Node) -> tuple[str | None, bool]:
         if any(part.type != "string_content" for part in parts):
             return None, False
         content = "".join((part.text or b"").decode(errors="replace") for part in parts)
-        return re.sub(r'\\([$`"\\\n])', lambda m: "" if m[1] == "\n" else m[1], content), False
+        return unescape(content, '$`"\\\n'), False
     if kind == "concatenation":
         values: list[str] = []
         glob = False
@@ -90,6 +102,108 @@ def _static(node: Node) -> tuple[str | None, bool]:
 
 
 def word(node: Node) -> Word:
-    raw = (node.text or b"").decode(errors="replace")
+    raw = _source(node)
     value, glob = _static(node)
     return Word(raw, value, glob, node.type in ("word", "concatenation") and raw.startswith("~"))
+
+
+def expand(item: Word) -> list[Word]:
+    """The words an unquoted brace expression becomes (``file{1..3}`` is three words). A brace in a
+    word that also has quoting, or one giving more than ``MAX_WORDS`` words, is unknown."""
+    if not item.glob or item.value is None or "{" not in item.value:
+        return [item]
+    if item.raw != item.value:  # quoting decides which braces count: not worked out here
+        return [Word(item.raw, None)]
+    texts = braces(item.value)
+    if texts is None:
+        return [Word(item.raw, None)]
+    if texts == [item.value]:
+        return [item]
+    return [Word(text, text, SPECIAL.search(text) is not None, text.startswith("~")) for text in texts]
+
+
+def braces(text: str) -> list[str] | None:
+    """Bash's brace expansion of unquoted ``text``: ``{a,b}`` alternatives and ``{1..9..2}`` or
+    ``{a..e}`` sequences, nested, an unmatched brace kept as it is; None beyond ``MAX_WORDS``."""
+    start = 0
+    while (open_ := text.find("{", start)) >= 0:
+        start = open_ + 1
+        depth, commas, close = 0, list[int](), -1
+        for index in range(open_, len(text)):
+            char = text[index]
+            depth += (char == "{") - (char == "}")
+            if char == "," and depth == 1:
+                commas.append(index)
+            elif depth == 0:
+                close = index
+                break
+        if close < 0 or (open_ > 0 and text[open_ - 1] == "$"):
+            continue
+        bounds = [open_, *commas, close]
+        parts = [text[a + 1 : b] for a, b in itertools.pairwise(bounds)] if commas else None
+        parts = parts if parts is not None else _sequence(text[open_ + 1 : close])
+        if parts is None:
+            continue
+        tails = braces(text[close + 1 :])
+        if tails is None:
+            return None
+        out: list[str] = []
+        for part in parts:
+            heads = braces(part)
+            if heads is None or len(out) + len(heads) * len(tails) > MAX_WORDS:
+                return None
+            out += [text[:open_] + head + tail for head in heads for tail in tails]
+        return out
+    return [text]
+
+
+def _sequence(body: str) -> list[str] | None:
+    match = _SEQUENCE.fullmatch(body)
+    if match is None or match[1].isalpha() != match[2].isalpha():
+        return None
+    step = abs(int(match[3] or 1)) or 1
+    letters = match[1].isalpha()
+    first, last = (ord(match[1]), ord(match[2])) if letters else (int(match[1]), int(match[2]))
+    numbers = range(first, last + (1 if last >= first else -1), step if last >= first else -step)
+    numbers = numbers[: MAX_WORDS + 1]  # more than MAX_WORDS: the caller gives up
+    if letters:
+        return [chr(n) for n in numbers]
+    padded = any(re.match(r"-?0\d", bound) for bound in match.group(1, 2))
+    width = max(len(match[1]), len(match[2])) if padded else 0
+    return [str(n).zfill(width) for n in numbers]
+
+
+def climbs(pattern: str) -> bool:
+    """Whether a glob can reach up: a ``..`` part, or one that can match ``..`` (``.?``, ``.*``:
+    bash before 5.2 matches them)."""
+    return any(
+        part == ".." or (part[:1] not in ("*", "?") and fnmatch.fnmatchcase("..", part))
+        for part in pattern.split("/")
+    )
+
+
+def stdin_script(redirects: Sequence[Node]) -> str | None:
+    """The literal script a heredoc or herestring feeds to stdin; None if there is none, or it
+    is only known at run time."""
+    script = None
+    for node in redirects:
+        if node.type == "herestring_redirect":
+            value = word(node.named_children[-1]).value if node.named_children else None
+            script = None if value is None else value + "\n"
+        elif node.type == "heredoc_redirect":
+            start = next((_source(c) for c in node.children if c.type == "heredoc_start"), "")
+            body = next((c for c in node.children if c.type == "heredoc_body"), None)
+            quoted = any(char in start for char in "'\"\\")
+            if body is None or (not quoted and any(c.type != "heredoc_content" for c in body.named_children)):
+                script = None
+                continue
+            script = _source(body) if quoted else unescape(_source(body), "$`\\\n")
+            if any(_source(c) == "<<-" for c in node.children):
+                script = re.sub(r"(?m)^\t+", "", script)
+        elif node.type == "file_redirect" and any(_source(c) == "<" for c in node.children):
+            script = None
+    return script
+
+
+def _source(node: Node) -> str:
+    return (node.text or b"").decode(errors="replace")

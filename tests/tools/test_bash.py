@@ -93,6 +93,65 @@ async def test_a_denied_command_cannot_hide(tmp_path: Path, command: str) -> Non
     assert (h.root / "build").is_dir() and h.human.asked == []
 
 
+@pytest.mark.parametrize(
+    ("command", "allowed"),
+    [
+        ("cat {.,.}./secret", "cat *"),
+        ("cat ~+/../secret", "cat *"),
+        ("dd if=/dev/null of=~/secret", "dd *"),
+        ("cd in/../.. && rm secret", "cd *"),
+        ("find -P {up} -name secret -delete", "find *"),
+        ("bash <<'EOF'\nrm {up}/secret\nEOF", "bash *"),
+    ],
+)
+async def test_reaching_outside_is_asked_however_it_is_spelled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, allowed: str
+) -> None:
+    """The workspace's parent holds ``secret``; ``in`` links to ``a/b`` (``in/../..`` is the parent
+    for bash, whose cd is logical). The commands are allowed, the outside folder is not."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    h = _harness(tmp_path, [Rule("bash", allowed, "allow"), Rule("bash", "rm *", "allow")])
+    (h.root / "a" / "b").mkdir(parents=True)
+    (h.root / "in").symlink_to("a/b")
+    (tmp_path / "secret").write_text("TOPSECRET\n")
+    outcome = await _call(h, command.replace("{up}", str(tmp_path)))
+    assert outcome.error is not None and "rejected" in outcome.error
+    assert [r.permission for r in h.human.asked] == ["external_directory"]
+    assert (tmp_path / "secret").read_text() == "TOPSECRET\n"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "coproc rm -rf build; wait",
+        "{rm,-rf,build}",
+        "echo build | xargs -i rm -rf {}",
+        "trap 'rm -rf build' EXIT",
+        "bash <<< 'rm -rf build'",
+        "shopt -s expand_aliases; alias r='rm -rf build'; r",
+    ],
+)
+async def test_a_denied_command_cannot_hide_in_code_strings(tmp_path: Path, command: str) -> None:
+    h = _harness(tmp_path, [*ALLOW_ALL, Rule("bash", "rm *", "deny")])
+    (h.root / "build").mkdir()
+    outcome = await _call(h, command)
+    assert outcome.error is not None and outcome.error.startswith("Permission denied: bash rm -rf ")
+    assert (h.root / "build").is_dir() and h.human.asked == []
+
+
+async def test_git_variables_that_run_programs_are_asked_for(tmp_path: Path) -> None:
+    h = _harness(tmp_path, [Rule("bash", "git init *", "allow"), Rule("bash", "git status *", "allow")])
+    assert (await _call(h, "git init -q")).error is None
+    marker = tmp_path / "ran"
+    command = (
+        "export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor "
+        f"GIT_CONFIG_VALUE_0='touch {marker}'; git status"
+    )
+    outcome = await _call(h, command)
+    assert outcome.error is not None and "rejected" in outcome.error and not marker.exists()
+    assert h.human.asked[0].patterns[0].startswith("export GIT_CONFIG_COUNT=1")
+
+
 async def test_exit_codes_signals_and_merged_stderr(tmp_path: Path) -> None:
     h = _harness(tmp_path, ALLOW_ALL)
     outcome = await _call(h, "echo out; echo err >&2; echo again; exit 3")
