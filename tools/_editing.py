@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ._diagnose import FileReport, Probe, render
-from ._text import FileText, looks_binary
+from ._text import FileText, check_encodes, looks_binary
 from .base import ToolError
 from .changes import Applied, FileChange
 from .context import FileStamp, ToolContext, read_file, real_path
@@ -31,15 +32,25 @@ class Target:
     given: Path  # as the model named it, normalised
     path: Path  # symlinks resolved: what is read, locked and written
     shown: str
+    #: The name itself, only its folder resolved: a symlink there is the link, which a delete or
+    #: a move acts on (never on the file it points to). ``path`` when the name is no symlink.
+    entry: Path
 
 
-async def target(ctx: ToolContext, file_path: str, title: str) -> Target:
-    """The file a call names; ``external_directory`` is asked when it lies outside the workspace
-    (the ``edit`` ask comes later, once, with the diff)."""
+async def target(
+    ctx: ToolContext, file_path: str, title: str, *, text: bool = True, entry: bool = False
+) -> Target:
+    """The file a call names; ``external_directory`` is asked when what the call changes lies
+    outside the workspace: its ``text`` (symlinks followed) and/or its ``entry`` (the link itself,
+    for a delete or a move). The ``edit`` ask comes later, once, with the diff."""
     given = ctx.resolve(file_path)
     real = real_path(given)
-    await ctx.ask_outside(real, title)
-    return Target(given, real, ctx.relative(given))
+    link = real_path(given.parent) / given.name if os.path.islink(given) else real
+    if text:
+        await ctx.ask_outside(real, title)
+    if entry and (link != real or not text):
+        await ctx.ask_outside(link, title)
+    return Target(given, real, ctx.relative(given), link)
 
 
 class locked:
@@ -205,6 +216,9 @@ async def propose(ctx: ToolContext, changes: list[FileChange], title: str, other
     When the "before" diagnostics are known already and no one has to approve the change (the
     ``edit`` rules allow every file), the "after" diagnostics are asked at once: the server
     checks the new text while the sink prepares, asks and writes."""
+    for change in changes:
+        if change.after is not None:
+            check_encodes(change.after, change.encoding, ctx.relative(change.target))
     probe = Probe(ctx, changes, others)
     sink_ctx = ctx
     try:

@@ -165,13 +165,18 @@ _LEVELS: tuple[Same, ...] = (
 
 
 def replacements(body: str, chunks: list[Chunk], shown: str) -> list[Replacement]:
-    """Where each chunk goes in ``body`` (``\\n`` line endings), in order, as replacements."""
+    """Where each chunk goes in ``body`` (``\\n`` line endings), in order, as replacements.
+
+    Each chunk must lie after the lines the previous one replaced: one found only before that (a
+    repeated or overlapping hunk, or hunks out of order) is refused, never applied twice."""
     lines = split_lines(body)
     bare = [line.rstrip("\n") for line in lines]
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))
     cursor = 0
+    shift = 0  # how far the file's lines are from a unified diff's line numbers, as found so far
+    spans: list[tuple[int, int]] = []  # the lines each chunk replaced
     out: list[Replacement] = []
     for number, chunk in enumerate(chunks, 1):
         where = f"{shown}, chunk {number}"
@@ -181,47 +186,87 @@ def replacements(body: str, chunks: list[Chunk], shown: str) -> list[Replacement
                 raise PatchError(f"{where}: the line after @@ ({chunk.context!r}) is not in the file.")
             cursor = found + 1
         old, new = list(chunk.old), list(chunk.new)
-        if old and old[-1] == "" and _seek(bare, old, cursor, chunk.hint, chunk.at_end) is None:
+        hint = None if chunk.hint is None else chunk.hint + shift
+        if (
+            old
+            and old[-1] == ""
+            and _seek(bare, old, cursor, len(bare), hint=hint, at_end=chunk.at_end) is None
+        ):
             old.pop()  # a blank context line at the very end of a chunk that the file lacks
             if new and new[-1] == "":
                 new.pop()
         if not old:
             at = len(lines) if chunk.hint is None and not chunk.context else cursor
-            at = chunk.hint if chunk.hint is not None else at  # "@@ -5,0": after line 5
+            at = hint if hint is not None else at  # "@@ -5,0": after line 5
+            at = max(0, min(at, len(lines)))
+            if at < cursor:
+                raise _out_of_order(shown, chunk, number, (at, at), spans)
         else:
-            found = _seek(bare, old, cursor, chunk.hint, chunk.at_end)
+            found = _seek(bare, old, cursor, len(bare), hint=hint, at_end=chunk.at_end)
             if found is None:
+                done = spans[-1][1] if spans else 0
+                earlier = _seek(bare, old, 0, done, hint=hint, at_end=False)
+                if earlier is not None:
+                    raise _out_of_order(shown, chunk, number, (earlier, earlier + len(old)), spans)
                 shown_old = "\n".join(old[:12])
                 raise PatchError(
                     f"{where}: these lines were not found in the file (after line {cursor}):\n"
                     f"{shown_old}\nRead the file again and make the context and '-' lines match it exactly."
                 )
             at = found
+            if chunk.hint is not None:
+                shift = at - (chunk.hint - 1)
         at = max(0, min(at, len(lines)))
         text = "".join(line + "\n" for line in new)
         end = at + len(old)
         if end == len(lines) and body and not body.endswith("\n"):  # keep "no newline at end of file"
             text = ("\n" + text[:-1]) if not old and text else text[:-1]
         out.append(Replacement(starts[at], starts[end], text))
+        spans.append((at, end))
         cursor = end
     return out
 
 
-def _seek(lines: list[str], wanted: list[str], cursor: int, hint: int | None, at_end: bool) -> int | None:
-    """The index where ``wanted`` starts: after ``cursor`` (anywhere, nearest the hint, for a
-    unified diff), at the end of the file for an end-of-file chunk, else the first."""
+def _out_of_order(
+    shown: str, chunk: Chunk, number: int, span: tuple[int, int], spans: list[tuple[int, int]]
+) -> PatchError:
+    """Why chunk ``number``, which fits only the lines ``span`` (an insertion when they are
+    equal), before the end of the lines the chunks ``spans`` replaced, cannot be applied."""
+    at, end = span
+    word = "hunk" if chunk.hint is not None else "chunk"
+    repeated = [n for n, (s, e) in enumerate(spans, 1) if (s, e) == span and end > at]
+    touched = [n for n, (s, e) in enumerate(spans, 1) if s <= at < e or at < s < end]
+    after = [n for n, (s, _e) in enumerate(spans, 1) if s >= end]
+    lines = f"line {at + 1}" if end - at <= 1 else f"lines {at + 1}-{end}"
+    if repeated:
+        problem = f"{word} {number} repeats lines {word} {repeated[0]} already changed ({lines})"
+    elif touched:
+        problem = f"{word} {number} overlaps {word} {', '.join(map(str, touched))} ({lines})"
+    else:
+        problem = (
+            f"{word} {number} ({lines}) comes before {word} {after[0] if after else len(spans)} in the file"
+        )
+    return PatchError(
+        f"{shown}: {problem}. Each {word} must come after the lines the one before it changed: "
+        f"drop a repeated {word}, merge overlapping ones into one, or put them in file order. "
+        "Nothing was changed."
+    )
+
+
+def _seek(
+    lines: list[str], wanted: list[str], start: int, stop: int, *, hint: int | None, at_end: bool
+) -> int | None:
+    """The index from ``start`` to before ``stop`` where ``wanted`` starts: nearest the hint (a
+    unified diff's line), at the end of the file for an end-of-file chunk, else the first."""
     n = len(wanted)
+    candidates = range(start, min(stop, len(lines) - n + 1))
     for same in _LEVELS:
-        ranges = [range(cursor, len(lines) - n + 1)]
+        found = [i for i in candidates if all(same(lines[i + k], wanted[k]) for k in range(n))]
+        if not found:
+            continue
+        if at_end and found[-1] == len(lines) - n:
+            return found[-1]
         if hint is not None:
-            ranges.append(range(0, cursor))
-        for candidates in ranges:
-            found = [i for i in candidates if all(same(lines[i + k], wanted[k]) for k in range(n))]
-            if not found:
-                continue
-            if at_end and found[-1] == len(lines) - n:
-                return found[-1]
-            if hint is not None:
-                return min(found, key=lambda i: abs(i - (hint - 1)))
-            return found[0]
+            return min(found, key=lambda i: abs(i - (hint - 1)))
+        return found[0]
     return None

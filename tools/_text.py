@@ -14,8 +14,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ._match import Replacement
+from .base import ToolError
 
 BOM = "\ufeff"
+_NAMES = {"latin-1": "Latin-1"}
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 
 
@@ -34,6 +36,34 @@ def decode(data: bytes) -> tuple[str, str]:
         return data.decode("utf-8"), "utf-8"
     except UnicodeDecodeError:
         return data.decode("latin-1"), "latin-1"
+
+
+def check_encodes(text: str, encoding: str, shown: str) -> None:
+    """Refuse, before anyone is asked, new text the file's encoding cannot hold: a character
+    above U+00FF in a file read as Latin-1, or a lone UTF-16 surrogate (``"\\ud800"`` in JSON),
+    which no encoding writes."""
+    if text.isascii():  # every encoding here holds ASCII; isascii() costs nothing
+        return
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError as error:
+        code = ord(error.object[error.start])
+        char = f"{chr(code)!r} (U+{code:04X}, line {error.object.count(chr(10), 0, error.start) + 1})"
+        if 0xD800 <= code <= 0xDFFF:
+            raise ToolError(
+                f"The new text of {shown} holds a lone surrogate {char}: half of a UTF-16 pair, which "
+                "no file can store. Send the character itself (a pair of \\uXXXX escapes in JSON "
+                "must be a high and a low surrogate), or an escape in the file's own language. "
+                "Nothing was changed."
+            ) from None
+        name = _NAMES.get(error.encoding, error.encoding)
+        escape = f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+        raise ToolError(
+            f"{shown} is not UTF-8, so it is kept in {name}, which cannot hold {char}. Write it as "
+            f"an escape in the file's own language (e.g. {escape}) or with characters {name} has, "
+            "or first convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8), read it again, "
+            "then edit it. Nothing was changed."
+        ) from None
 
 
 def normalize(text: str) -> str:

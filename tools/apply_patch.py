@@ -30,14 +30,14 @@ def _change(ctx: ToolContext, patch: FilePatch, file: Target, moved: Target | No
         return FileChange(file.path, None, text.raw), f"A {file.shown}"
     if current is None:
         raise PatchError(f"{patch.kind.title()} File {file.shown}: no such file.")
-    if patch.kind == "delete":
-        return FileChange(file.path, current.raw, None, encoding=current.encoding), f"D {file.shown}"
+    if patch.kind == "delete":  # a symlink: the link goes, not the file it points to
+        return FileChange(file.entry, current.raw, None, encoding=current.encoding), f"D {file.shown}"
     before = current.raw
     current.replace(replacements(current.body, patch.chunks, file.shown))
-    if moved is not None:
-        if moved.path.exists() and moved.path != file.path:
+    if moved is not None:  # a symlink: the link moves (the new text goes to the file it points to)
+        if moved.path.exists() and moved.path != file.entry:
             raise PatchError(f"Move to {moved.shown}: a file already exists there.")
-        change = FileChange(file.path, before, current.raw, moved.path, current.encoding)
+        change = FileChange(file.entry, before, current.raw, moved.path, current.encoding)
         return change, f"R {file.shown} -> {moved.shown}"
     if current.raw == before:
         raise PatchError(f"Update File {file.shown}: the patch changes nothing in it.")
@@ -51,14 +51,19 @@ class ApplyPatch(Tool[ApplyPatchParams]):
 
     async def run(self, params: ApplyPatchParams, ctx: ToolContext) -> ToolResult:
         patches = parse(params.patchText)
-        files = [await target(ctx, p.path, "Patch") for p in patches]
+        files = [
+            await target(
+                ctx, p.path, "Patch", text=p.kind != "delete", entry=p.kind == "delete" or bool(p.move_to)
+            )
+            for p in patches
+        ]
         moves = [await target(ctx, p.move_to, "Patch") if p.move_to else None for p in patches]
         paths = [f.path for f in files] + [m.path for m in moves if m]
         if len(set(paths)) != len(paths):
             raise ToolError(
                 "The patch names a file more than once; put all changes to a file in one section."
             )
-        async with locked(paths):
+        async with locked([*paths, *(f.entry for f in files)]):
             built = [_change(ctx, p, f, m) for p, f, m in zip(patches, files, moves, strict=True)]
             changes = [change for change, _line in built]
             summary = [line for _change, line in built]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import secrets
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +30,9 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class FileChange:
     """One file's proposed change. ``before`` None: the file does not exist yet; ``after`` None:
-    delete it. ``encoding`` is how the text is written (a BOM, if kept, is U+FEFF in the text)."""
+    delete it. ``encoding`` is how the text is written (a BOM, if kept, is U+FEFF in the text).
+    A ``path`` that is a symlink is deleted or moved as a link: a moved link keeps pointing at
+    its file, which takes ``after``."""
 
     path: Path
     before: str | None
@@ -130,11 +133,13 @@ class _Step:
     path: Path
     original: bytes | None  # None: the file did not exist
     mode: int = 0
+    link: str | None = None  # the path was a symlink with this text
 
 
 def commit(changes: list[FileChange]) -> set[Path]:
     """Write every change or none: temp files first, then renames; undo on the first failure.
     Returns the folders whose entries changed (to be synced)."""
+    changes = _with_link_targets(changes)
     for change in changes:
         _check_unchanged(change)
     staged: list[tuple[FileChange, Path | None]] = []
@@ -154,25 +159,52 @@ def commit(changes: list[FileChange]) -> set[Path]:
             if change.before is not None and (change.after is None or change.move_to is not None):
                 done.append(_step(change.path))
                 change.path.unlink()
-    except OSError as error:
+    except BaseException as error:  # whatever it was, no file is left half changed
         for step in reversed(done):
             _undo(step)
+        _drop(staged)  # before the folders, which must be empty to go
         for folder in reversed(made):
             with contextlib.suppress(OSError):
                 folder.rmdir()
-        raise ToolError(
-            f"Could not write {error.filename or 'the change'}: {error.strerror or error}. "
-            "No file was changed (every file of this change was put back)."
-        ) from None
+        if isinstance(error, OSError):
+            raise ToolError(
+                f"Could not write {error.filename or 'the change'}: {error.strerror or error}. "
+                "No file was changed (every file of this change was put back)."
+            ) from None
+        if isinstance(error, UnicodeEncodeError):  # a sink's text the file's encoding cannot hold
+            raise ToolError(
+                f"Could not write the change: {error}. No file was changed (every file of this "
+                "change was put back)."
+            ) from None
+        raise
     finally:
-        for _change, temp in staged:
-            if temp is not None:
-                with contextlib.suppress(OSError):
-                    temp.unlink()
+        _drop(staged)
     return {c.target.parent for c in changes} | {c.path.parent for c in changes}
 
 
+def _drop(staged: list[tuple[FileChange, Path | None]]) -> None:
+    """Remove the temp files not renamed into place (the others are gone already)."""
+    for _change, temp in staged:
+        if temp is not None:
+            with contextlib.suppress(OSError):
+                temp.unlink()
+
+
+def _with_link_targets(changes: list[FileChange]) -> list[FileChange]:
+    """A moved symlink's new text, as a change of the file it points to (the link itself is
+    moved by ``_stage``)."""
+    out: list[FileChange] = []
+    for change in changes:
+        if change.move_to is not None and change.after != change.before and change.path.is_symlink():
+            pointed = Path(os.path.realpath(change.path))
+            out.append(FileChange(pointed, change.before, change.after, encoding=change.encoding))
+        out.append(change)
+    return out
+
+
 def _step(path: Path) -> _Step:
+    if path.is_symlink():
+        return _Step(path, b"", link=os.readlink(path))
     try:
         return _Step(path, path.read_bytes(), path.stat().st_mode & 0o7777)
     except FileNotFoundError:
@@ -198,13 +230,16 @@ def _check_unchanged(change: FileChange) -> None:
 
 
 def _stage(change: FileChange, made: list[Path]) -> Path:
-    """The new content in a temp file beside the target (same file system), synced to disk."""
+    """The new content in a temp file beside the target (same file system), synced to disk; for
+    a moved symlink, the link to put there."""
     assert change.after is not None
     target = change.target
     if not target.parent.is_dir():
         missing = [folder for folder in target.parents if not folder.exists()]
         target.parent.mkdir(parents=True, exist_ok=True)
         made += reversed(missing)
+    if change.move_to is not None and change.path.is_symlink():
+        return _stage_link(change.path, target)
     source = change.path.stat() if change.before is not None else None
     mode = source.st_mode & 0o7777 if source is not None else 0o666 & ~_UMASK
     fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent)
@@ -223,6 +258,22 @@ def _stage(change: FileChange, made: list[Path]) -> Path:
     return Path(name)
 
 
+def _stage_link(link: Path, target: Path) -> Path:
+    """A symlink beside ``target`` that points where ``link`` does: a relative link moved to
+    another folder is rewritten so that it still reaches its file."""
+    text = os.readlink(link)
+    folder, new_folder = os.path.realpath(link.parent), os.path.realpath(target.parent)
+    if not os.path.isabs(text) and folder != new_folder:
+        text = os.path.relpath(os.path.normpath(os.path.join(folder, text)), new_folder)
+    return _temp_link(text, target)
+
+
+def _temp_link(text: str, beside: Path) -> Path:
+    name = beside.parent / f".{beside.name}.{secrets.token_hex(6)}{TEMP_SUFFIX}"
+    os.symlink(text, name)
+    return name
+
+
 def _keep_owner(fd: int, source: os.stat_result) -> None:
     """Give the new file the old one's owner and group, as far as we may (only root gives a file
     away; a group we belong to is allowed)."""
@@ -239,6 +290,9 @@ def _keep_owner(fd: int, source: os.stat_result) -> None:
 
 def _undo(step: _Step) -> None:
     with contextlib.suppress(OSError):
+        if step.link is not None:
+            os.replace(_temp_link(step.link, step.path), step.path)
+            return
         if step.original is None:
             step.path.unlink(missing_ok=True)
             return

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from tools import Applied, FileChange, PermissionRequest, Reply, ToolContext
-from tools.changes import DiskChanges
+from tools.base import ToolError
+from tools.changes import DiskChanges, commit
 
 from .conftest import Harness, make_harness
 
@@ -287,3 +288,44 @@ async def test_the_sink_decides_and_the_tool_reports_it(h: Harness) -> None:
     again = await h.call("edit", edit("p.py", "b = 2", "b = 3"))  # not recorded as read: read again
     assert again.error is not None and "changed on disk" in again.error
     h.env.changes = DiskChanges()
+
+
+async def test_text_the_file_cannot_hold_is_refused_before_the_ask(h: Harness) -> None:
+    latin = await seen(h, "legacy.txt", b"caf\xe9 = 1\nprice = 0\n")
+    out = await h.call("edit", edit("legacy.txt", "price = 0", "price = '€5'"))
+    assert out.error is not None
+    assert out.error.startswith(
+        "legacy.txt is not UTF-8, so it is kept in Latin-1, which cannot hold '€' (U+20AC, line 2). "
+        "Write it as an escape in the file's own language (e.g. \\u20ac)"
+    )
+    out = await h.call(
+        "multiedit", {"filePath": "legacy.txt", "edits": [{"oldString": "1", "newString": "😀"}]}
+    )
+    assert out.error is not None and "cannot hold '😀' (U+1F600, line 1)" in out.error
+    out = await h.call("write", '{"filePath": "new.txt", "content": "a\\nb\\ud800c"}')
+    assert out.error is not None
+    assert out.error.startswith("The new text of new.txt holds a lone surrogate '\\ud800' (U+D800, line 2)")
+    patch = (
+        "*** Begin Patch\n*** Add File: new/dir/a.txt\n+hello\n"
+        "*** Update File: legacy.txt\n@@\n-price = 0\n+€\n*** End Patch"
+    )
+    out = await h.call("apply_patch", {"patchText": patch})
+    assert out.error is not None and out.error.startswith("legacy.txt is not UTF-8")
+    assert h.human.asked == []
+    assert latin.read_bytes() == b"caf\xe9 = 1\nprice = 0\n"
+    assert sorted(p.name for p in h.root.iterdir()) == ["legacy.txt"]
+
+
+def test_a_failure_of_any_kind_while_writing_undoes_everything(tmp_path: Path) -> None:
+    # A sink may hand commit text the encoding cannot hold (a reviewer's own edit): what was
+    # staged or made for the other files goes, and the error is one the model can read.
+    old = tmp_path / "old.txt"
+    old.write_bytes(b"caf\xe9\n")
+    changes = [
+        FileChange(tmp_path / "new/dir/a.txt", None, "hello\n"),
+        FileChange(old, "caf\xe9\n", "caf\xe9 €\n", encoding="latin-1"),
+    ]
+    with pytest.raises(ToolError, match=r"^Could not write the change: 'latin-1' codec can't encode"):
+        commit(changes)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.txt"]
+    assert old.read_bytes() == b"caf\xe9\n"

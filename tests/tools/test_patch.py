@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -165,4 +166,100 @@ def test_context_header_picks_the_right_occurrence() -> None:
     [rep] = replacements(body, patch.chunks, "a.py")
     assert body[: rep.start] + rep.text + body[rep.end :] == body.replace(
         "def b():\n    return 0", "def b():\n    return 2"
+    )
+
+
+TWENTY = "".join(f"line{i}\n" for i in range(1, 21))
+
+
+async def test_repeated_overlapping_or_unordered_hunks_are_refused(h: Harness) -> None:
+    path = h.root / "a.py"
+    path.write_text(TWENTY)
+    h.env.session.record_read(path)
+    hunk = "@@ -4,3 +4,3 @@\n line4\n-line5\n+LINE5\n line6\n"
+    cases = {
+        "hunk 2 repeats lines hunk 1 already changed (lines 4-6)": hunk + hunk,
+        "hunk 2 overlaps hunk 1 (lines 6-7)": (
+            "@@ -4,4 +4,4 @@\n line4\n-line5\n+LINE5\n line6\n line7\n"
+            "@@ -6,2 +6,2 @@\n-line6\n+LINE6\n line7\n"
+        ),
+        "hunk 2 overlaps hunk 1 (line 5)": hunk + "@@ -4,0 +5 @@\n+inserted\n",
+        "hunk 2 (lines 1-2) comes before hunk 1 in the file": hunk
+        + "@@ -1,2 +1,2 @@\n-line1\n+LINE1\n line2\n",
+    }
+    for expected, hunks in cases.items():
+        outcome = await h.call("apply_patch", {"patchText": "--- a/a.py\n+++ b/a.py\n" + hunks})
+        assert outcome.error is not None and outcome.error.startswith(f"a.py: {expected}. "), outcome.error
+        assert outcome.error.endswith("Nothing was changed.")
+    chunk = "@@\n line4\n-line5\n+LINE5\n"
+    begin = f"*** Begin Patch\n*** Update File: a.py\n{chunk}{chunk}*** End Patch"
+    outcome = await h.call("apply_patch", {"patchText": begin})
+    assert outcome.error is not None
+    assert outcome.error.startswith("a.py: chunk 2 repeats lines chunk 1 already changed (lines 4-5).")
+    assert path.read_text() == TWENTY
+    assert h.human.asked == []
+
+
+async def test_hunks_with_shifted_line_numbers_still_apply_in_order(h: Harness) -> None:
+    # The file has three more lines at the top than the diff was made on: every hunk is found
+    # further down, and an insertion ("@@ -9,0") moves with them.
+    path = h.root / "a.py"
+    path.write_text("extra\n" * 3 + TWENTY)
+    h.env.session.record_read(path)
+    diff = (
+        "--- a/a.py\n+++ b/a.py\n"
+        "@@ -4,3 +4,3 @@\n line4\n-line5\n+LINE5\n line6\n"
+        "@@ -9,0 +10 @@\n+after line9\n"
+        "@@ -15,2 +16,2 @@\n-line15\n+LINE15\n line16\n"
+    )
+    h.human.replies = [ONCE]
+    await h.ok("apply_patch", {"patchText": diff})
+    expected = ("extra\n" * 3 + TWENTY).replace("line5\n", "LINE5\n").replace("line15\n", "LINE15\n")
+    assert path.read_text() == expected.replace("line9\n", "line9\nafter line9\n")
+
+
+async def test_a_symlink_is_deleted_as_a_link(h: Harness, tmp_path: Path) -> None:
+    (h.root / "real.txt").write_text("precious\n")
+    (h.root / "alias.txt").symlink_to("real.txt")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("theirs\n")
+    (h.root / "away.txt").symlink_to(outside)
+    for name in ("alias.txt", "away.txt"):
+        h.env.session.record_read(h.root / name)
+    h.human.replies = [ONCE]
+    patch = "*** Begin Patch\n*** Delete File: alias.txt\n*** Delete File: away.txt\n*** End Patch"
+    outcome = await h.ok("apply_patch", {"patchText": patch})
+    assert outcome.result is not None
+    assert outcome.result.output == "Applied the patch:\n  D alias.txt\n  D away.txt"
+    [ask] = h.human.asked  # deleting a link to a file outside changes only the workspace
+    assert (ask.permission, ask.patterns) == ("edit", ["alias.txt", "away.txt"])
+    assert not (h.root / "alias.txt").is_symlink() and not (h.root / "away.txt").is_symlink()
+    assert (h.root / "real.txt").read_text() == "precious\n"
+    assert outside.read_text() == "theirs\n"
+
+
+async def test_a_symlink_is_moved_as_a_link_and_put_back_on_failure(h: Harness) -> None:
+    (h.root / "real.txt").write_text("one\ntwo\n")
+    alias = h.root / "alias.txt"
+    alias.symlink_to("real.txt")
+    h.env.session.record_read(alias)
+    move = "*** Update File: alias.txt\n*** Move to: sub/alias.txt\n@@\n-two\n+TWO\n"
+    # "gen" is made a folder by the first section, so the second cannot be written: all is undone.
+    failing = (
+        f"*** Begin Patch\n{move}*** Add File: gen/a.py\n+A = 1\n*** Add File: gen\n+oops\n*** End Patch"
+    )
+    h.human.replies = [ONCE, ONCE]
+    outcome = await h.call("apply_patch", {"patchText": failing})
+    assert outcome.error is not None and outcome.error.startswith("Could not write")
+    assert alias.is_symlink() and os.readlink(alias) == "real.txt"
+    assert (h.root / "real.txt").read_text() == "one\ntwo\n"
+    assert not (h.root / "sub").exists() and not (h.root / "gen").exists()
+    outcome = await h.ok("apply_patch", {"patchText": f"*** Begin Patch\n{move}*** End Patch"})
+    moved = h.root / "sub/alias.txt"
+    assert not alias.exists() and not alias.is_symlink()
+    assert moved.is_symlink() and os.readlink(moved) == "../real.txt"  # still reaches its file
+    assert (h.root / "real.txt").read_text() == "one\nTWO\n"
+    assert (
+        outcome.result is not None
+        and outcome.result.output == "Applied the patch:\n  R alias.txt -> sub/alias.txt"
     )
