@@ -60,21 +60,37 @@ def _message(role: str, parts: list[Any]) -> list[dict[str, Any]]:
             {
                 "id": p["call_id"],
                 "type": "function",
-                "function": {"name": p["tool"], "arguments": p["input"] or "{}"},
+                "function": {"name": p["tool"], "arguments": _replayable(p["input"])},
             }
             for p in calls
         ]
-    results = [
-        {
-            "role": "tool",
-            "tool_call_id": p["call_id"],
-            "content": p["output"]
-            if p["state"] in ("completed", "error") and p["output"] is not None
-            else "Error: this call was interrupted before it finished.",
-        }
-        for p in calls
-    ]
+    results = [{"role": "tool", "tool_call_id": p["call_id"], "content": _result(p)} for p in calls]
     return [assistant, *results]
+
+
+def _replayable(arguments: str | None) -> str:
+    """The call's arguments as sent back to the model: ``{}`` unless they are a JSON object.
+
+    Malformed arguments (often a call cut off at the output limit) are kept in the store, but
+    providers whose API takes the arguments as an object (Anthropic, Gemini, Bedrock) cannot be
+    sent them: litellm fails to convert the history, in every later request of the session."""
+    try:
+        return arguments if arguments and isinstance(json.loads(arguments), dict) else "{}"
+    except json.JSONDecodeError:
+        return "{}"
+
+
+def _result(part: Any) -> str:
+    if part["state"] not in ("completed", "error") or part["output"] is None:
+        return "Error: this call was interrupted before it finished."
+    output: str = part["output"]
+    if _replayable(part["input"]) == "{}" and (part["input"] or "{}").strip() != "{}":
+        output += f"\n(The arguments of this call were not a JSON object: {_preview(part['input'])})"
+    return output
+
+
+def _preview(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters in all)"
 
 
 async def compact(store: Store, session_id: str, model: ModelSettings) -> bool:

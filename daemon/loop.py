@@ -185,15 +185,17 @@ class Loop:
 
     async def _run_tools(self, message: str, calls: list[ToolCall]) -> bool:
         """Run a step's calls concurrently; True if the user rejected one and the turn must stop."""
-        parts = {
-            call.id: self.store.add_part(
+        parts = [
+            self.store.add_part(
                 message, "tool", call_id=call.id, tool=call.name, input=call.arguments, state="pending"
             )
             for call in calls
-        }
+        ]
         for call in calls:
             self.emit("tool", callId=call.id, tool=call.name, state="pending", input=call.arguments)
-        results = await asyncio.gather(*(self._run_tool(call, parts[call.id]) for call in calls))
+        results = await asyncio.gather(
+            *(self._run_tool(call, part) for call, part in zip(calls, parts, strict=True))
+        )
         return any(results)
 
     async def _run_tool(self, call: ToolCall, part: int) -> bool:

@@ -224,7 +224,7 @@ async def _stream(
             )
         )
         step = Step()
-        calls: dict[int, dict[str, str]] = {}
+        calls = _Calls()
         chunks: list[Any] = []
         async for chunk in response:
             chunks.append(chunk)
@@ -244,20 +244,53 @@ async def _stream(
             if delta.content:
                 send(Delta("text", delta.content))
             for call in delta.tool_calls or []:
-                entry = calls.setdefault(call.index or 0, {"id": "", "name": "", "arguments": ""})
-                entry["id"] = call.id or entry["id"]
-                if call.function:
-                    entry["name"] += call.function.name or ""
-                    entry["arguments"] += call.function.arguments or ""
-        step.tool_calls = [
-            ToolCall(c["id"] or f"call_{i}", c["name"], c["arguments"]) for i, c in sorted(calls.items())
-        ]
+                calls.add(call)
+        step.tool_calls = calls.finished()
         step.cost = _cost(lib, chunks, messages)
         send(step)
     except asyncio.CancelledError:
         raise  # the turn was cancelled: no one is listening
     except BaseException as error:  # the provider's error, raised where the turn runs
         send(error)
+
+
+class _Calls:
+    """Tool calls put together from stream deltas.
+
+    OpenAI sends each call's id and name once, then its arguments in pieces under the same
+    ``index``. Ollama sends every call whole, all with index 0: a delta with a new id at an index
+    starts a new call there."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, str]] = []
+        self.at: dict[int, dict[str, str]] = {}  # a delta's index -> the call it continues
+
+    def add(self, delta: Any) -> None:
+        index = delta.index or 0
+        entry = self.at.get(index)
+        if entry is None or (delta.id and entry["id"] and delta.id != entry["id"]):
+            entry = self.at[index] = {"id": "", "name": "", "arguments": ""}
+            self.calls.append(entry)
+        entry["id"] = delta.id or entry["id"]
+        if delta.function:
+            entry["name"] += delta.function.name or ""
+            entry["arguments"] += delta.function.arguments or ""
+
+    def finished(self) -> list[ToolCall]:
+        """The calls in order, each with an id of its own: a missing id is made up and a repeated
+        one gets a suffix, so every call's result can be told apart (in the store and when the
+        history is sent back)."""
+        seen: set[str] = set()
+        out: list[ToolCall] = []
+        for number, call in enumerate(self.calls):
+            base = call["id"] or f"call_{number}"
+            unique, n = base, 1
+            while unique in seen:
+                n += 1
+                unique = f"{base}_{n}"
+            seen.add(unique)
+            out.append(ToolCall(unique, call["name"], call["arguments"]))
+        return out
 
 
 def _cost(lib: ModuleType, chunks: list[Any], messages: list[dict[str, Any]]) -> float:

@@ -9,12 +9,13 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from daemon import scripted_model
 from daemon.config import ConfigError
 from daemon.loop import Event, Loop, Retry
 from daemon.runtime import Runtime
@@ -171,11 +172,92 @@ async def test_overflow_compacts_then_succeeds(workspace: Path, fake: ScriptedMo
 
 
 async def test_malformed_tool_arguments_reach_the_model(workspace: Path, fake: ScriptedModel) -> None:
-    script(fake, Turn(tool_calls=[("read", '{"filePath": "a.py"')]), Turn(text="sorry"))
+    cut_off = '{"filePath": "a.py"'  # as when the model hits its output limit mid-call
+    script(fake, Turn(tool_calls=[("read", cut_off), ("glob", "[1]")]), Turn(text="sorry"), Turn(text="ok"))
     loop, _ = make_loop(workspace, fake, Human())
     assert (await loop.run_turn("read a.py")).stop_reason == "end"
-    [tool_message] = [m for m in fake.requests[1]["messages"] if m["role"] == "tool"]
-    assert "not valid JSON" in tool_message["content"]
+    assert (await loop.run_turn("again")).stop_reason == "end"
+    # Stored as they came, but sent back as {} in every later request: providers that take the
+    # arguments as an object (Anthropic, Gemini) could not be sent the history otherwise.
+    assert [p["input"] for p in tool_parts(loop)] == [cut_off, "[1]"]
+    for request in fake.requests[1:]:
+        [assistant] = [m for m in request["messages"] if m.get("tool_calls")]
+        assert [c["function"]["arguments"] for c in assistant["tool_calls"]] == ["{}", "{}"]
+        read, glob = [m["content"] for m in request["messages"] if m["role"] == "tool"]
+        assert "not valid JSON" in read and f"were not a JSON object: {cut_off}" in read
+        assert "as a JSON object, not list" in glob
+
+
+CHUNKS = scripted_model._chunks  # pyright: ignore[reportPrivateUsage] - tests reshape its stream
+
+
+def ollama_chunks(turn: Turn, body: dict[str, Any], number: int, usage: bool) -> Iterator[dict[str, Any]]:
+    """A stream as Ollama sends it: each tool call whole in one delta, every one at index 0."""
+    for chunk in CHUNKS(Turn(text=turn.text), body, number, False):
+        if chunk["choices"] and chunk["choices"][0]["finish_reason"]:
+            break
+        yield chunk
+    envelope = scripted_model._envelope("chat.completion.chunk", body, number)  # pyright: ignore[reportPrivateUsage]
+    for i, (name, arguments) in enumerate(turn.tool_calls):
+        function = {"name": name, "arguments": json.dumps(arguments)}
+        call = {"index": 0, "id": f"call_{number}_{i}", "type": "function", "function": function}
+        yield {**envelope, "choices": [{"index": 0, "delta": {"tool_calls": [call]}, "finish_reason": None}]}
+    yield {**envelope, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}
+
+
+async def test_ollama_parallel_calls_all_at_index_0_stay_apart(
+    workspace: Path, fake: ScriptedModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scripted_model, "_chunks", ollama_chunks)
+    script(
+        fake,
+        Turn(tool_calls=[("read", {"filePath": "a.py"}), ("read", {"filePath": "b.py"})]),
+        Turn(text="done"),
+    )
+    loop, _ = make_loop(workspace, fake, Human())
+    assert (await loop.run_turn("read both")).text == "done"
+    parts = tool_parts(loop)
+    assert [(p["call_id"], p["tool"], p["input"], p["state"]) for p in parts] == [
+        ("call_1_0", "read", '{"filePath": "a.py"}', "completed"),
+        ("call_1_1", "read", '{"filePath": "b.py"}', "completed"),
+    ]
+
+
+async def test_a_repeated_call_id_is_made_unique(
+    workspace: Path, fake: ScriptedModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def same_ids(turn: Turn, body: dict[str, Any], number: int, usage: bool) -> Iterator[dict[str, Any]]:
+        for chunk in CHUNKS(turn, body, number, usage):
+            for choice in chunk["choices"]:
+                for call in choice["delta"].get("tool_calls", []):
+                    if "id" in call:
+                        call["id"] = "call_x"
+            yield chunk
+
+    monkeypatch.setattr(scripted_model, "_chunks", same_ids)
+    script(
+        fake,
+        Turn(tool_calls=[("read", {"filePath": "a.py"}), ("glob", {"pattern": "*.py"})]),
+        Turn(text="done"),
+    )
+    loop, events = make_loop(workspace, fake, Human())
+    assert (await loop.run_turn("go")).text == "done"
+    parts = tool_parts(loop)
+    assert [(p["call_id"], p["tool"], p["state"]) for p in parts] == [
+        ("call_x", "read", "completed"),
+        ("call_x_2", "glob", "completed"),
+    ]
+    sent = fake.requests[1]["messages"]
+    [assistant] = [m for m in sent if m.get("tool_calls")]
+    assert [c["id"] for c in assistant["tool_calls"]] == ["call_x", "call_x_2"]
+    results = {m["tool_call_id"]: m["content"] for m in sent if m["role"] == "tool"}
+    assert "return 3.14" in results["call_x"] and "a.py" in results["call_x_2"]
+    done = {
+        (e.data["callId"], e.data["tool"])
+        for e in events
+        if e.type == "tool" and e.data["state"] == "completed"
+    }
+    assert done == {("call_x", "read"), ("call_x_2", "glob")}
 
 
 async def test_doom_loop_asks_before_the_third_identical_call(workspace: Path, fake: ScriptedModel) -> None:
