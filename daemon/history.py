@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .model import ModelSettings, complete
+from .model import ModelSettings, classify, complete
 from .store import Store
 
 SUMMARY_PROMPT = (
@@ -18,6 +18,11 @@ SUMMARY_PROMPT = (
     "goals and instructions, what has been done (files read and changed, with paths), what was "
     "found, decisions made, and what remains. Be specific and brief."
 )
+
+
+#: Characters of transcript the summary request is tried with, the next one when it overflows
+#: (about 50k, 12k and 3k tokens: a model with a small context can still summarise).
+BUDGETS = (200_000, 50_000, 12_000)
 
 
 def messages(store: Store, session_id: str) -> list[dict[str, Any]]:
@@ -93,6 +98,37 @@ def _preview(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters in all)"
 
 
+def _transcript(messages: list[dict[str, Any]], budget: int) -> str:
+    """The messages as JSON in about ``budget`` characters: long texts, tool outputs and arguments
+    keep their start and end, and the oldest messages go first when that is not enough."""
+    each = budget // 4
+    kept: list[str] = []
+    size = 0
+    for message in reversed(messages):
+        shrunk = dict(message)
+        if isinstance(shrunk.get("content"), str):
+            shrunk["content"] = _cut(shrunk["content"], each)
+        if shrunk.get("tool_calls"):
+            shrunk["tool_calls"] = [
+                {**c, "function": {**c["function"], "arguments": _cut(c["function"]["arguments"], each)}}
+                for c in shrunk["tool_calls"]
+            ]
+        text = json.dumps(shrunk, ensure_ascii=False)
+        if kept and size + len(text) > budget:
+            kept.append(json.dumps({"role": "user", "content": "(older messages left out)"}))
+            break
+        kept.append(text)
+        size += len(text)
+    return "[" + ", ".join(reversed(kept)) + "]"
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[... {len(text) - 2 * half} characters left out ...]\n{text[-half:]}"
+
+
 async def compact(store: Store, session_id: str, model: ModelSettings) -> bool:
     """Summarise all but the current turn; False when there is nothing older to summarise."""
     rows = store.messages(session_id)
@@ -102,14 +138,21 @@ async def compact(store: Store, session_id: str, model: ModelSettings) -> bool:
     older = full[: len(full) - len(recent)]
     if not older:
         return False
-    transcript = json.dumps(older, ensure_ascii=False)[-200_000:]
-    summary = await complete(
-        model,
-        [
-            {"role": "system", "content": SUMMARY_PROMPT},
-            {"role": "user", "content": f"The conversation as JSON messages:\n{transcript}"},
-        ],
-    )
+    summary = ""
+    for budget in BUDGETS:
+        transcript = _transcript(older, budget)
+        try:
+            summary = await complete(
+                model,
+                [
+                    {"role": "system", "content": SUMMARY_PROMPT},
+                    {"role": "user", "content": f"The conversation as JSON messages:\n{transcript}"},
+                ],
+            )
+            break
+        except Exception as error:
+            if classify(error) != "overflow" or budget == BUDGETS[-1]:
+                raise
     turn = rows[-1]["turn_id"] if rows else "compaction"
     message = store.add_message(session_id, "summary", turn, model.model)
     store.add_part(message, "summary", summary, metadata={"covers": last_user - 1})

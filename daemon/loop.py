@@ -129,12 +129,18 @@ class Loop:
             self._note(message, "Cancelled by the user.")
             raise
         except TurnFailed as failed:
-            turn.stop_reason, turn.error = "error", str(failed)
-            self._note(message, str(failed))
-            self.emit("error", message=str(failed))
-            return turn
+            return self._failed(turn, message, str(failed))
+        except Exception as error:  # a bug: the turn still ends as an error, stored and shown
+            log.exception("turn %s failed", turn.turn_id)
+            return self._failed(turn, message, f"The turn failed: {describe(error)}")
         finally:
             self.emit("turn.end", turnId=turn.turn_id, stopReason=turn.stop_reason, error=turn.error)
+
+    def _failed(self, turn: TurnResult, message: str | None, error: str) -> TurnResult:
+        turn.stop_reason, turn.error = "error", error
+        self._note(message, error)
+        self.emit("error", message=error)
+        return turn
 
     def _note(self, message: str | None, text: str) -> None:
         if message:
@@ -172,8 +178,11 @@ class Loop:
                 if kind == "overflow" and not compacted:
                     compacted = True
                     self.emit("compaction", reason=describe(error))
-                    if await history.compact(self.store, self.env.session.id, self.model):
+                    if await self._compact():
                         continue
+                    raise TurnFailed(
+                        f"The model call failed: {describe(error)} (this turn alone is too long for it)"
+                    ) from error
                 if kind != "transient" or attempt == self.retry.attempts:
                     raise TurnFailed(f"The model call failed: {describe(error)}") from error
                 wait = retry_after(error) or min(
@@ -182,6 +191,14 @@ class Loop:
                 self.emit("retry", attempt=attempt, wait=wait, error=describe(error))
                 await asyncio.sleep(wait)
         raise TurnFailed("The model call failed after compaction.")
+
+    async def _compact(self) -> bool:
+        try:
+            return await history.compact(self.store, self.env.session.id, self.model)
+        except Exception as error:
+            raise TurnFailed(
+                f"The conversation is too long for the model, and summarising it failed: {describe(error)}"
+            ) from error
 
     async def _run_tools(self, message: str, calls: list[ToolCall]) -> bool:
         """Run a step's calls concurrently; True if the user rejected one and the turn must stop."""

@@ -171,6 +171,55 @@ async def test_overflow_compacts_then_succeeds(workspace: Path, fake: ScriptedMo
     assert "first answer" not in json.dumps(sent)
 
 
+async def test_a_failed_compaction_ends_the_turn_as_an_error(workspace: Path, fake: ScriptedModel) -> None:
+    script(fake, Turn(text="first answer"))
+    loop, events = make_loop(workspace, fake, Human())
+    await loop.run_turn("first question")
+    failing = True
+
+    def answer(body: dict[str, Any]) -> Turn:
+        if failing:  # the step overflows; the summary request fails (litellm retries it twice)
+            return Turn.context_overflow() if body.get("stream") else Turn(error=503)
+        return Turn(text="second answer")
+
+    script(fake, *[answer] * 6)
+    result = await loop.run_turn("second question")
+    assert result.stop_reason == "error" and result.error is not None
+    assert result.error.startswith("The conversation is too long for the model, and summarising it failed: ")
+    ends = [e.data["stopReason"] for e in events if e.type == "turn.end"]
+    assert ends == ["end", "error"]
+    assert [e.data["message"] for e in events if e.type == "error"] == [result.error]
+    last = as_json(loop.store, loop.env.session.id)["messages"][-1]
+    assert [(p["kind"], p["text"]) for p in last["parts"]] == [("error", result.error)]
+    failing = False
+    assert (await loop.run_turn("and now?")).text == "second answer"
+
+
+async def test_a_session_whose_first_prompt_overflowed_stays_usable(
+    workspace: Path, fake: ScriptedModel
+) -> None:
+    limit = 60_000  # characters the model accepts (a small local model)
+
+    def model(body: dict[str, Any]) -> Turn:
+        if len(json.dumps(body["messages"])) > limit:
+            return Turn.context_overflow()
+        return Turn(text="SUMMARY: a pasted log" if not body.get("stream") else "4")
+
+    script(fake, *[model] * 12)
+    loop, _ = make_loop(workspace, fake, Human())
+    pasted = "Why does this fail?\n" + "Traceback line ...\n" * 5000  # 95 kB
+    first = await loop.run_turn(pasted)
+    assert first.stop_reason == "error" and first.error is not None
+    assert "this turn alone is too long for it" in first.error
+    # The next turn summarises the first, with less of it when the summary request overflows too.
+    second = await loop.run_turn("what is 2+2?")
+    assert (second.stop_reason, second.text) == ("end", "4")
+    summaries = [r for r in fake.requests if not r.get("stream")]
+    assert len(json.dumps(summaries[-1]["messages"])) <= limit
+    assert "characters left out" in summaries[-1]["messages"][1]["content"]
+    assert (await loop.run_turn("thanks")).text == "4"
+
+
 async def test_malformed_tool_arguments_reach_the_model(workspace: Path, fake: ScriptedModel) -> None:
     cut_off = '{"filePath": "a.py"'  # as when the model hits its output limit mid-call
     script(fake, Turn(tool_calls=[("read", cut_off), ("glob", "[1]")]), Turn(text="sorry"), Turn(text="ok"))
