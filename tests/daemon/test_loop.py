@@ -182,7 +182,7 @@ async def test_a_failed_compaction_ends_the_turn_as_an_error(workspace: Path, fa
             return Turn.context_overflow() if body.get("stream") else Turn(error=503)
         return Turn(text="second answer")
 
-    script(fake, *[answer] * 6)
+    fake.push(*[answer] * 6)
     result = await loop.run_turn("second question")
     assert result.stop_reason == "error" and result.error is not None
     assert result.error.startswith("The conversation is too long for the model, and summarising it failed: ")
@@ -205,7 +205,7 @@ async def test_a_session_whose_first_prompt_overflowed_stays_usable(
             return Turn.context_overflow()
         return Turn(text="SUMMARY: a pasted log" if not body.get("stream") else "4")
 
-    script(fake, *[model] * 12)
+    fake.push(*[model] * 12)
     loop, _ = make_loop(workspace, fake, Human())
     pasted = "Why does this fail?\n" + "Traceback line ...\n" * 5000  # 95 kB
     first = await loop.run_turn(pasted)
