@@ -19,6 +19,8 @@ from typing import Any
 
 from tools import FileStamp, Todo
 
+from .config import ConfigError
+
 MIGRATIONS: list[str] = [
     """
     CREATE TABLE sessions (
@@ -79,22 +81,72 @@ MIGRATIONS: list[str] = [
 ]
 
 
+WAL_TRIES = 50
+
+
+def _statements(script: str) -> list[str]:
+    """A migration's statements, one by one (``executescript`` would commit the transaction)."""
+    statements: list[str] = []
+    pending = ""
+    for piece in script.split(";"):
+        pending += piece + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \n;"):
+                statements.append(pending)
+            pending = ""
+    if pending.strip(" \n;"):
+        statements.append(pending)
+    return statements
+
+
 class Store:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.db = sqlite3.connect(path, isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA busy_timeout=5000")  # first: two daemons may open the file at once
+        self._wal()
         # WAL + NORMAL: every write survives a killed process; only a power cut may lose the last ones.
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA foreign_keys=ON")
-        self.db.execute("PRAGMA busy_timeout=5000")
         self._migrate()
 
+    def _wal(self) -> None:
+        """Switch to WAL. On a new file that another process is switching too, SQLite answers
+        "database is locked" at once (the busy timeout does not cover it): try again a while."""
+        for attempt in range(WAL_TRIES):
+            try:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError:
+                if attempt == WAL_TRIES - 1:
+                    raise
+                time.sleep(0.1)  # blocking, like the busy timeout itself: the store is synchronous
+
+    def _version(self) -> int:
+        return int(self.db.execute("PRAGMA user_version").fetchone()[0])
+
     def _migrate(self) -> None:
-        version: int = self.db.execute("PRAGMA user_version").fetchone()[0]
-        for number, script in enumerate(MIGRATIONS[version:], version + 1):
-            self.db.executescript(f"BEGIN; {script}; PRAGMA user_version = {number}; COMMIT;")
+        """Apply the migrations this database lacks, in one write transaction: another process
+        migrating at the same moment waits for it, then finds nothing left to do."""
+        if self._version() == len(MIGRATIONS):
+            return
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            version = self._version()  # again, now that no other process can write
+            if version > len(MIGRATIONS):
+                raise ConfigError(
+                    f"{self.path} was written by a newer lspilot (schema {version}; this one knows "
+                    f"{len(MIGRATIONS)}): upgrade lspilot, or set LSPILOT_DATA_DIR to use another place"
+                )
+            for number, script in enumerate(MIGRATIONS[version:], version + 1):
+                for statement in _statements(script):
+                    self.db.execute(statement)
+                self.db.execute(f"PRAGMA user_version = {number}")
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
 
     def close(self) -> None:
         self.db.close()

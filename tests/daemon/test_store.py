@@ -1,10 +1,15 @@
-"""The session store: the history read back in order, with every column."""
+"""The session store: the history read back in order, with every column; migrations under contention."""
 
 from __future__ import annotations
 
+import multiprocessing
 from pathlib import Path
+from typing import Any
 
-from daemon.store import MESSAGE_COLUMNS, PART_COLUMNS, Store
+import pytest
+
+from daemon.config import ConfigError
+from daemon.store import MESSAGE_COLUMNS, MIGRATIONS, PART_COLUMNS, Store
 
 
 def test_the_history_comes_back_in_order_with_every_column(tmp_path: Path) -> None:
@@ -33,3 +38,36 @@ def test_the_history_comes_back_in_order_with_every_column(tmp_path: Path) -> No
     assert tool["input"] == '{"filePath": "a.py"}' and tool["started"] is None
     assert parts[ids[0]][0]["text"] == 'question with "quotes" and\nnewlines'
     store.close()
+
+
+def _open(path: str, barrier: Any, results: Any) -> None:
+    barrier.wait()
+    try:
+        Store(Path(path)).close()
+        results.put("ok")
+    except Exception as error:
+        results.put(f"{type(error).__name__}: {error}")
+
+
+def test_processes_opening_a_new_database_at_once_all_succeed(tmp_path: Path) -> None:
+    # Two editors (or an editor and `lspilot run`) starting together on a first launch or an upgrade.
+    context = multiprocessing.get_context("fork")
+    for round_ in range(8):
+        path = tmp_path / f"round{round_}" / "lspilot.db"
+        barrier, results = context.Barrier(4), context.Queue()
+        processes = [context.Process(target=_open, args=(str(path), barrier, results)) for _ in range(4)]
+        for process in processes:
+            process.start()
+        for process in processes:
+            process.join(timeout=60)
+        assert [results.get(timeout=5) for _ in processes] == ["ok"] * 4
+        store = Store(path)
+        assert store.db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+        assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        store.close()
+
+
+def test_a_database_from_a_newer_lspilot_is_refused(tmp_path: Path) -> None:
+    Store(tmp_path / "lspilot.db").db.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    with pytest.raises(ConfigError, match="written by a newer lspilot"):
+        Store(tmp_path / "lspilot.db")
