@@ -31,7 +31,17 @@ from tools.schema import provider_of
 
 from . import history
 from .agents import Agent
-from .model import ModelSettings, Step, ToolCall, arguments_text, classify, describe, retry_after, stream_step
+from .model import (
+    ModelSettings,
+    Step,
+    ToolCall,
+    arguments_text,
+    classify,
+    describe,
+    explain,
+    retry_after,
+    stream_step,
+)
 from .prompt import system_prompt
 from .store import Store
 
@@ -62,6 +72,8 @@ class Retry:
     attempts: int = 6
     base_delay: float = 1.0
     max_delay: float = 30.0
+    #: A longer Retry-After from the provider ends the turn (with how long it asked for) instead.
+    max_retry_after: float = 60.0
 
 
 @dataclass
@@ -184,9 +196,17 @@ class Loop:
                         f"The model call failed: {describe(error)} (this turn alone is too long for it)"
                     ) from error
                 if kind != "transient" or attempt == self.retry.attempts:
-                    raise TurnFailed(f"The model call failed: {describe(error)}") from error
-                wait = retry_after(error) or min(
-                    self.retry.base_delay * 2 ** (attempt - 1), self.retry.max_delay
+                    raise TurnFailed(explain(error, self.model)) from error
+                asked = retry_after(error)
+                if asked is not None and asked > self.retry.max_retry_after:
+                    raise TurnFailed(
+                        f"{explain(error, self.model)} (the provider asks to wait {asked:.0f}s before "
+                        "trying again)"
+                    ) from error
+                wait = (
+                    asked
+                    if asked is not None
+                    else min(self.retry.base_delay * 2 ** (attempt - 1), self.retry.max_delay)
                 )
                 self.emit("retry", attempt=attempt, wait=wait, error=describe(error))
                 await asyncio.sleep(wait)

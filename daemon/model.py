@@ -90,6 +90,8 @@ def classify(error: BaseException) -> ErrorKind:
     lib = litellm()
     if isinstance(error, lib.ContextWindowExceededError):
         return "overflow"
+    if is_auth(error) or quota_exhausted(error):
+        return "fatal"
     transient: tuple[type[BaseException], ...] = (
         lib.RateLimitError,
         lib.InternalServerError,  # also how litellm reports a dropped connection
@@ -105,6 +107,51 @@ def classify(error: BaseException) -> ErrorKind:
     if getattr(error, "status_code", None) in (408, 409, 429, 500, 502, 503, 504):
         return "transient"
     return "fatal"
+
+
+# litellm reports a missing key as InternalServerError (openai, mistral) or APIConnectionError
+# (gemini), raised before any request is sent: by its text, it is not worth retrying.
+MISSING_KEY = re.compile(
+    r"missing credentials|missing [\w ]{0,30}api[ _-]?key"
+    r"|api[ _-]?key[\w ]{0,30} (?:not set|is missing|required)",
+    re.IGNORECASE,
+)
+
+
+def is_auth(error: BaseException) -> bool:
+    """The provider refused the credentials, or there were none to send."""
+    lib = litellm()
+    return isinstance(error, lib.AuthenticationError) or bool(MISSING_KEY.search(str(error)))
+
+
+def quota_exhausted(error: BaseException) -> bool:
+    """OpenAI's ``insufficient_quota`` 429: no amount of waiting fixes it."""
+    text = str(error)
+    if getattr(error, "code", None) == "insufficient_quota" or "insufficient_quota" in text:
+        return True
+    openai = getattr(error, "llm_provider", None) in ("openai", "azure", "text-completion-openai")
+    return openai and "exceeded your current quota" in text
+
+
+def key_hint(settings: ModelSettings) -> str:
+    """Which environment variables would hold the provider's key, when litellm knows and none is set."""
+    try:
+        found = litellm().validate_environment(model=settings.model, api_base=settings.api_base)
+    except Exception:
+        return ""
+    missing = [k for k in found.get("missing_keys") or [] if "KEY" in k or "TOKEN" in k]
+    return f"set {' or '.join(missing)} in the environment" if missing else ""
+
+
+def explain(error: BaseException, settings: ModelSettings) -> str:
+    """Why a model call failed, for the user: the provider's message, and what to do when we know."""
+    text = f"The model call failed: {describe(error)}"
+    if quota_exhausted(error):
+        return f"{text} (the account's quota is used up: waiting will not help; check its plan and billing)"
+    if is_auth(error):
+        hint = key_hint(settings)
+        return f"{text} (no usable API key for {settings.model}{': ' + hint if hint else ''})"
+    return text
 
 
 def retry_after(error: BaseException) -> float | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import signal
@@ -148,6 +149,39 @@ async def test_auth_errors_stop_the_turn_with_a_message(workspace: Path, fake: S
     assert result.stop_reason == "error"
     assert result.error is not None and "Incorrect API key provided" in result.error
     assert len(fake.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("model", "variable"),
+    [("openai/scripted", "OPENAI_API_KEY"), ("gemini/gemini-2.0-flash", "GEMINI_API_KEY")],
+)
+async def test_a_missing_api_key_fails_at_once_and_names_the_variable(
+    workspace: Path, fake: ScriptedModel, monkeypatch: pytest.MonkeyPatch, model: str, variable: str
+) -> None:
+    # litellm raises these before sending anything, as InternalServerError or APIConnectionError.
+    for name in ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    loop, events = make_loop(workspace, fake, Human())
+    loop.model = dataclasses.replace(loop.model, model=model)
+    result = await loop.run_turn("hi")
+    assert result.stop_reason == "error" and result.error is not None
+    assert f"(no usable API key for {model}: set " in result.error and variable in result.error
+    assert not [e for e in events if e.type == "retry"] and not fake.requests
+
+
+async def test_a_long_retry_after_or_an_exhausted_quota_ends_the_turn(
+    workspace: Path, fake: ScriptedModel
+) -> None:
+    script(fake, Turn.rate_limited(retry_after=86400))
+    loop, events = make_loop(workspace, fake, Human())
+    result = await asyncio.wait_for(loop.run_turn("hi"), 60)
+    assert result.stop_reason == "error" and result.error is not None
+    assert result.error.endswith("(the provider asks to wait 86400s before trying again)")
+    quota = "You exceeded your current quota, please check your plan and billing details."
+    script(fake, Turn(error=429, error_code="insufficient_quota", error_message=quota))
+    result = await asyncio.wait_for(loop.run_turn("hi"), 60)
+    assert result.error is not None and quota in result.error and "waiting will not help" in result.error
+    assert not [e for e in events if e.type == "retry"] and len(fake.requests) == 2
 
 
 async def test_overflow_compacts_then_succeeds(workspace: Path, fake: ScriptedModel) -> None:
