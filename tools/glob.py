@@ -14,9 +14,9 @@ from ._ripgrep import (
     LIMIT,
     DirFd,
     FileFilter,
+    authorize_search,
     capped_note,
     displayer,
-    file_filter,
     rg_failure,
     search_flags,
     stream_rg,
@@ -78,13 +78,15 @@ class Glob(Tool[Params]):
 
     async def run(self, params: Params, ctx: ToolContext) -> ToolResult:
         title = f"Find files matching {params.pattern}"
-        folder = await ctx.authorize(params.path or ".", "read", title)
-        if not folder.is_dir():
-            what = "is a file, not a folder" if folder.exists() else "does not exist"
-            raise ToolError(f"{ctx.relative(folder)} {what}; glob's path must be a folder to search in.")
-        chosen = file_filter(params.pattern, folder)
+        search = await authorize_search(ctx, params.path, params.pattern, title)
+        folder, chosen, reads = search.folder, search.chosen, search.reads
+        if not search.target.is_dir():
+            what = "is a file, not a folder" if search.target.exists() else "does not exist"
+            raise ToolError(
+                f"{ctx.relative(search.target)} {what}; glob's path must be a folder to search in."
+            )
         title = ctx.relative(folder / params.pattern)
-        if chosen.roots and not (folder / chosen.roots[0]).exists():
+        if search.names and not (folder / search.names[0]).exists():
             return ToolResult(title, "No files found", {"count": 0, "truncated": False})
         where = DirFd(folder)
         newest: list[tuple[int, bytes]] = []  # (-mtime, path) of the newest LIMIT so far, in order
@@ -96,6 +98,7 @@ class Glob(Tool[Params]):
             nonlocal newest, found
             if chosen.regex is not None:
                 lines = [name for name in lines if chosen.keeps(name)]
+            lines = reads.keep(lines)
             found += len(lines)
             newest = heapq.nsmallest(LIMIT, [*newest, *where.newest_first(lines)])
 
@@ -103,16 +106,18 @@ class Glob(Tool[Params]):
             done = await stream_rg(glob_args(chosen), folder, ctx.abort, consume)
         finally:
             where.close()
-        if done.failed and not found:
+        if done.failed and not found and not reads.blocked:
             raise rg_failure(done.stderr, params.pattern, "file search")
-        if not found:
-            return ToolResult(title, "No files found", {"count": 0, "truncated": False})
         show = displayer(folder, ctx.relative)
+        notes = reads.notes("matching file", "matching files", show)
+        metadata = {"count": found, "truncated": found > LIMIT, **reads.counts()}
+        if not found:
+            return ToolResult(title, "\n\n".join(["No files found", *notes]), metadata)
         lines = [show(name) for _, name in newest]
-        truncated = found > LIMIT
-        if truncated:
+        if found > LIMIT:
             lines += ["", capped_note(LIMIT, found, "files", "pattern or path")]
         if done.skipped_some:
             lines += ["", "(Some paths could not be read and were skipped.)"]
-        metadata = {"count": found, "truncated": truncated}
+        for note in notes:
+            lines += ["", note]
         return ToolResult(title, "\n".join(lines), metadata)

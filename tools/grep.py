@@ -12,9 +12,10 @@ from ._ripgrep import (
     LIMIT,
     DirFd,
     FileFilter,
+    ReadCheck,
+    authorize_search,
     capped_note,
     displayer,
-    file_filter,
     rg_failure,
     search_flags,
     stream_rg,
@@ -61,11 +62,13 @@ def grep_args(pattern: str, chosen: FileFilter, names: list[str]) -> list[str]:
 
 
 class Matches:
-    """rg's ``path\\0line:text`` lines grouped per file, each file stat-ed once as it first appears."""
+    """rg's ``path\\0line:text`` lines grouped per file, each file stat-ed once as it first appears;
+    files the glob or the read rules (``reads``) leave out are skipped."""
 
-    def __init__(self, where: DirFd, chosen: FileFilter) -> None:
+    def __init__(self, where: DirFd, chosen: FileFilter, reads: ReadCheck) -> None:
         self.where = where
         self.chosen = chosen
+        self.reads = reads
         self.files: dict[bytes, list[bytes]] = {}
         self.keys: list[tuple[int, bytes]] = []  # (-mtime, path): ascending order is newest first
         self.count = 0
@@ -79,16 +82,19 @@ class Matches:
                 continue  # "binary file matches" notices for files named explicitly
             if name != current:
                 current = name
-                if not self.chosen.keeps(name):
-                    hits = None
-                    continue
-                hits = self.files.get(name) or self._add(name)
+                hits = self.files.get(name)
+                if hits is None:
+                    hits = self._add(name)
+                    if hits is None:
+                        continue
             elif hits is None:
                 continue
             hits.append(rest)
             self.count += 1
 
-    def _add(self, name: bytes) -> list[bytes]:
+    def _add(self, name: bytes) -> list[bytes] | None:
+        if not self.chosen.keeps(name) or (self.reads.active and not self.reads.shows(name)):
+            return None
         hits: list[bytes] = []
         self.files[name] = hits
         self.keys.append((-self.where.mtime(name), name))
@@ -109,29 +115,31 @@ class Grep(Tool[Params]):
     permission = "read"
 
     async def run(self, params: Params, ctx: ToolContext) -> ToolResult:
-        target = await ctx.authorize(params.path or ".", "read", f"Search for {params.pattern}")
-        if not target.exists():
-            raise ToolError(f"{ctx.relative(target)} does not exist; give grep a folder or a file to search.")
+        title = f"Search for {params.pattern}"
+        search = await authorize_search(ctx, params.path, params.include, title, contents=True)
+        folder, reads = search.folder, search.reads
+        if not search.target.exists():
+            raise ToolError(
+                f"{ctx.relative(search.target)} does not exist; give grep a folder or a file to search."
+            )
         title = params.pattern
-        if target.is_dir():
-            folder, chosen = target, file_filter(params.include, target)
-            names = chosen.roots
-            if names and not (folder / names[0]).exists():
-                return ToolResult(title, "No matches found", {"matches": 0, "files": 0, "truncated": False})
-        else:
-            folder, chosen, names = target.parent, file_filter(None, target), [target.name]
+        if search.target.is_dir() and search.names and not (folder / search.names[0]).exists():
+            return ToolResult(title, "No matches found", {"matches": 0, "files": 0, "truncated": False})
         where = DirFd(folder)
-        matches = Matches(where, chosen)
+        matches = Matches(where, search.chosen, reads)
         try:
             done = await stream_rg(
-                grep_args(params.pattern, chosen, names), folder, ctx.abort, matches.consume
+                grep_args(params.pattern, search.chosen, search.names), folder, ctx.abort, matches.consume
             )
         finally:
             where.close()
-        if done.failed and not matches.count:
+        if done.failed and not matches.count and not reads.blocked:
             raise rg_failure(done.stderr, params.pattern, "search")
         if not matches.count:
-            return ToolResult(title, "No matches found", {"matches": 0, "files": 0, "truncated": False})
+            notes = reads.notes("file with matches", "files with matches", displayer(folder, ctx.relative))
+            head = "No matches to show" if notes else "No matches found"
+            metadata = {"matches": 0, "files": 0, "truncated": False, **reads.counts()}
+            return ToolResult(title, "\n\n".join([head, *notes]), metadata)
         return ToolResult(title, *_report(matches, ctx, folder, done.skipped_some))
 
 
@@ -165,7 +173,9 @@ def _report(matches: Matches, ctx: ToolContext, folder: Path, skipped: bool) -> 
         parts.append(capped_note(shown, matches.count, "matches", "pattern, path or include"))
     if skipped:
         parts.append("(Some paths could not be read and were skipped.)")
+    parts += matches.reads.notes("file with matches", "files with matches", show)
     metadata: dict[str, Any] = {"matches": matches.count, "files": len(matches.files), "truncated": truncated}
+    metadata.update(matches.reads.counts())
     return "\n\n".join(parts), metadata
 
 

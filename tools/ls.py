@@ -6,7 +6,7 @@ from collections import deque
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._ripgrep import LIMIT, rg_failure, search_flags, stream_rg
+from ._ripgrep import LIMIT, authorize_search, displayer, rg_failure, search_flags, stream_rg
 from .base import Tool, ToolError, ToolResult
 from .context import ToolContext
 
@@ -121,7 +121,8 @@ class List(Tool[Params]):
     permission = "read"
 
     async def run(self, params: Params, ctx: ToolContext) -> ToolResult:
-        folder = await ctx.authorize(params.path or ".", "read", f"List {params.path or 'the workspace'}")
+        search = await authorize_search(ctx, params.path, None, f"List {params.path or 'the workspace'}")
+        folder, reads = search.target, search.reads
         if not folder.is_dir():
             what = "is a file, not a folder" if folder.exists() else "does not exist"
             raise ToolError(f"{ctx.relative(folder)} {what}; list needs a folder (use read for a file).")
@@ -130,12 +131,12 @@ class List(Tool[Params]):
 
         def consume(lines: list[bytes]) -> None:
             nonlocal folders
-            for line in lines:
+            for line in reads.keep(lines):
                 folders += root.add(line.decode(errors="replace").split("/"))
 
         ignores = [f"--glob=!{name}/" for name in NOISE] + [f"--glob=!{glob}" for glob in params.ignore or []]
         done = await stream_rg(["--files", *search_flags(), *ignores], folder, ctx.abort, consume)
-        if done.failed and not root.total:
+        if done.failed and not root.total and not reads.blocked:
             raise rg_failure(done.stderr, " ".join(params.ignore or []), "listing")
         title = ctx.relative(folder)
         total = root.total + folders
@@ -150,5 +151,7 @@ class List(Tool[Params]):
                 "",
                 f"(Showing {count} of {total} entries. List a subfolder or add ignore patterns to see more.)",
             ]
-        metadata = {"count": total, "files": root.total, "truncated": truncated}
+        for note in reads.notes("file", "files", displayer(folder, ctx.relative)):
+            lines += ["", note]
+        metadata = {"count": total, "files": root.total, "truncated": truncated, **reads.counts()}
         return ToolResult(title, "\n".join(lines), metadata)
