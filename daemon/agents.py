@@ -77,16 +77,37 @@ def agents_from_config(table: dict[str, Any], source: str) -> dict[str, Agent]:
                 f"{source}: agents.{name}: unknown keys {sorted(unknown)}; known: {sorted(known)}"
             )
         base = BUILTIN.get(name, BUILTIN["build"])
+        where = f"{source}: agents.{name}"
+        for key in ("description", "prompt", "model"):
+            if key in spec and not isinstance(spec[key], str):
+                raise AgentConfigError(f"{where}.{key} must be a string, not {spec[key]!r}")
         tools = spec.get("tools")
+        if tools is not None and not (
+            isinstance(tools, list) and all(isinstance(t, str) for t in cast(list[Any], tools))
+        ):
+            raise AgentConfigError(f'{where}.tools must be a list of tool ids, e.g. ["read", "grep"]')
+        steps = spec.get("max_steps", base.max_steps)
+        if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
+            raise AgentConfigError(f"{where}.max_steps must be a positive integer, not {steps!r}")
+        subagent = spec.get("subagent", base.subagent)
+        if not isinstance(subagent, bool):
+            raise AgentConfigError(f"{where}.subagent must be true or false, not {subagent!r}")
+        permission = spec.get("permission", {})
+        if not isinstance(permission, dict):
+            raise AgentConfigError(f'{where}.permission must be a table, e.g. {{ edit = "deny" }}')
+        try:
+            rules = rules_from_config(cast(dict[str, Any], permission), f"{source} agents.{name}")
+        except ValueError as error:
+            raise AgentConfigError(str(error)) from None
         agents[name] = Agent(
             name=name,
-            description=str(spec.get("description", base.description)),
-            prompt=str(spec.get("prompt", base.prompt)),
-            rules=(*base.rules, *rules_from_config(spec.get("permission", {}), f"{source} agents.{name}")),
-            tools=frozenset(tools) if tools is not None else base.tools,
+            description=spec.get("description", base.description),
+            prompt=spec.get("prompt", base.prompt),
+            rules=(*base.rules, *rules),
+            tools=frozenset(cast(list[str], tools)) if tools is not None else base.tools,
             model=spec.get("model", base.model),
-            subagent=bool(spec.get("subagent", base.subagent)),
-            max_steps=int(spec.get("max_steps", base.max_steps)),
+            subagent=subagent,
+            max_steps=steps,
         )
     return agents
 

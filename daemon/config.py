@@ -93,6 +93,15 @@ class Config:
         unknown = set(lsp) - known
         if unknown:
             raise ConfigError(f"unknown [lsp] settings: {sorted(unknown)}; known: {sorted(known)}")
+        for key, value in lsp.items():
+            default = BridgeConfig.__dataclass_fields__[key].default
+            if isinstance(default, bool):
+                if not isinstance(value, bool):
+                    raise ConfigError(f"[lsp] {key} must be true or false, not {value!r}")
+            elif isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+                raise ConfigError(f"[lsp] {key} must be a positive number, not {value!r}")
+        if not isinstance(servers, dict):
+            raise ConfigError(f"[lsp] servers must be a table ([lsp.servers.NAME]), not {servers!r}")
         return BridgeConfig(data_dir=data_dir(), servers=servers, **lsp)
 
 
@@ -104,6 +113,21 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
         else:
             merged[key] = value
     return merged
+
+
+TABLES = ("provider_options", "agents", "permission", "tools", "lsp")
+STRINGS = ("model", "api_base")
+
+
+def _check_types(file: Path, table: dict[str, Any]) -> None:
+    for key in TABLES:
+        if key in table and not isinstance(table[key], dict):
+            raise ConfigError(
+                f"{file}: {key} must be a table ([{key}] or {key} = {{ ... }}), not {table[key]!r}"
+            )
+    for key in STRINGS:
+        if key in table and not isinstance(table[key], str):
+            raise ConfigError(f"{file}: {key} must be a string, not {table[key]!r}")
 
 
 def load(workspace: Path) -> Config:
@@ -125,6 +149,7 @@ def load(workspace: Path) -> Config:
                 raise ConfigError(
                     f"{file}: unknown settings {sorted(unknown)}; known: {sorted(TOP_LEVEL_KEYS)}"
                 )
+            _check_types(file, table)
             layers.append((file, table))
             raw = _merge(raw, table)
     return Config(workspace=workspace.resolve(), raw=raw, layers=tuple(layers))

@@ -476,6 +476,38 @@ def test_config_errors_name_the_file_and_key(workspace: Path) -> None:
         Runtime.open(workspace).agent("nope")
 
 
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        (
+            '[agents.build]\nmax_steps = "lots"',
+            "agents.build.max_steps must be a positive integer, not 'lots'",
+        ),
+        ("[agents.build]\nmax_steps = 0", "agents.build.max_steps must be a positive integer, not 0"),
+        ('[agents.build]\ntools = "read"', "agents.build.tools must be a list of tool ids"),
+        ("[agents.build]\nmodel = 4", "agents.build.model must be a string, not 4"),
+        (
+            '[agents.build]\npermission = { edit = "maybe" }',
+            "permission.edit: '\\*' = 'maybe'; expected one of",
+        ),
+        ('[agents.build]\npermission = "allow"', "agents.build.permission must be a table"),
+        ('provider_options = "temperature=0"', "provider_options must be a table"),
+        ("agents = 3", "agents must be a table"),
+        ('permission = "allow"', "permission must be a table"),
+        ("model = 5", "model must be a string, not 5"),
+        ('[lsp]\nrequest_timeout = "30"', "\\[lsp\\] request_timeout must be a positive number, not '30'"),
+    ],
+)
+def test_config_values_of_the_wrong_type_are_named(workspace: Path, toml: str, message: str) -> None:
+    model = "" if toml.startswith("model =") else 'model = "openai/x"'
+    (workspace / "lspilot.toml").write_text(f"{model}\n{toml}\n")
+    with pytest.raises(ConfigError, match=message) as raised:
+        runtime = Runtime.open(workspace)
+        runtime.cfg.bridge()
+        runtime.loop(Human())
+    assert "[lsp]" in toml or str(workspace / "lspilot.toml") in str(raised.value)
+
+
 async def test_task_runs_a_subagent_in_a_child_session(workspace: Path, fake: ScriptedModel) -> None:
     task = {"description": "find area", "prompt": "Where is area defined?", "subagent_type": "explore"}
     script(
