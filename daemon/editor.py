@@ -83,9 +83,13 @@ class Editor:
         edits = workspace.workspace_edit if workspace else None
         return {str(kind.value) for kind in (edits.resource_operations if edits else None) or []}
 
-    async def apply_edit(self, edit: types.WorkspaceEdit) -> Any:
+    async def apply_edit(self, edit: types.WorkspaceEdit) -> tuple[bool, str | None]:
+        """Whether the editor applied ``edit``, and the reason it gave when it did not."""
         params = types.ApplyWorkspaceEditParams(edit, label="lspilot")
-        return await self.request(types.WORKSPACE_APPLY_EDIT, params)
+        answer = await self.request(types.WORKSPACE_APPLY_EDIT, params)
+        if isinstance(answer, dict):
+            return bool(answer.get("applied")), answer.get("failureReason")
+        return bool(getattr(answer, "applied", False)), getattr(answer, "failure_reason", None)
 
     async def show_message_request(self, kind: int, message: str, actions: list[str]) -> str | None:
         answer = await self.request(

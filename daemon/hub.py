@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lsp_bridge import Bridge
-from lsp_bridge.documents import uri_to_path
+from lsp_bridge.documents import lsp_lines, uri_to_path
 from tools import ToolError
 from tools.lsp import Operation, navigate
 
@@ -110,6 +110,10 @@ class Running:
     request_id: Any
     turn_id: str = ""
 
+    def ids(self) -> dict[str, Any]:
+        """What every update and review of this turn carries."""
+        return {"sessionId": self.loop.env.session.id, "turnId": self.turn_id}
+
 
 @dataclass
 class Hub:
@@ -165,7 +169,9 @@ class Hub:
         """Run one turn; ``progress`` is the client's workDoneToken, if it sent one."""
         if args.sessionId and args.sessionId in self.running:
             raise CommandError(f"a turn is already running in session {args.sessionId}; cancel it or wait")
+        prompt = self._prompt(args)  # before a session exists: a bad context leaves none behind
         asker = EditorAsker(self.editor, args.sessionId or "")
+        changes = EditorChanges(self.editor, self.buffers, self.proposals, self.follower)
         try:
             loop = self.runtime.loop(
                 asker,
@@ -173,14 +179,15 @@ class Hub:
                 agent_name=args.agent,
                 model=args.model,
                 bridge=self.bridge,
-                changes=EditorChanges(self.editor, self.buffers, self.proposals, self.follower),
+                changes=changes,
             )
         except ConfigError as error:
             raise CommandError(str(error)) from None
         session_id = loop.env.session.id
         asker.session_id, asker.engine = session_id, loop.env.permissions
         await loop.initialize()
-        running = Running(loop, asyncio.create_task(loop.run_turn(self._prompt(args))), request_id)
+        running = Running(loop, asyncio.create_task(loop.run_turn(prompt)), request_id)
+        changes.ids = running.ids
         loop.listeners.append(lambda event: self._forward(running, event, progress))
         self.running[session_id] = running
         if progress is not None:
@@ -203,9 +210,8 @@ class Hub:
         """A loop event as ``lspilot/update`` notifications (and a progress message)."""
         if event.type == "turn.start":
             running.turn_id = event.data["turnId"]
-        ids = {"sessionId": running.loop.env.session.id, "turnId": running.turn_id}
         for update in updates(event, running.loop):
-            self.editor.notify("lspilot/update", ids | update)
+            self.editor.notify("lspilot/update", running.ids() | update)
         if event.type != "tool":
             return
         if progress is not None and event.data["state"] == "running":
@@ -222,8 +228,15 @@ class Hub:
         selected = args.context.range
         if selected is None:
             return f"{args.prompt}\n\n(The user is looking at {where}.)"
-        doc = self.bridge.open_document(path)
-        lines = doc.lines[selected.start.line : selected.end.line + 1]
+        text = self.buffers.text(path)  # the editor's text, saved or not; else the file's
+        if text is None:
+            try:
+                text = path.read_text(errors="replace")
+            except OSError as error:
+                raise CommandError(
+                    f"cannot read the context file {where}: {error.strerror or error}"
+                ) from None
+        lines = lsp_lines(text)[selected.start.line : selected.end.line + 1]
         span = f"{where}:{selected.start.line + 1}-{selected.end.line + 1}"
         excerpt = "\n".join(lines)
         return f"{args.prompt}\n\nThe user selected {span}:\n```\n{excerpt}\n```"

@@ -13,13 +13,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
 
-from tools import PermissionDenied, PermissionRejected, PermissionRequest, ToolContext
+from tools import PermissionDenied, PermissionRejected, PermissionRequest, ToolContext, ToolError
 from tools.changes import Applied, FileChange, write_to_disk
 from tools.diff import Hunk, apply_hunks, hunks
 
@@ -96,7 +98,7 @@ class Proposal:
     )
 
     def resolve(self, action: str, hunk_ids: list[str] | None, feedback: str | None) -> None:
-        if action == "reject":
+        if action == "reject" or (hunk_ids == [] and self.blocks):  # accepting no hunk accepts nothing
             self.resolved.set_result({"decision": "reject", "feedback": feedback})
         elif hunk_ids is None or set(hunk_ids) >= {h.id for h in self.blocks}:
             self.resolved.set_result({"decision": "accept", "feedback": feedback})
@@ -108,46 +110,63 @@ class Proposal:
 
 @dataclass
 class EditorChanges:
+    """The changes of one ``lspilot.ask``: ``ids`` gives its ``{sessionId, turnId}``, which
+    reviews carry whoever proposes the change (a subagent's session is not one the editor knows:
+    cancelling it would cancel nothing)."""
+
     editor: Editor
     buffers: Buffers
     pending: dict[str, Proposal]
     follower: Follower
+    ids: Callable[[], dict[str, Any]] = dict
 
     def unsaved(self, path: Path) -> str | None:
         text = self.buffers.text(path)
         return None if text == "" and not path.exists() else text  # an empty new buffer: no file yet
 
     async def apply(self, ctx: ToolContext, changes: list[FileChange], title: str) -> list[Applied]:
-        patterns = [ctx.relative(c.target) for c in changes]
-        actions = {p: ctx.env.permissions.action("edit", p) for p in patterns}
+        """With lspilot's review, every file is reviewed before any is applied: a cancel at the
+        last file applies none."""
+        del title
+        paths = [
+            p for c in changes for p in (c.path, c.move_to) if p is not None
+        ]  # a move deletes its source
+        actions = {p: ctx.env.permissions.action("edit", p) for p in map(ctx.relative, paths)}
         if "deny" in actions.values():
             denied = next(p for p, a in actions.items() if a == "deny")
             raise PermissionDenied(f"Permission denied: edit {denied} (configured by the user).")
         if all(a == "allow" for a in actions.values()):
             await ctx.approved()
-            return [await self._write(ctx, c, c.after) for c in changes]
-        return [await self._review(ctx, change, title) for change in changes]
+            steps = [(c, partial(self._write, ctx, c, c.after)) for c in changes]
+        elif self.editor.review:
+            decided = [await self._review(ctx, change) for change in changes]
+            steps = [(p.change, partial(self._settle, ctx, p, a)) for p, a in decided]
+        else:  # the client applies what it confirms, as it is confirmed: file by file
+            steps = [(c, partial(self._review_and_settle, ctx, c)) for c in changes]
+        return await _in_turn(steps)
 
-    async def _review(self, ctx: ToolContext, change: FileChange, title: str) -> Applied:
+    async def _review_and_settle(self, ctx: ToolContext, change: FileChange) -> Applied:
+        return await self._settle(ctx, *await self._review(ctx, change))
+
+    async def _review(self, ctx: ToolContext, change: FileChange) -> tuple[Proposal, dict[str, Any]]:
         before, after = change.before or "", change.after or ""
         proposal = Proposal(f"p_{uuid.uuid4().hex[:12]}", change, hunks(before, after), None)
         proposal.base_version = self.buffers.version(change.path)  # the text under review
         self.pending[proposal.id] = proposal
-        self.editor.notify(
-            "lspilot/update",
-            {
-                "sessionId": ctx.session_id,
-                "kind": "status",
-                "status": "waiting for review",
-                "proposalId": proposal.id,
-            },
-        )
+        update = {"kind": "status", "status": "waiting for review", "proposalId": proposal.id}
+        self.editor.notify("lspilot/update", self._ids(ctx) | update)
         try:
             async with self.follower.reviewing():
                 answer = await self._decision(ctx, proposal)
         finally:
             del self.pending[proposal.id]
-        return await self._settle(ctx, proposal, answer)
+        if answer.get("decision") not in ("accept", "reject", "partial"):  # cancelled, or nonsense
+            request = PermissionRequest("edit", [ctx.relative(change.target)], [], "review")
+            raise PermissionRejected(request, None)
+        return proposal, answer
+
+    def _ids(self, ctx: ToolContext) -> dict[str, Any]:
+        return {"sessionId": ctx.session_id, "turnId": None} | self.ids()
 
     async def _decision(self, ctx: ToolContext, proposal: Proposal) -> dict[str, Any]:
         """The review request's answer, or an ``lspilot.resolve`` for the proposal, whichever is first."""
@@ -157,9 +176,12 @@ class EditorChanges:
             )
         else:
             asking = asyncio.ensure_future(self._confirm_edit(proposal))
-        done, _ = await asyncio.wait({asking, proposal.resolved}, return_when=asyncio.FIRST_COMPLETED)
+        try:
+            done, _ = await asyncio.wait({asking, proposal.resolved}, return_when=asyncio.FIRST_COMPLETED)
+        finally:  # also when the turn is cancelled: the editor drops the review ($/cancelRequest)
+            if not asking.done():
+                asking.cancel()
         if proposal.resolved in done:
-            asking.cancel()
             return proposal.resolved.result()
         answer = asking.result()
         keys = ("decision", "acceptedHunkIds", "finalText", "feedback", "appliedByClient")
@@ -168,7 +190,7 @@ class EditorChanges:
     def _request(self, ctx: ToolContext, proposal: Proposal) -> dict[str, Any]:
         change = proposal.change
         return {
-            "sessionId": ctx.session_id,
+            **self._ids(ctx),
             "toolCallId": ctx.call_id,
             "proposalId": proposal.id,
             "uri": change.path.as_uri(),
@@ -199,10 +221,13 @@ class EditorChanges:
         confirm = types.ChangeAnnotation("lspilot proposal", needs_confirmation=True, description="Review")
         annotations = {ANNOTATION: confirm}
         operations = self.editor.resource_operations()
-        if change.after is None and change.before is not None and "delete" in operations:
+        deleting = change.after is None and change.before is not None
+        if (deleting and "delete" not in operations) or (change.move_to and "rename" not in operations):
+            return await self._confirm_file_operation(proposal)
+        if deleting:
             deletion = types.DeleteFile(uri=change.path.as_uri(), annotation_id=ANNOTATION)
             edit = types.WorkspaceEdit(document_changes=[deletion], change_annotations=annotations)
-        elif change.move_to is not None and "rename" in operations:
+        elif change.move_to is not None:
             new = change.move_to.as_uri()
             rename = types.RenameFile(old_uri=change.path.as_uri(), new_uri=new, annotation_id=ANNOTATION)
             renamed = types.OptionalVersionedTextDocumentIdentifier(new, None)
@@ -212,23 +237,42 @@ class EditorChanges:
         else:
             edits = _line_edits(proposal.blocks, ANNOTATION)
             edit = _document_edit(change.path, proposal.base_version, edits, annotations)
-        answer = await self.editor.apply_edit(edit)
-        applied = bool(field_of(answer, "applied"))
-        reason = field_of(answer, "failureReason")
+        applied, reason = await self.editor.apply_edit(edit)
         return {"decision": "accept" if applied else "reject", "feedback": reason, "appliedByClient": applied}
 
+    async def _confirm_file_operation(self, proposal: Proposal) -> dict[str, Any]:
+        """Fallback review of a deletion or move the client cannot apply itself: a yes/no
+        question, then lspilot deletes or moves the file on disk (a buffer still open on the old
+        path would bring it back when saved, so the question says to close it)."""
+        change = proposal.change
+        name = change.path.name
+        if change.move_to is None:
+            what, yes = f"lspilot proposes to delete {name}.", "Delete"
+        else:
+            edited = sum(h.new_lines for h in proposal.blocks)
+            lines = f", with {edited} changed line{'s' * (edited != 1)}" if proposal.blocks else ""
+            what, yes = f"lspilot proposes to move {name} to {change.move_to.name}{lines}.", "Move"
+        if self.buffers.version(change.path) is not None:
+            what += f" Close {name} without saving afterwards, or saving it brings it back."
+        picked = await self.editor.show_message_request(types.MessageType.Warning, what, [yes, "Keep"])
+        return {"decision": "accept" if picked == yes else "reject"}
+
     async def _settle(self, ctx: ToolContext, proposal: Proposal, answer: dict[str, Any]) -> Applied:
-        change, decision = proposal.change, answer.get("decision")
+        change, decision = proposal.change, answer["decision"]
         feedback = answer.get("feedback")
-        if decision == "cancelled" or decision not in ("accept", "reject", "partial"):
-            request = PermissionRequest("edit", [ctx.relative(change.target)], [], "review")
-            raise PermissionRejected(request, None)
         if decision == "reject":
             note = f"The user rejected the change to {ctx.relative(change.target)}"
             return Applied(
                 change, None, "rejected", f"{note} and said: {feedback}" if feedback else note + "."
             )
         accepted: list[str] = answer.get("acceptedHunkIds") or []
+        if decision == "partial" and not accepted and answer.get("finalText") is None:
+            return Applied(
+                change,
+                None,
+                "rejected",
+                f"The user accepted none of the change to {ctx.relative(change.target)}.",
+            )
         final: str | None = answer.get("finalText")
         if final is None:  # accepting a deletion deletes the file (None), not its lines
             final = _expected(proposal, decision, accepted)
@@ -239,7 +283,12 @@ class EditorChanges:
             note = f"{where} changed in the editor during the review; nothing was applied. Read it again."
             return Applied(change, None, "rejected", note)
         await ctx.approved()
-        written = final if by_client else (await self._write(ctx, change, final)).written
+        if by_client:
+            written = final
+        elif (result := await self._write(ctx, change, final)).status == "rejected":
+            return result
+        else:
+            written = result.written
         return Applied(
             change,
             written,
@@ -266,9 +315,9 @@ class EditorChanges:
         if (stale := self._unseen_edits(ctx, change)) is not None:  # the edits are relative to it
             return stale
         edits = _line_edits(hunks(change.before or "", text), None)
-        answer = await self.editor.apply_edit(_document_edit(change.target, version, edits))
-        if not field_of(answer, "applied"):
-            reason = field_of(answer, "failureReason") or "the editor refused the edit"
+        applied, reason = await self.editor.apply_edit(_document_edit(change.target, version, edits))
+        if not applied:
+            reason = reason or "the editor refused the edit"
             return Applied(change, None, "rejected", f"The editor could not apply the change: {reason}.")
         await self.buffers.settle(change.target, version, text)
         return Applied(change, text, "applied")
@@ -293,9 +342,9 @@ class EditorChanges:
             edits = _line_edits(hunks(change.before or "", text), None)
             renamed = types.OptionalVersionedTextDocumentIdentifier(new, None)  # its version is the editor's
             parts.append(types.TextDocumentEdit(renamed, edits))
-        answer = await self.editor.apply_edit(types.WorkspaceEdit(document_changes=parts))
-        if not field_of(answer, "applied"):
-            reason = field_of(answer, "failureReason") or "the editor refused the edit"
+        applied, reason = await self.editor.apply_edit(types.WorkspaceEdit(document_changes=parts))
+        if not applied:
+            reason = reason or "the editor refused the edit"
             return Applied(change, None, "rejected", f"The editor could not move the file: {reason}.")
         await self.buffers.arrive(change.move_to, text)
         return Applied(change, text, "applied")
@@ -304,9 +353,9 @@ class EditorChanges:
         if (stale := self._unseen_edits(ctx, change)) is not None:  # unsaved work would be lost
             return stale
         edit = types.WorkspaceEdit(document_changes=[types.DeleteFile(uri=change.path.as_uri())])
-        answer = await self.editor.apply_edit(edit)
-        if not field_of(answer, "applied"):
-            reason = field_of(answer, "failureReason") or "the editor refused the edit"
+        applied, reason = await self.editor.apply_edit(edit)
+        if not applied:
+            reason = reason or "the editor refused the edit"
             return Applied(change, None, "rejected", f"The editor could not delete the file: {reason}.")
         if change.path.exists():  # applied, but the file is still there: delete it ourselves
             await write_to_disk(ctx, [change])
@@ -314,6 +363,21 @@ class EditorChanges:
 
 
 ANNOTATION = "lspilot"
+
+
+async def _in_turn(steps: Sequence[tuple[FileChange, Callable[[], Awaitable[Applied]]]]) -> list[Applied]:
+    """Apply each file in turn. Once one has landed, a later one that fails (changed on disk
+    meanwhile, say) is reported as not applied instead of failing the call, which would tell
+    the model that nothing changed."""
+    done: list[Applied] = []
+    for change, step in steps:
+        try:
+            done.append(await step())
+        except ToolError as error:
+            if all(a.status == "rejected" for a in done):
+                raise
+            done.append(Applied(change, None, "rejected", str(error)))
+    return done
 
 
 def _line_edits(blocks: list[Hunk], annotation: str | None) -> list[types.TextEdit | types.AnnotatedTextEdit]:

@@ -191,7 +191,7 @@ def code_actions(params: types.CodeActionParams) -> list[types.CodeAction]:
         prompt = f"Fix this problem reported at the selected code: {diagnostic.message}{source}"
         actions.append(
             types.CodeAction(
-                f"Fix with lspilot: {diagnostic.message.splitlines()[0][:60]}",
+                f"Fix with lspilot: {next(iter(diagnostic.message.splitlines()), '')[:60]}".rstrip(": "),
                 kind=types.CodeActionKind.QuickFix,
                 diagnostics=[diagnostic],
                 command=types.Command(

@@ -212,7 +212,10 @@ async def connect(tmp_path: Path, workspace: Path, fake: ScriptedModel) -> Async
     }
 
     async def start(
-        spec: str = "neovim", lspilot: dict[str, bool] | None = None, shows_documents: bool = True
+        spec: str = "neovim",
+        lspilot: dict[str, bool] | None = None,
+        shows_documents: bool = True,
+        file_operations: bool = True,
     ) -> Editor:
         config = ClientServerConfig(server_command=[LSPILOT, "serve"], server_env=env)
         client = cast(LanguageClient, await config.start())
@@ -222,6 +225,8 @@ async def connect(tmp_path: Path, workspace: Path, fake: ScriptedModel) -> Async
         capabilities = client_capabilities(spec)
         if not shows_documents and capabilities.window is not None:
             capabilities.window.show_document = None
+        if not file_operations and capabilities.workspace and capabilities.workspace.workspace_edit:
+            capabilities.workspace.workspace_edit.resource_operations = None
         await client.initialize_session(
             types.InitializeParams(
                 capabilities=capabilities,
