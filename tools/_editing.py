@@ -16,7 +16,7 @@ from typing import Any
 
 from ._diagnose import FileReport, Probe, render
 from ._text import FileText, check_encodes, looks_binary
-from .base import ToolError
+from .base import ToolError, ToolResult
 from .changes import Applied, FileChange
 from .context import FileStamp, ToolContext, read_file, real_path
 from .diff import unified_diff
@@ -139,15 +139,23 @@ class Proposal:
             parts.append(unified_diff(change.before or "", after or "", ctx.relative(change.path), moved))
         return "".join(parts)
 
+    def result(self, ctx: ToolContext, title: str, done: list[str], metadata: dict[str, Any]) -> ToolResult:
+        """The tool's result: ``done`` (what the tool did) when anything landed, else "Nothing
+        was changed." (a reviewer may reject it all); then the notes."""
+        if all(a.status == "rejected" for a in self.applied):
+            done = ["Nothing was changed."]
+        notes = self.notes(ctx)
+        return ToolResult(title, "\n".join([*done, *([notes] if notes else [])]), metadata)
+
     def notes(self, ctx: ToolContext) -> str:
         """Lines about what the reviewer did differently, then the diagnostics."""
         lines: list[str] = []
         for item in self.applied:
             shown = ctx.relative(item.change.target)
-            said = f" ({item.note})" if item.note else ""
             if item.status == "rejected":
-                lines.append(f"The user rejected the change to {shown}{said}; the file is unchanged.")
+                lines.append(f"{shown} is unchanged: {item.note or 'the user rejected the change.'}")
             elif item.written != item.change.after:
+                said = f" ({item.note})" if item.note else ""
                 lines.append(
                     f"The user changed or partly accepted the change to {shown}{said}; read it again "
                     "before changing it further."

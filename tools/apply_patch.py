@@ -68,7 +68,6 @@ class ApplyPatch(Tool[ApplyPatchParams]):
             changes = [change for change, _line in built]
             summary = [line for _change, line in built]
             proposal = await propose(ctx, changes, f"Apply patch ({len(changes)} files)", others=True)
-        output = "\n".join(["Applied the patch:", *(f"  {line}" for line in summary)])
-        notes = proposal.notes(ctx)
-        title = ", ".join(f.shown for f in files)
-        return ToolResult(title, "\n".join([output, notes] if notes else [output]), proposal.metadata(ctx))
+        landed = [line for line, a in zip(summary, proposal.applied, strict=True) if a.status != "rejected"]
+        done = ["Applied the patch:", *(f"  {line}" for line in landed)]
+        return proposal.result(ctx, ", ".join(f.shown for f in files), done, proposal.metadata(ctx))

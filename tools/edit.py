@@ -90,8 +90,8 @@ class Edit(Tool[EditParams]):
                 raise ToolError(f"The edit would leave {file.shown} unchanged; nothing was written.")
             change = FileChange(file.path, before, text.raw, encoding=text.encoding)
             proposal = await propose(ctx, [change], f"Edit {file.shown}")
-        lines = [f"Edited {file.shown}: {describe(found)}.", matcher_note(found), proposal.notes(ctx)]
+        lines = [f"Edited {file.shown}: {describe(found)}.", matcher_note(found)]
         metadata = proposal.metadata(ctx)
         if found is not None:
             metadata.update(matcher=found.matcher, lines=found.lines)
-        return ToolResult(file.shown, "\n".join(line for line in lines if line), metadata)
+        return proposal.result(ctx, file.shown, [line for line in lines if line], metadata)

@@ -63,7 +63,6 @@ class MultiEdit(Tool[MultiEditParams]):
             lines.append(f"  {number}. {describe(found)}" + (f" [{found.matcher}]" if note and found else ""))
         if any(matcher_note(found) for found in done):
             lines.append("Note: some oldStrings did not match exactly (matcher in brackets). Check the diff.")
-        lines.append(proposal.notes(ctx))
         metadata = proposal.metadata(ctx)
         metadata["matchers"] = [found.matcher if found else "create" for found in done]
-        return ToolResult(file.shown, "\n".join(line for line in lines if line), metadata)
+        return proposal.result(ctx, file.shown, lines, metadata)

@@ -39,7 +39,4 @@ class Write(Tool[WriteParams]):
         lines = len(lsp_lines(params.content))
         done = "Replaced" if current else "Created"
         output = f"{done} {file.shown} ({lines} line{'s' if lines != 1 else ''})."
-        notes = proposal.notes(ctx)
-        return ToolResult(
-            file.shown, "\n".join([output, notes] if notes else [output]), proposal.metadata(ctx)
-        )
+        return proposal.result(ctx, file.shown, [output], proposal.metadata(ctx))
