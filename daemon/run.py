@@ -26,8 +26,11 @@ class Renderer:
     (coloured on a terminal) and the problems it caused, errors and retries. With ``outputs`` it
     also shows the start of what each other tool returned."""
 
-    def __init__(self, out: TextIO, colour: bool, root: Path, *, outputs: bool = False) -> None:
+    def __init__(
+        self, out: TextIO, colour: bool, root: Path, *, outputs: bool = False, notes: TextIO | None = None
+    ) -> None:
         self.out = out
+        self.notes = notes or out  # errors, retries and compaction: not part of the answer
         self.colour = colour
         self.root = root
         self.outputs = outputs
@@ -84,11 +87,22 @@ class Renderer:
         elif event.type == "tool" and data["state"] in ("completed", "error"):
             self._tool(data)
         elif event.type == "retry":
-            self._line(self._style("33", f"… {data['error']}; retrying in {data['wait']:.1f}s"))
+            self._notice(self._style("33", f"… {data['error']}; retrying in {data['wait']:.1f}s"))
         elif event.type == "compaction":
-            self._line(self._style("33", "… the conversation is too long for the model; summarising it"))
+            self._notice(self._style("33", "… the conversation is too long for the model; summarising it"))
         elif event.type == "error":
-            self._line(self._style("31", f"error: {data['message']}"))
+            self._notice(self._style("31", f"error: {data['message']}"))
+
+    def _notice(self, text: str) -> None:
+        if self.notes is self.out:
+            self._line(text)
+            return
+        if self.line_open:  # end the answer's line first, so the note does not land in the middle
+            self.out.write("\n")
+            self.out.flush()
+            self.line_open = False
+        self.notes.write(text + "\n")
+        self.notes.flush()
 
 
 async def run(args: argparse.Namespace) -> int:
@@ -99,7 +113,7 @@ async def run(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(asdict(event), default=str) + "\n")
         sys.stdout.flush()
 
-    listener = as_json if args.json else Renderer(sys.stdout, sys.stdout.isatty(), root)
+    listener = as_json if args.json else Renderer(sys.stdout, sys.stdout.isatty(), root, notes=sys.stderr)
     loop = runtime.loop(
         TerminalAsker(yes=args.yes),
         session_id=args.session,

@@ -462,6 +462,25 @@ def test_kill_9_mid_turn_keeps_everything_before_the_cut(workspace: Path, fake: 
     assert session in listed.stdout and "what is in a.py?" in listed.stdout
 
 
+def test_run_prints_only_the_answer_on_stdout(workspace: Path, fake: ScriptedModel) -> None:
+    # `lspilot run "..." > answer.txt`: retries and errors go to the terminal, not into the file.
+    script(fake, Turn(error=500), Turn(text="the answer"), Turn(error=400, error_message="Bad model"))
+    command = [LSPILOT, "run", "hi", "--root", str(workspace), "--model", "openai/scripted"]
+    command += ["--api-base", fake.api_base]
+
+    def run(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*command, *extra], check=False, capture_output=True, text=True, env=os.environ, timeout=120
+        )
+
+    ran = run()
+    assert (ran.returncode, ran.stdout) == (0, "the answer\n")
+    assert "retrying in" in ran.stderr
+    failed = run("--session", ran.stderr.strip().splitlines()[-1].removeprefix("session "))
+    assert (failed.returncode, failed.stdout) == (1, "")
+    assert "error: The model call failed: BadRequestError: Bad model" in failed.stderr
+
+
 def test_config_errors_name_the_file_and_key(workspace: Path) -> None:
     (workspace / "lspilot.toml").write_text('model = "openai/x"\n[agents.review]\ncolour = "blue"\n')
     with pytest.raises(ConfigError, match=r"lspilot.toml: agents.review: unknown keys \['colour'\]"):
