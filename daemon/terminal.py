@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
+import threading
 
 from tools import PermissionDenied, PermissionRequest, Reply, ToolError
 
@@ -14,6 +16,34 @@ def _prompt(text: str) -> str:
     sys.stderr.write(text)
     sys.stderr.flush()
     return sys.stdin.readline().strip()
+
+
+async def _ask(text: str) -> str:
+    """The answer typed to ``text``, read on a daemon thread of its own.
+
+    Not ``asyncio.to_thread``: ``asyncio.run`` joins the default executor on the way out, so after
+    Ctrl-C at a prompt the process would wait for a line that no one is going to type."""
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[str] = loop.create_future()
+
+    def settle(value: str | BaseException) -> None:
+        if answer.done():
+            return
+        if isinstance(value, BaseException):
+            answer.set_exception(value)
+        else:
+            answer.set_result(value)
+
+    def read() -> None:
+        try:
+            value: str | BaseException = _prompt(text)
+        except Exception as error:
+            value = error
+        with contextlib.suppress(RuntimeError):  # the loop is gone: no one is waiting any more
+            loop.call_soon_threadsafe(settle, value)
+
+    threading.Thread(target=read, name="lspilot-prompt", daemon=True).start()
+    return await answer
 
 
 class TerminalAsker:
@@ -38,15 +68,13 @@ class TerminalAsker:
             if request.always:
                 sys.stderr.write(f"  'always' would allow: {', '.join(request.always)}\n")
             while True:
-                answer = await asyncio.to_thread(_prompt, "  allow [o]nce, [a]lways, or [r]eject? ")
+                answer = await _ask("  allow [o]nce, [a]lways, or [r]eject? ")
                 if answer.lower() in CHOICES:
                     break
             kind = CHOICES[answer.lower()]
             if kind != "reject":
                 return Reply(kind)  # pyright: ignore[reportArgumentType]
-            feedback = await asyncio.to_thread(
-                _prompt, "  tell the agent why or what to do instead (optional): "
-            )
+            feedback = await _ask("  tell the agent why or what to do instead (optional): ")
             return Reply("reject", feedback or None)
 
     async def question(self, question: str, options: list[str]) -> str:
@@ -58,7 +86,7 @@ class TerminalAsker:
             sys.stderr.write(f"\nlspilot asks: {question}\n")
             for number, option in enumerate(options, 1):
                 sys.stderr.write(f"  {number}. {option}\n")
-            answer = await asyncio.to_thread(_prompt, "  answer: ")
+            answer = await _ask("  answer: ")
             if answer.isdigit() and 1 <= int(answer) <= len(options):
                 return options[int(answer) - 1]
             return answer

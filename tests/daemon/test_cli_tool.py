@@ -6,6 +6,7 @@ import json
 import os
 import pty
 import select
+import signal
 import subprocess
 import sys
 import tomllib
@@ -133,6 +134,31 @@ def test_a_terminal_answers_the_ask(workspace: Path) -> None:
     os.close(leader)
     assert proc.returncode == 0
     assert "out there" in json.loads(stdout)["output"]
+
+
+def test_ctrl_c_at_the_prompt_exits_at_once(workspace: Path) -> None:
+    """Ctrl-C while the terminal waits for an answer ends the process (it used to wait for Enter)."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [LSPILOT, "tool", "read", '{"filePath": "../outside.txt"}', "--root", str(workspace), "--json"],
+        stdin=follower,
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        env=os.environ,
+    )
+    os.close(follower)
+    seen = b""
+    while b"[r]eject?" not in seen:
+        ready, _, _ = select.select([leader], [], [], 60)
+        assert ready, f"no prompt; saw {seen!r}"
+        seen += os.read(leader, 1024)
+    proc.send_signal(signal.SIGINT)
+    try:
+        assert proc.wait(timeout=20) == 130
+    finally:
+        proc.kill()
+        proc.communicate()
+        os.close(leader)
 
 
 def test_version_is_the_distributions() -> None:
