@@ -1,0 +1,321 @@
+"""One shell command: what it runs and which paths it touches, program by program.
+
+``Commands`` records each command with its "always" prefix (``_arity.py``) and reads its words by
+the program it names: wrappers (``sudo``, ``env``, ``xargs``, ...) and ``find -exec`` run another
+command, analyzed in turn; shells (``bash -c``, or a script on stdin), ``eval``, ``trap`` and
+``alias`` run code, handed back to the tree walk in ``_shell.py`` (``script``); ``cd``, ``pushd``
+and ``popd`` move the working directory, logically as bash does; ``git`` and the file commands of
+``_shell_specs.py`` name paths, checked by ``_shell_paths.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ._arity import always_prefix
+from ._shell_paths import State, absolute, outside, resolve
+from ._shell_specs import (
+    FILE_COMMANDS,
+    GIT_FOLDERS,
+    SHELLS,
+    WRAPPERS,
+    FileCommand,
+    Parsed,
+    hijacks,
+    parse_options,
+)
+from ._shell_words import Word
+
+XARGS_INPUT = "(xargs input)"
+STDIN_SCRIPT = "(script on stdin)"
+
+
+@dataclass
+class Analysis:
+    #: One per command: (pattern, always pattern); the always pattern equals the pattern when only
+    #: the exact command may be approved.
+    commands: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
+    #: ``external_directory`` patterns: ``/dir/*``, or the text of a value unknown until run time.
+    outside: list[str] = field(default_factory=list[str])
+
+
+class Commands(ABC):
+    """The analysis of single commands; ``_shell._Visitor`` adds the tree walk (``script``)."""
+
+    def __init__(self, root: Path, trusted: Sequence[Path]) -> None:
+        self.root = root
+        self.trusted = [root, *trusted]
+        self.result = Analysis()
+        self.aliases: dict[str, str] = {}
+        self.expanding: set[str] = set()  # aliases being expanded (bash does not recurse into one)
+        self.traps: list[str] = []  # run later, from wherever the shell is then
+
+    @abstractmethod
+    def script(self, text: str, state: State) -> None:
+        """Analyze ``text`` as a script run from ``state``."""
+
+    # -- recording -------------------------------------------------------------------------------
+    def _record(self, pattern: str, always: str | None) -> int:
+        self.result.commands.append((pattern, always or pattern))
+        return len(self.result.commands) - 1
+
+    def _outside(self, pattern: str) -> None:
+        if pattern not in self.result.outside:
+            self.result.outside.append(pattern)
+
+    def path(self, path: Word, state: State) -> None:
+        pattern = outside(path, state, self.trusted)
+        if pattern is not None:
+            self._outside(pattern)
+
+    # -- one command -----------------------------------------------------------------------------
+    def command(
+        self,
+        words: list[Word],
+        state: State,
+        hijack: str = "",
+        *,
+        xargs_input: bool = False,
+        stdin: str | None = None,
+        written: list[Word] | None = None,
+    ) -> int | None:
+        """Record the command and analyze it; returns its "always" prefix length (None: exact).
+        ``stdin`` is the literal script a heredoc or herestring feeds it; ``written`` the words
+        before brace expansion, recorded too (by prefix only when the prefix has no braces)."""
+        slot = self._record("", None)
+        name = words[0].value
+        base = name.rsplit("/", 1)[-1] if name and name.startswith("/") else name
+        analyzed = [Word(base, base), *words[1:]] if base != name and base else words
+        count = self._dispatch(base, analyzed, state, xargs_input, stdin) if base else None
+        forms = [words, analyzed] if analyzed is not words else [words]
+        if written is not None and written != words:
+            forms.insert(0, written)
+        entries: list[tuple[str, str]] = []
+        for form in forms:
+            text = " ".join(w.shown for w in form)
+            prefix = " ".join(w.shown for w in form[:count]) if count is not None else None
+            if prefix is not None and form is written and prefix != " ".join(w.shown for w in words[:count]):
+                prefix = None  # the braces are in the prefix: only the expanded form by prefix
+            if hijack:
+                entries.append((f"{hijack} {text}", f"{hijack} {text}"))
+            else:
+                entries.append((text, text if prefix is None else prefix + " *"))
+        self.result.commands[slot : slot + 1] = entries
+        return None if hijack else count
+
+    def _dispatch(
+        self, name: str, words: list[Word], state: State, xargs_input: bool, stdin: str | None
+    ) -> int | None:
+        """Analyze what the command runs and touches; returns the length of its "always" prefix."""
+        args = words[1:]
+        values = [w.value for w in args]
+        if name in self.aliases and name not in self.expanding:  # bash would read the alias
+            self.expanding.add(name)
+            self.script(" ".join([self.aliases[name], *(w.raw for w in args)]), state)
+            self.expanding.discard(name)
+            return None
+        if name in WRAPPERS:
+            return self._wrapper(name, words, state, stdin)
+        if name in SHELLS:
+            parsed = parse_options(values, frozenset({"-o", "-O", "+o", "+O", "--rcfile", "--init-file"}))
+            if "-c" in parsed.flags:
+                if parsed.operands:
+                    self._string(args[parsed.operands[0]], state.fork())
+                return None
+            if (not parsed.operands or "-s" in parsed.flags) and not parsed.flags & {"--help", "--version"}:
+                self._string(Word(STDIN_SCRIPT, stdin), state.fork())  # its script is on stdin
+                return None
+        if name in ("eval", "trap", "alias"):
+            return self._code(name, words, state)
+        if name == "find":
+            self._find(args, state)
+        elif name in ("cd", "pushd", "popd"):
+            self._cd(name, args, state)
+        elif name in FILE_COMMANDS:
+            self._file_paths(name, FILE_COMMANDS[name], args, state, xargs_input)
+        return always_prefix([w.value for w in words])
+
+    def _string(self, script: Word, state: State) -> bool:
+        """A string the shell runs as code (``bash -c``, ``eval``): analyzed when literal."""
+        if script.value is None:
+            self._outside(script.raw)
+            return False
+        self.script(script.value, state)
+        return True
+
+    def _code(self, name: str, words: list[Word], state: State) -> int | None:
+        """``eval ARGS``, ``trap CODE SIGNAL...``, ``alias NAME=CODE``: the code is analyzed as a
+        script (the "always" prefix only when it is literal)."""
+        args = words[1:]
+        values = [w.value for w in args]
+        known = True
+        if name == "eval":
+            text = " ".join(v for v in values if v is not None) if None not in values else None
+            known = self._string(Word(" ".join(w.raw for w in args), text), state)
+        operands = parse_options(values, frozenset()).operands
+        if name == "trap" and len(operands) > 1 and values[operands[0]] not in ("-", ""):
+            known = self._string(args[operands[0]], state.fork())
+            self.traps += [values[operands[0]] or ""] if known else []
+        for index in operands if name == "alias" else []:
+            alias, eq, code = (values[index] or "").partition("=")
+            if values[index] is None or eq:
+                known = self._string(Word(args[index].raw, code if eq else None), state.fork()) and known
+            if eq:
+                self.aliases[alias] = code
+        return always_prefix([w.value for w in words]) if known else None
+
+    def _wrapper(self, name: str, words: list[Word], state: State, stdin: str | None) -> int | None:
+        spec = WRAPPERS[name]
+        args = words[1:]
+        values = [w.value for w in args]
+        parsed = parse_options(values, spec.values | spec.paths, leading_options=True, optional=spec.optional)
+        inner_state = state
+        for option, index, attached in parsed.values:
+            value = Word(attached, attached) if attached is not None else args[index]
+            if option in spec.paths:
+                self.path(value, state)
+            elif name == "env" and option in ("-C", "--chdir"):
+                self.path(value, state)
+                inner_state = state.fork()
+                inner_state.cwd = resolve(value, state) or value.raw
+            elif name == "env" and option in ("-S", "--split-string"):
+                rest = " ".join(args[i].raw for i in parsed.operands)
+                self._string(
+                    Word(f"{value.raw} {rest}", f"{value.value} {rest}" if value.value else None), state
+                )
+                return None
+        if name == "command" and parsed.flags & {"-v", "-V"}:
+            return always_prefix([w.value for w in words])
+        operands = parsed.operands[spec.leading :]
+        start = operands[0] if operands else len(args)
+        if name == "coproc":  # coproc [NAME] { list; }: the grammar splits the group at its ';'
+            start += next((n + 1 for n, v in enumerate(values[start : start + 2]) if v == "{"), 0)
+        hijack: list[str] = []
+        while spec.assignments and start < len(args) and re.match(r"[^=]+=", values[start] or ""):
+            if hijacks((values[start] or "").partition("=")[0]):
+                hijack.append(args[start].shown)
+            start += 1
+        if start >= len(args):
+            return always_prefix([w.value for w in words])
+        xargs = name == "xargs"
+        stdin = None if xargs else stdin  # xargs gives its command /dev/null
+        count = self.command(args[start:], inner_state, " ".join(hijack), xargs_input=xargs, stdin=stdin)
+        return None if count is None else 1 + start + count
+
+    def _find(self, args: list[Word], state: State) -> None:
+        index = 0  # find [-H] [-L] [-P] [-D DEBUG] [-O LEVEL] START... EXPRESSION
+        while index < len(args) and re.fullmatch(r"-[HLP]+|-D|-O\d*", args[index].value or ""):
+            index += 2 if args[index].value == "-D" else 1
+        first = index
+        while index < len(args) and not _expression(args[index].value):
+            self.path(args[index], state)
+            index += 1
+        if index == first:
+            self.path(Word(".", "."), state)
+        while index < len(args):
+            value = args[index].value
+            if value in ("-exec", "-execdir", "-ok", "-okdir"):
+                end = index + 1
+                while end < len(args) and args[end].value not in (";", "+"):
+                    end += 1
+                if end > index + 1:
+                    self.command(args[index + 1 : end], state.fork())
+                index = end
+            elif value in ("-fprint", "-fprint0", "-fls", "-fprintf", "-files0-from") and index + 1 < len(
+                args
+            ):
+                self.path(args[index + 1], state)
+                index += 1
+            index += 1
+
+    def _cd(self, name: str, args: list[Word], state: State) -> None:
+        """cd is logical in bash (``cd link/..`` is the folder holding ``link``) unless ``-P``:
+        both that folder and the physical one are checked; the shell goes to the logical one."""
+        values = [w.value for w in args]
+        if any(re.fullmatch(r"[+-]\d+", v or "") for v in values):  # pushd/popd +N: the stack turns
+            values = [None]
+        if name == "popd":
+            state.cwd, state.pwd = state.stack.pop() if state.stack and not values else ("(popd)", None)
+            return
+        parsed = parse_options(values, frozenset())
+        operands = [args[i] if values[i] is not None else Word(args[i].raw, None) for i in parsed.operands]
+        target = operands[0] if operands else Word("~", os.path.expanduser("~"))
+        if target.value == "-":
+            target = Word("-", None)
+        self.path(target, state)
+        logical = None if "-P" in parsed.flags else absolute(target, state, logical=True)
+        logical = os.path.normpath(logical) if logical is not None else None
+        if logical is not None:
+            self.path(Word(logical, logical), state)
+        if name == "pushd":
+            state.stack.append((state.cwd, state.pwd))
+        real = resolve(target, state)
+        if logical is not None and os.path.isdir(logical):
+            state.cwd, state.pwd = Path(os.path.realpath(logical)), logical
+        else:
+            state.cwd, state.pwd = real or target.raw, str(real) if real else None
+
+    def _file_paths(
+        self, name: str, spec: FileCommand, args: list[Word], state: State, xargs_input: bool
+    ) -> None:
+        values = [w.value for w in args]
+        if name == "tar" and values and values[0] and values[0][0] != "-" and values[0].isalpha():
+            values[0] = "-" + values[0]
+        parsed = parse_options(values, spec.values | spec.paths, spec.leading_options)
+        inputs = bool(parsed.flags & spec.inputs)
+        if parsed.flags & spec.stops and not inputs:
+            return
+        for option, index, attached in parsed.values:
+            if option in spec.paths:
+                self.path(Word(attached, attached) if attached is not None else args[index], state)
+        operands = [args[i] for i in parsed.operands]
+        if name == "git":
+            self._git(parsed, args, state)
+        if spec.operands == "none":
+            return
+        if spec.operands == "keyed":
+            for operand in operands:
+                key, eq, path = (operand.value or "").partition("=")
+                if operand.value is None or (eq and key in spec.keys):
+                    tilde = operand.raw.partition("=")[2].startswith("~")  # bash expands of=~/x
+                    value = Word(path, path, operand.glob, tilde)
+                    self.path(operand if operand.value is None else value, state)
+            return
+        operands = operands[0 if parsed.flags & spec.supplied_by else spec.skip :]
+        if spec.operands == "first" and not inputs:
+            operands = operands[:1]
+        if name in ("rsync", "scp"):
+            operands = [o for o in operands if not re.match(r"[\w.@-]+:", o.value or "")]
+        for operand in operands:
+            self.path(operand, state)
+        if xargs_input and spec.operands == "all":
+            self.path(Word(XARGS_INPUT, None), state)
+
+    def _git(self, parsed: Parsed, args: list[Word], state: State) -> None:
+        """``git clone URL DIR``, ``git init DIR``, ``git worktree add DIR``: the folders (and local
+        repositories) are checked, from the folder ``-C`` names. Options are not told apart from
+        their values here, which are then checked too (harmless: they resolve inside)."""
+        words = [args[i].value or "" for i in parsed.operands[:2]]
+        skip = 1 if words and words[0] in GIT_FOLDERS else 2 if " ".join(words) in GIT_FOLDERS else 0
+        if not skip:
+            return
+        inner = state.fork()
+        for option, index, attached in parsed.values:
+            if option == "-C":
+                value = Word(attached, attached) if attached is not None else args[index]
+                inner.cwd = resolve(value, inner) or value.raw
+        for item in args[parsed.operands[skip - 1] + 1 :]:
+            value = item.value
+            if value is not None and value.startswith("file://"):
+                self.path(Word(value[7:], value[7:]), inner)
+            elif value is None or not (value.startswith("-") or re.match(r"[\w.@-]+:", value)):
+                self.path(item, inner)  # not an option nor a remote URL
+
+
+def _expression(value: str | None) -> bool:
+    return value is not None and (value.startswith("-") or value in ("(", ")", "!", ","))

@@ -1,0 +1,88 @@
+"""Where a path in a shell command leads, and whether that is outside the workspace.
+
+``State`` is the analysis's idea of the shell's working directory as the command goes on: the real
+folder, the logical one bash's ``cd`` works from (``$PWD``), and the ``pushd`` stack; a folder only
+known at run time is kept as the text that set it. ``absolute`` and ``resolve`` turn a word into a
+path from there (``~``, ``~+``, ``..`` expanded, a glob cut to the folder it starts in, symlinks
+resolved by ``resolve``); ``outside`` gives the ``external_directory`` pattern of a path that leaves
+the trusted folders: ``/dir/*``, or the word's text when its value is only known at run time.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ._shell_words import SPECIAL, Word, climbs
+from .context import is_within
+
+#: Device files a redirection or file command may use without leaving the workspace.
+HARMLESS = frozenset(
+    f"/dev/{name}"
+    for name in ("null", "stdin", "stdout", "stderr", "tty", "zero", "random", "urandom", "full")
+)
+_STACK_TILDE = re.compile(r"~[+-]?\d*")  # ~- ($OLDPWD), ~N, ~+N, ~-N (the pushd stack)
+
+
+@dataclass
+class State:
+    cwd: Path | str  # the real folder; str: not known until run time, the text that set it
+    pwd: str | None  # the logical folder ($PWD) bash's ``cd`` works from; None: unknown
+    stack: list[tuple[Path | str, str | None]] = field(default_factory=list[tuple[Path | str, str | None]])
+
+    def fork(self) -> State:
+        return State(self.cwd, self.pwd, list(self.stack))
+
+
+def absolute(path: Word, state: State, logical: bool = False) -> str | None:
+    """The absolute path ``path`` names from the state's real folder (or ``logical`` one, for
+    ``cd``), symlinks not resolved; None if unknown until it runs."""
+    value = path.value
+    if value is None:
+        return None
+    if path.tilde:
+        head, slash, rest = value.partition("/")
+        if head == "~+":  # $PWD
+            if state.pwd is None:
+                return None
+            value = state.pwd + slash + rest
+        elif head != "~" and _STACK_TILDE.fullmatch(head):
+            return None
+        else:
+            value = os.path.expanduser(value)
+    if path.glob:
+        folder = SPECIAL.split(value, maxsplit=1)[0].rpartition("/")[0]  # before the glob's part
+        if logical or climbs(value[len(folder) :]):
+            return None
+        value = folder or ("/" if value.startswith("/") else ".")
+    if not os.path.isabs(value):
+        base = state.pwd if logical else state.cwd
+        if base is None or (isinstance(base, str) and not logical):
+            return None
+        value = os.path.join(base, value)
+    return value
+
+
+def resolve(path: Word, state: State) -> Path | None:
+    """The real path ``path`` names from the state's folder, or None if unknown until run."""
+    value = absolute(path, state)
+    return None if value is None else Path(os.path.realpath(value))
+
+
+def outside(path: Word, state: State, trusted: Sequence[Path]) -> str | None:
+    """The ``external_directory`` pattern for ``path``, or None when it stays in ``trusted``."""
+    if path.value is not None and (path.value in HARMLESS or path.value.startswith("/dev/fd/")):
+        return None
+    if path.value == "-" or path.raw.startswith(("<(", ">(")):  # stdin; a pipe to analyzed commands
+        return None
+    real = resolve(path, state)
+    if real is None:
+        relative = isinstance(state.cwd, str) and not (path.raw.startswith(("/", "~", "$")))
+        return f"{state.cwd}/{path.raw}" if relative else path.raw
+    if any(is_within(real, folder) for folder in trusted):
+        return None
+    folder = real if real.is_dir() else real.parent
+    return str(folder / "*")
