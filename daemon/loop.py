@@ -208,7 +208,9 @@ class Loop:
                     if asked is not None
                     else min(self.retry.base_delay * 2 ** (attempt - 1), self.retry.max_delay)
                 )
-                self.emit("retry", attempt=attempt, wait=wait, error=describe(error))
+                # discarded: text or reasoning of this attempt was already sent; listeners drop it
+                streamed = bool(step.text or step.reasoning)
+                self.emit("retry", attempt=attempt, wait=wait, error=describe(error), discarded=streamed)
                 await asyncio.sleep(wait)
         raise TurnFailed("The model call failed after compaction.")
 

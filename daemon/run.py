@@ -87,6 +87,8 @@ class Renderer:
         elif event.type == "tool" and data["state"] in ("completed", "error"):
             self._tool(data)
         elif event.type == "retry":
+            if data.get("discarded"):
+                self._notice(self._style("33", "… the model's answer above broke off and is discarded"))
             self._notice(self._style("33", f"… {data['error']}; retrying in {data['wait']:.1f}s"))
         elif event.type == "compaction":
             self._notice(self._style("33", "… the conversation is too long for the model; summarising it"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import io
 import json
 import os
 import signal
@@ -19,6 +20,7 @@ import pytest
 from daemon import scripted_model
 from daemon.config import ConfigError
 from daemon.loop import Event, Loop, Retry
+from daemon.run import Renderer
 from daemon.runtime import Runtime
 from daemon.scripted_model import ScriptedModel, Turn
 from daemon.transcript import as_json
@@ -140,6 +142,26 @@ async def test_rate_limit_is_retried_visibly(workspace: Path, fake: ScriptedMode
     assert [r["attempt"] for r in retries] == [1, 2]
     assert retries[0]["wait"] == 0.05 and retries[0]["error"].startswith("RateLimitError")
     assert len(fake.requests) == 3
+
+
+async def test_a_retry_after_a_broken_stream_tells_listeners_to_drop_its_text(
+    workspace: Path, fake: ScriptedModel
+) -> None:
+    script(fake, Turn(text="Let me read the file now.", stall_after_chunks=3), Turn(text="second attempt"))
+    loop, events = make_loop(workspace, fake, Human())
+    task = asyncio.create_task(loop.run_turn("go"))
+    await asyncio.wait_for(events.until(lambda e: e.type == "text"), 60)
+    fake._server.drop_connections()  # pyright: ignore[reportPrivateUsage, reportOptionalMemberAccess]
+    result = await asyncio.wait_for(task, 60)
+    assert result.text == "second attempt"
+    [retry] = [e.data for e in events if e.type == "retry"]
+    assert retry["discarded"] is True
+    shown = io.StringIO()
+    renderer = Renderer(shown, False, workspace)
+    for event in events:
+        renderer(event)
+    assert "broke off and is discarded" in shown.getvalue()
+    assert shown.getvalue().endswith("second attempt")
 
 
 async def test_auth_errors_stop_the_turn_with_a_message(workspace: Path, fake: ScriptedModel) -> None:
