@@ -112,8 +112,9 @@ def test_session_state_persists_across_processes(workspace: Path, tmp_path: Path
     assert missing.returncode == 2 and "no session ses_missing" in missing.stderr
 
 
-def test_a_terminal_answers_the_ask(workspace: Path) -> None:
-    """With a TTY on stdin the user is prompted; "o" approves once."""
+def prompted(workspace: Path) -> tuple[subprocess.Popen[bytes], int, bytes]:
+    """``lspilot tool read`` of a file outside the workspace, on a terminal, once it asks: the
+    process, the terminal's leader end, and what it showed."""
     leader, follower = pty.openpty()
     proc = subprocess.Popen(
         [LSPILOT, "tool", "read", '{"filePath": "../outside.txt"}', "--root", str(workspace), "--json"],
@@ -128,6 +129,12 @@ def test_a_terminal_answers_the_ask(workspace: Path) -> None:
         ready, _, _ = select.select([leader], [], [], 60)
         assert ready, f"no prompt; saw {seen!r}"
         seen += os.read(leader, 1024)
+    return proc, leader, seen
+
+
+def test_a_terminal_answers_the_ask(workspace: Path) -> None:
+    """With a TTY on stdin the user is prompted; "o" approves once."""
+    proc, leader, seen = prompted(workspace)
     assert b"external_directory" in seen
     os.write(leader, b"o\n")
     stdout, _ = proc.communicate(timeout=60)
@@ -138,20 +145,7 @@ def test_a_terminal_answers_the_ask(workspace: Path) -> None:
 
 def test_ctrl_c_at_the_prompt_exits_at_once(workspace: Path) -> None:
     """Ctrl-C while the terminal waits for an answer ends the process (it used to wait for Enter)."""
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen(
-        [LSPILOT, "tool", "read", '{"filePath": "../outside.txt"}', "--root", str(workspace), "--json"],
-        stdin=follower,
-        stdout=subprocess.PIPE,
-        stderr=follower,
-        env=os.environ,
-    )
-    os.close(follower)
-    seen = b""
-    while b"[r]eject?" not in seen:
-        ready, _, _ = select.select([leader], [], [], 60)
-        assert ready, f"no prompt; saw {seen!r}"
-        seen += os.read(leader, 1024)
+    proc, leader, _seen = prompted(workspace)
     proc.send_signal(signal.SIGINT)
     try:
         assert proc.wait(timeout=20) == 130
