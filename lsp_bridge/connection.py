@@ -41,6 +41,7 @@ CONTENT_MODIFIED = -32801
 SERVER_CANCELLED = -32802
 INTERNAL_ERROR = -32603
 READ_ONLY_RETRIES = 3
+RESCAN_BARRIER_TIMEOUT = 10.0  # seconds
 
 Decode = Callable[[Any], Any]
 
@@ -90,6 +91,7 @@ class ServerConnection:
         self._log_ready = asyncio.Event()
         if spec.readiness.log_pattern is None:
             self._log_ready.set()
+        self._rescan_barriers = 0  # expect_rescan requests not answered yet
         self._terminated = asyncio.Event()
         self._opened = False
         self._load_done = asyncio.Event()  # a progress ended after the first didOpen
@@ -301,9 +303,28 @@ class ServerConnection:
         )
 
     def expect_rescan(self) -> None:
-        """Files were created or deleted: servers with a load log message load again."""
-        if self.spec.readiness.log_pattern is not None:
-            self._log_ready.clear()
+        """Files were created or deleted (the notification is sent): servers with a load log
+        message load again.
+
+        A load log already on its way describes the old file list (basedpyright logs twice at
+        start), so only a log that follows the answer to a request sent now counts. The server
+        answers it before it rescans: pyright rescans from a timer. A ``$/`` request the server
+        does not know gets MethodNotFound at once (the LSP specification requires it).
+        """
+        if self.spec.readiness.log_pattern is None:
+            return
+        self._log_ready.clear()
+        self._rescan_barriers += 1
+        self._tasks = [task for task in self._tasks if not task.done()]
+        self._tasks.append(asyncio.create_task(self._pass_rescan_barrier()))
+
+    async def _pass_rescan_barrier(self) -> None:
+        try:
+            await self._rpc.call("$/lspilot/rescanBarrier", None, RESCAN_BARRIER_TIMEOUT)
+        except (RequestTimeout, ServerTerminated):
+            pass  # then any later load log counts; wait_ready's bound still holds
+        finally:
+            self._rescan_barriers -= 1
 
     @property
     def busy(self) -> list[str]:
@@ -400,7 +421,7 @@ class ServerConnection:
     def _on_log_message(self, params: lsp.LogMessageParams) -> None:
         log.debug("%s: %s", self.spec.name, params.message)
         pattern = self.spec.readiness.log_pattern
-        if pattern is not None and pattern.search(params.message):
+        if pattern is not None and not self._rescan_barriers and pattern.search(params.message):
             self._log_ready.set()
 
     def _on_publish_diagnostics(self, params: lsp.PublishDiagnosticsParams) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from lsprotocol import types as lsp
 
 from lsp_bridge import Bridge
@@ -119,6 +120,39 @@ async def test_outside_edit_on_disk_is_seen_by_next_request(
         ("pkg/calc.py", 4),
         ("pkg/calc.py", 9),
     ]
+
+
+async def test_a_load_log_sent_before_files_were_created_does_not_end_the_rescan(
+    project: Callable[[str], Path], bridge_factory: Factory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # basedpyright logs "Found N source files" twice at start; the second can arrive after the
+    # bridge saw new files, and must not pass for the log of the rescan that finds them.
+    root = project("py_project")
+    bridge = bridge_factory(root)
+    calc = root / "pkg/calc.py"
+    assert len((await bridge.references(calc, position(calc, "total_area"))).value) == 4
+    conn = bridge.connections[0]
+    expect_rescan = conn.expect_rescan
+    ready_after_late_log: list[bool] = []
+
+    def rescan_then_late_log() -> None:
+        expect_rescan()
+        conn.rpc.on_message(
+            {
+                "jsonrpc": "2.0",
+                "method": "window/logMessage",
+                "params": {"type": 4, "message": "Found 6 source files"},
+            }
+        )
+        ready_after_late_log.append(conn.ready)
+
+    monkeypatch.setattr(conn, "expect_rescan", rescan_then_late_log)
+    (root / "extra.py").write_text("from pkg.calc import total_area\n\ntotal_area([])\n")
+
+    after = await bridge.references(calc, position(calc, "total_area"))
+    assert ready_after_late_log == [False]
+    assert {where(root, loc) for loc in after.value} >= {("extra.py", 1), ("extra.py", 3)}
+    assert after.complete
 
 
 def _errors(diagnostics: list[lsp.Diagnostic]) -> list[lsp.Diagnostic]:
