@@ -208,9 +208,17 @@ class Loop:
                     if asked is not None
                     else min(self.retry.base_delay * 2 ** (attempt - 1), self.retry.max_delay)
                 )
-                # discarded: text or reasoning of this attempt was already sent; listeners drop it
+                # discarded: text or reasoning of this attempt was already sent; listeners drop
+                # what they showed of messageId
                 streamed = bool(step.text or step.reasoning)
-                self.emit("retry", attempt=attempt, wait=wait, error=describe(error), discarded=streamed)
+                self.emit(
+                    "retry",
+                    attempt=attempt,
+                    wait=wait,
+                    error=describe(error),
+                    discarded=streamed,
+                    messageId=message,
+                )
                 await asyncio.sleep(wait)
         raise TurnFailed("The model call failed after compaction.")
 

@@ -67,8 +67,10 @@ class Turn:
     ``tool_calls`` are ``(name, arguments)``; a dict is sent as JSON, a string verbatim (so a test
     can script malformed arguments). ``stall_after_chunks=N`` sends N stream events (N=0: only the
     response head) and then holds the connection open until the client goes away or the server
-    stops; for a non-streamed request any value stalls before the answer. ``delay`` waits that many
-    seconds before answering (cut short by ``stop()``).
+    stops; for a non-streamed request any value stalls before the answer. ``cut_after_chunks=N``
+    sends N stream events and then closes the connection in the middle of the stream (a broken
+    stream, which the client retries). ``delay`` waits that many seconds before answering (cut
+    short by ``stop()``).
     """
 
     text: str = ""
@@ -82,6 +84,7 @@ class Turn:
     retry_after: float | None = None  # sent as a Retry-After header
     delay: float = 0.0
     stall_after_chunks: int | None = None
+    cut_after_chunks: int | None = None
 
     @classmethod
     def rate_limited(cls, retry_after: float | None = 1.0) -> Turn:
@@ -363,6 +366,10 @@ class _Handler(BaseHTTPRequestHandler):
         for sent, event in enumerate(events):
             if sent == turn.stall_after_chunks:
                 self.scripted._stall(self.connection)
+                return
+            if sent == turn.cut_after_chunks:
+                self.wfile.flush()
+                self.connection.shutdown(socket.SHUT_RDWR)
                 return
             self._send_chunked(f"data: {json.dumps(event)}\n\n".encode())
         if turn.stall_after_chunks is not None:  # asked to stall after everything: before [DONE]

@@ -183,6 +183,21 @@ def test_ask_streams_the_answer_and_tool_calls_into_the_chat(editor: Editor, fak
     assert "⚙ read a.py — completed" in editor.chat() and "what does a.py do?" in editor.chat()
 
 
+def test_a_retry_after_a_broken_stream_drops_the_broken_off_text(editor: Editor, fake: ScriptedModel) -> None:
+    fake.turns.extend(
+        [
+            Turn(reasoning="Thinking about areas.", text="The area is computed by", cut_after_chunks=5),
+            Turn(text="It computes an area."),
+        ]
+    )
+    editor.ask("what does a.py do?")
+    editor.until(CHAT_HAS, "— done")
+    chat = editor.chat()
+    assert "It computes an area." in chat and "_retrying_" in chat
+    assert "Thinking about" not in chat and "The area" not in chat, chat
+    assert chat.index("_retrying_") < chat.index("It computes an area.")
+
+
 def test_two_hunks_render_inline_and_accept_one_reject_the_other(
     editor: Editor, fake: ScriptedModel, workspace: Path
 ) -> None:

@@ -245,6 +245,24 @@ test("cancel stops a running turn, by lspilot.cancel and by $/cancelRequest", TI
   }
 });
 
+test("a retry after a broken stream drops the broken-off text from the chat", TIMEOUT, async () => {
+  const t = await setUp({}, [{ text: "This answer breaks off somewhere in the middle.", cut_after_chunks: 2 }, { text: "The whole answer." }]);
+  try {
+    const { transcript } = wire(t.daemon);
+    const result = await t.daemon.client.ask({ prompt: "explain" });
+    assert.equal(result.stopReason, "end");
+    const retry = t.daemon.updates.find((u) => u.kind === "status" && u.status === "retrying");
+    assert.ok(retry && retry.kind === "status" && retry.discarded, JSON.stringify(retry));
+    assert.ok(t.daemon.updates.some((u) => u.kind === "text" && u.delta.startsWith("This answer")), "the broken text streamed");
+    const shown = transcript.entries.map((e) => (e.type === "text" ? `text: ${e.text}` : e.type));
+    assert.deepEqual(shown, ["user", "status", "text: The whole answer.", "end"]);
+    const status = transcript.entries[1];
+    assert.ok(status?.type === "status" && /^retrying in \d/.test(status.text), JSON.stringify(status));
+  } finally {
+    await t.close();
+  }
+});
+
 test("navigate answers become places for VS Code's references view", TIMEOUT, async () => {
   // c.py: a reference after characters outside the BMP, whose columns differ in UTF-16.
   const c = 'from a import area\n\nlabel = "\u{1F600}\u{1F600} \u00e9"; n = area(1)\n';

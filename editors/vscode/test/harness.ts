@@ -33,6 +33,7 @@ export interface TurnScript {
   tool_calls?: ToolCall[];
   delay?: number;
   stall_after_chunks?: number;
+  cut_after_chunks?: number;
   error?: number;
 }
 

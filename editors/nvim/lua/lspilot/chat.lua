@@ -11,6 +11,8 @@ local DIFF = '    │ '
 
 ---@type table<string, {mark: integer, diffed: boolean}>
 local tools = {}
+---@type table<string, integer> message id -> extmark where its streamed text begins
+local starts = {}
 local last = { kind = nil, message = nil }
 
 function M.buf()
@@ -102,8 +104,23 @@ end
 local function block(kind, message)
   if last.kind ~= kind or last.message ~= message then
     append({ '', kind == 'reasoning' and '_thinking:_ ' or '' })
+    if message and not starts[message] then
+      local row = vim.api.nvim_buf_line_count(M.buf()) - 2
+      starts[message] = vim.api.nvim_buf_set_extmark(M.buf(), ns, row, 0, { right_gravity = false })
+    end
   end
   last.kind, last.message = kind, message
+end
+
+--- A retry after the stream broke off: what streamed of the message is dropped (it comes again).
+local function discard(message)
+  local mark = message and starts[message]
+  local row = mark and vim.api.nvim_buf_get_extmark_by_id(M.buf(), ns, mark, {})[1]
+  if row then
+    edit(row, -1, {})
+    vim.api.nvim_buf_del_extmark(M.buf(), ns, mark)
+    starts[message] = nil
+  end
 end
 
 --- One lspilot/update notification.
@@ -124,6 +141,9 @@ function M.update(params)
   elseif kind == 'status' and params.status == 'running' then
     M.user(params.prompt or '')
   elseif kind == 'status' then
+    if params.status == 'retrying' and params.discarded then
+      discard(util.value(params.messageId))
+    end
     local detail = util.value(params.message) or util.value(params.error) or ''
     append({ ('_%s_ %s'):format(params.status, detail) })
     last.kind = 'status'
@@ -145,7 +165,7 @@ end
 function M.redraw(history)
   edit(0, -1, {})
   vim.api.nvim_buf_clear_namespace(M.buf(), ns, 0, -1)
-  tools, last = {}, {}
+  tools, starts, last = {}, {}, {}
   for _, message in ipairs(history.messages or {}) do
     for _, part in ipairs(message.parts or {}) do
       if message.role == 'user' and part.kind == 'text' then

@@ -14,6 +14,11 @@ export type Entry =
   | { type: "status"; text: string }
   | { type: "end"; stopReason: StopReason; error?: string };
 
+/** The entry id of a message's streamed text or reasoning. */
+function streamId(turnId: string, messageId: string | null | undefined, kind: "text" | "reasoning"): string {
+  return `${turnId}:${messageId ?? ""}:${kind}`;
+}
+
 export class Transcript {
   sessionId: string | undefined;
   running = false;
@@ -32,13 +37,23 @@ export class Transcript {
           this.entries.push({ type: "user", text: update.prompt ?? "" });
         } else if (update.status === "waiting for review" && update.proposalId) {
           this.entries.push({ type: "review", proposalId: update.proposalId, settled: false });
+        } else if (update.status === "retrying") {
+          if (update.discarded) {
+            // The failed attempt's text broke off; the retry streams the message again.
+            const { turnId, messageId } = update;
+            this.entries = this.entries.filter(
+              (e) => !((e.type === "text" || e.type === "reasoning") && e.id === streamId(turnId, messageId, e.type)),
+            );
+          }
+          const wait = update.wait === undefined ? "" : ` in ${update.wait.toFixed(1)}s`;
+          this.entries.push({ type: "status", text: `retrying${wait}${update.error ? `: ${update.error}` : ""}` });
         } else {
           this.entries.push({ type: "status", text: update.message ? `${update.status}: ${update.message}` : update.status });
         }
         break;
       case "text":
       case "reasoning": {
-        const id = `${update.turnId}:${update.messageId ?? ""}:${update.kind}`;
+        const id = streamId(update.turnId, update.messageId, update.kind);
         const last = this.entries[this.entries.length - 1];
         if (last && last.type === update.kind && last.id === id) last.text += update.delta;
         else this.entries.push({ type: update.kind, id, text: update.delta });

@@ -140,7 +140,18 @@ interface UpdateBase {
 
 export type Update = UpdateBase &
   (
-    | { kind: "status"; status: string; prompt?: string; message?: string; proposalId?: string; attempt?: number }
+    | {
+        kind: "status";
+        status: string;
+        prompt?: string;
+        message?: string;
+        proposalId?: string;
+        attempt?: number;
+        wait?: number;
+        error?: string;
+        messageId?: string;
+        discarded?: boolean;
+      }
     | { kind: "text" | "reasoning"; delta: string; messageId?: string | null }
     | {
         kind: "toolCall";
