@@ -239,15 +239,21 @@ async def authorize_search(
     await ctx.authorize(str(start), "read", title)
     reads = ReadCheck()
     if target.is_dir():
-        real = real_path(start)
-        if not is_within(real, ctx.env.output_dir_real):
-            shown = ctx.relative(real)
-            engine = ctx.env.permissions
-            exempt = evaluate("read", shown, engine.rules)
-            prefix = "" if shown == "." else shown.rstrip("/") + "/"
-            strip = len(names[0]) + 1 if names else 0
-            reads = ReadCheck(engine, prefix, strip, contents, exempt)
+        reads = read_check(ctx, start, len(names[0]) + 1 if names else 0, contents)
     return Search(target, folder, names, chosen, reads)
+
+
+def read_check(ctx: ToolContext, folder: Path, strip: int, contents: bool) -> ReadCheck:
+    """The ``read`` rules for the files found in ``folder`` (authorized already), whose names
+    begin with ``strip`` bytes that stand for the folder itself."""
+    real = real_path(folder)
+    if is_within(real, ctx.env.output_dir_real):
+        return ReadCheck()
+    shown = ctx.relative(real)
+    engine = ctx.env.permissions
+    exempt = evaluate("read", shown, engine.rules)
+    prefix = "" if shown == "." else shown.rstrip("/") + "/"
+    return ReadCheck(engine, prefix, strip, contents, exempt)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from rapidfuzz import fuzz, process
 
 from lsp_bridge import BridgeError
 
+from ._ripgrep import ReadCheck, read_check
 from ._text import BOM, decode
 from .base import Attachment, Tool, ToolError, ToolResult
 from .context import FileStamp, ToolContext, read_file
@@ -70,7 +71,7 @@ class Read(Tool[ReadParams]):
         path = await ctx.authorize(params.filePath, "read", f"Read {params.filePath}")
         shown = ctx.relative(path)
         if path.is_dir():
-            return _directory(path, shown)
+            return _directory(path, shown, read_check(ctx, path, 0, contents=False))
         unsaved = ctx.env.changes.unsaved(path)
         if unsaved is not None:  # open in the user's editor: what they see, saved or not
             result = _text(unsaved, path, shown, params, ctx)
@@ -168,16 +169,21 @@ def _text(text: str, path: Path, shown: str, params: ReadParams, ctx: ToolContex
     )
 
 
-def _directory(path: Path, shown: str) -> ToolResult:
+def _directory(path: Path, shown: str, reads: ReadCheck) -> ToolResult:
+    """The entries, folders first; files a ``read`` rule denies are left out, as list leaves them."""
     entries = sorted(os.scandir(path), key=lambda e: (not e.is_dir(), e.name))
-    names = [f"{e.name}/" if e.is_dir() else e.name for e in entries]
+    files = set(reads.keep([os.fsencode(e.name) for e in entries if not e.is_dir()]))
+    kept = [e for e in entries if e.is_dir() or os.fsencode(e.name) in files]
+    names = [f"{e.name}/" if e.is_dir() else e.name for e in kept]
     body = "\n".join(names[:MAX_ENTRIES]) or "(empty directory)"
     if len(names) > MAX_ENTRIES:
         body += f"\n... and {len(names) - MAX_ENTRIES} more entries (use glob or list to narrow down)"
+    for note in reads.notes("file", "files", os.fsdecode):
+        body += f"\n\n{note}"
     return ToolResult(
         title=f"{shown}/",
         output=body,
-        metadata={"entries": len(names), "truncated": len(names) > MAX_ENTRIES},
+        metadata={"entries": len(names), "truncated": len(names) > MAX_ENTRIES, **reads.counts()},
     )
 
 

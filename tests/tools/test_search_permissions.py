@@ -140,4 +140,12 @@ async def test_glob_and_list_leave_out_denied_files_but_name_asked_ones(tmp_path
     assert listed.result is not None
     assert "prod.txt" not in listed.result.output and "config.env" in listed.result.output
     assert "(1 file was skipped: read rules deny it.)" in listed.result.output
+
+    # read on a folder lists its entries the same way
+    inside = await h.ok("read", {"filePath": "secrets"})
+    assert inside.result is not None
+    assert inside.result.output == "(empty directory)\n\n(1 file was skipped: read rules deny it.)"
+    assert inside.result.metadata == {"entries": 0, "truncated": False, "skipped": 1}
+    top = await h.ok("read", {"filePath": "."})
+    assert top.result is not None and top.result.output == "secrets/\nconfig.env\nnotes.txt"
     assert not h.human.asked
