@@ -111,10 +111,9 @@ class ServerConnection:
         proc = self.process.proc
         assert proc.stdin is not None and proc.stdout is not None
         self.client.protocol.set_writer(proc.stdin)  # pygls answers the server's requests
-        self._tasks = [
-            self._rpc.start(proc.stdout, proc.stdin),
-            asyncio.create_task(self._watch_exit()),
-        ]
+        reader = self._rpc.start(proc.stdout, proc.stdin)
+        reader.add_done_callback(self._on_output_end)
+        self._tasks = [reader, asyncio.create_task(self._watch_exit())]
         root_uri = self.root.as_uri()
         params = lsp.InitializeParams(
             process_id=os.getpid(),
@@ -169,10 +168,23 @@ class ServerConnection:
     async def _watch_exit(self) -> None:
         assert self.process is not None
         code = await self.process.proc.wait()
+        self._ended(f"exited with code {code}")
+
+    def _on_output_end(self, _reader: asyncio.Task[None]) -> None:
+        """The server's stdout ended or could not be read: end the server, which is restarted on
+        next use, rather than leave it looking alive while no answer can arrive."""
+        if not self._stopping and self.process is not None and not self.process.exited:
+            self.process.kill()
+            self._ended(f"{self._rpc.failure or 'closed its output'}; killed it")
+
+    def _ended(self, why: str) -> None:
+        """The server is gone (or of no use): fail what is pending; a crash unless we stopped it."""
+        if self._terminated.is_set():
+            return
         self._terminated.set()
-        self._rpc.close()
+        self._rpc.close(why)
         if not self._stopping:
-            log.warning("%s (root %s) exited with code %s", self.spec.name, self.root, code)
+            log.warning("%s (root %s) %s", self.spec.name, self.root, why)
             if self.on_exit is not None:
                 self.on_exit(self)
 
@@ -233,10 +245,8 @@ class ServerConnection:
             raw = self._converter.unstructure(params)
         try:
             answer = await self._rpc.call(method, raw, timeout)
-        except ServerTerminated:
-            raise ServerTerminated(
-                f"{self.spec.name} exited during {method}{self._stderr_suffix()}"
-            ) from None
+        except ServerTerminated as error:
+            raise ServerTerminated(f"{error} during {method}{self._stderr_suffix()}") from None
         error: Any = answer.get("error")
         if error is not None:
             error = cast(dict[str, Any], error) if isinstance(error, dict) else {}

@@ -18,6 +18,7 @@ log = logging.getLogger(__name__)
 
 _REAPER = Path(__file__).with_name("_reaper.py")
 STDERR_TAIL_LINES = 40
+STDERR_LINE_BYTES = 2000  # the start of a longer line is kept, the rest dropped
 
 
 @dataclass
@@ -51,16 +52,30 @@ class ServerProcess:
     async def _drain_stderr(self) -> None:
         # Servers block once a pipe fills; always read stderr, keep only its tail. It ends when
         # the server and every child that shared the pipe are gone, stopped or crashed: then
-        # their temp dir goes too.
+        # their temp dir goes too. Read in chunks: readline() raises on a line longer than the
+        # stream's limit (64 kB), and a minified stack trace or a JSON log line can be.
         stream = self.proc.stderr
         assert stream is not None
-        while line := await stream.readline():
-            text = line.decode(errors="replace").rstrip()
-            self.stderr_tail.append(text)
-            log.debug("%s stderr: %s", self.name, text)
+        partial = b""
+        while chunk := await stream.read(65536):
+            *lines, partial = (partial + chunk).split(b"\n")
+            partial = partial[:STDERR_LINE_BYTES]
+            for line in lines:
+                self._note(line)
+        if partial:
+            self._note(partial)
         await self.proc.wait()
         if self.tmpdir is not None:
             await asyncio.to_thread(shutil.rmtree, self.tmpdir, ignore_errors=True)
+
+    def _note(self, line: bytes) -> None:
+        text = line[:STDERR_LINE_BYTES].decode(errors="replace").rstrip()
+        self.stderr_tail.append(text)
+        log.debug("%s stderr: %s", self.name, text)
+
+    def kill(self) -> None:
+        """SIGKILL the process group now (``stop`` still reaps it)."""
+        _signal_group(self.proc.pid, signal.SIGKILL)
 
     async def stop(self, grace: float = 2.0) -> None:
         """SIGTERM the process group, SIGKILL it after ``grace`` seconds, reap everything."""

@@ -17,6 +17,7 @@ import asyncio
 import itertools
 import json
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -35,6 +36,7 @@ class RpcStream:
         self._pending: dict[int, asyncio.Future[Message]] = {}
         self._writer: asyncio.StreamWriter | None = None
         self._closed = False
+        self.failure: str | None = None  # why reading stopped before the end of the output
 
     def start(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> asyncio.Task[None]:
         """Start talking: the returned task reads messages until EOF."""
@@ -49,7 +51,10 @@ class RpcStream:
             except (asyncio.IncompleteReadError, ConnectionError):
                 return
             except (ValueError, asyncio.LimitOverrunError) as error:
+                # Nothing after this can be framed: the connection ends the server when this
+                # task ends, failing what is pending now instead of at each request's timeout.
                 log.error("%s sent a malformed header: %s", self.name, error)
+                self.failure = f"sent a malformed message header ({error})"
                 return
             try:
                 message: Any = json.loads(body)
@@ -94,18 +99,21 @@ class RpcStream:
             if self._pending.pop(msg_id, None) is not None and not self._closed:
                 self.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": msg_id}})
 
-    def close(self) -> None:
+    def close(self, reason: str = "exited") -> None:
         """The server is gone: fail every pending request at once, refuse new ones."""
         self._closed = True
         pending, self._pending = self._pending, {}
         for future in pending.values():
             if not future.done():
-                future.set_exception(ServerTerminated(f"{self.name} exited"))
+                future.set_exception(ServerTerminated(f"{self.name} {reason}"))
+
+
+_CONTENT_LENGTH = re.compile(rb"content-length[ \t]*:[ \t]*(\d+)", re.IGNORECASE)
 
 
 def _content_length(header: bytes) -> int:
-    for line in header.split(b"\r\n"):
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            return int(value)
-    raise ValueError(f"no Content-Length in {header!r}")
+    """The length a header announces; what a server printed to stdout before it is skipped."""
+    found = _CONTENT_LENGTH.search(header)
+    if found is None:
+        raise ValueError(f"no Content-Length in {header[:200]!r}")
+    return int(found[1])

@@ -17,7 +17,11 @@ typescript-language-server does: a change first gets, at once, a publish of the 
 diagnostics, then one second later the new text's (an error for each line containing ``ERR``);
 an opened document gets its publish after that second too.
 
-Run: python scripted_server.py [--push]  (speaks LSP on stdin/stdout)
+Faults: a definition request in a document containing ``GARBAGE`` gets a header without a
+Content-Length; ``--banner`` prints a line to stdout before speaking LSP; ``--long-stderr``
+writes lines of 300 kB to stderr (more than a pipe holds) before it starts.
+
+Run: python scripted_server.py [--push] [--banner] [--long-stderr]  (speaks LSP on stdin/stdout)
 """
 
 from __future__ import annotations
@@ -93,7 +97,28 @@ def publish(uri: str, text: str) -> None:
     send({"method": "textDocument/publishDiagnostics", "params": {"uri": uri, "diagnostics": errors}})
 
 
+def definition(msg_id: int, uri: str) -> None:
+    if "GARBAGE" in TEXTS.get(uri, ""):
+        sys.stdout.buffer.write(b"garbage\r\n\r\n")
+        sys.stdout.buffer.flush()
+        return
+    ask_client(msg_id, "window/workDoneProgress/create", {"token": f"t{msg_id}"})
+    ask_client(msg_id, "workspace/configuration", {"items": [{"section": "scripted"}]})
+    span = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}
+    send({"id": msg_id, "result": [{"uri": uri, "range": span}]})
+
+
+def misbehave_at_start() -> None:
+    if "--banner" in sys.argv:
+        sys.stdout.write("scripted server starting\n")
+    if "--long-stderr" in sys.argv:
+        for _ in range(2):
+            sys.stderr.write("x" * 300_000 + "\n")
+        sys.stderr.flush()
+
+
 def main() -> None:
+    misbehave_at_start()
     while (message := read()) is not None:
         method, msg_id = message.get("method"), message.get("id")
         if method == "initialize":
@@ -136,11 +161,7 @@ def main() -> None:
             send({"id": msg_id, "result": RECEIVED})
         elif method == "textDocument/definition":
             assert isinstance(msg_id, int)
-            ask_client(msg_id, "window/workDoneProgress/create", {"token": f"t{msg_id}"})
-            ask_client(msg_id, "workspace/configuration", {"items": [{"section": "scripted"}]})
-            uri = message["params"]["textDocument"]["uri"]
-            span = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}
-            send({"id": msg_id, "result": [{"uri": uri, "range": span}]})
+            definition(msg_id, message["params"]["textDocument"]["uri"])
         elif method == "shutdown":
             send({"id": msg_id, "result": None})
         elif method == "exit":
