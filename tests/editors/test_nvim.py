@@ -279,6 +279,28 @@ def test_accept_all_on_a_file_not_open_opens_it_in_a_split_and_changes_its_buffe
     assert editor.lua("return vim.bo[vim.fn.bufnr('b.py')].modified") is False
 
 
+def test_a_crlf_file_is_reviewed_without_carriage_returns_and_keeps_its_line_ends(
+    editor: Editor, fake: ScriptedModel, workspace: Path
+) -> None:
+    (workspace / "c.py").write_bytes("x = 1\r\ny = '\u00e9'\r\n".encode())
+    edit = {"filePath": "c.py", "oldString": "x = 1", "newString": "x = 2  # \u00e9"}
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("read", {"filePath": "c.py"})]),
+            Turn(tool_calls=[("edit", edit)]),
+            Turn(text="done"),
+        ]
+    )
+    editor.ask("two")
+    editor.pending(1)
+    [mark] = cast(list[dict[str, Any]], editor.lua(EXTMARKS, "c.py"))
+    assert mark["virt"][0] == "x = 2  # \u00e9"  # not "x = 2  # \u00e9^M"
+    editor.lua("vim.cmd('Lspilot accept-all')")
+    assert editor.finished() == "end"
+    assert editor.buffer("c.py") == ["x = 2  # \u00e9", "y = '\u00e9'"]
+    assert editor.lua("return vim.bo[vim.fn.bufnr('c.py')].fileformat") == "dos"
+
+
 def accept_patch_taking_a_away(editor: Editor, fake: ScriptedModel, workspace: Path, patch: str) -> None:
     """The model reads a.py and applies ``patch`` (which deletes or moves it); the user accepts
     it all; a.py is gone from the disk and from Neovim's buffers."""

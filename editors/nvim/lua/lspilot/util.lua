@@ -26,14 +26,15 @@ function M.protect(what, fn)
   end
 end
 
---- Split text into lines (a trailing newline does not make an extra empty line).
+--- Split text into lines (a trailing newline does not make an extra empty line; a CRLF file's
+--- "\r" goes with its "\n", as in a buffer with 'fileformat' dos).
 ---@param text string
 ---@return string[]
 function M.lines(text)
   if text == '' then
     return {}
   end
-  local lines = vim.split(text, '\n', { plain = true })
+  local lines = vim.split(text, '\r?\n')
   if lines[#lines] == '' then
     table.remove(lines)
   end
