@@ -388,6 +388,21 @@ def test_a_permission_prompt_is_answered_through_vim_ui_select(editor: Editor, f
     assert editor.lua("return #_G.asked") == 2
 
 
+def test_a_turn_streams_on_after_the_chat_buffer_is_wiped(editor: Editor, fake: ScriptedModel) -> None:
+    fake.turns.extend([Turn(tool_calls=[("read", {"filePath": ".env"})]), Turn(text="read it")])
+    editor.lua("""
+        _G.allow = nil
+        vim.ui.select = function(items, opts, on_choice) _G.allow = function() on_choice(items[1]) end end
+    """)
+    editor.ask("read .env")
+    editor.until("_G.allow ~= nil")  # the permission prompt is up; the read is pending
+    editor.lua("vim.cmd('bwipeout! lspilot://chat')")
+    editor.lua("_G.allow()")
+    assert editor.finished() == "end"
+    chat = editor.chat()
+    assert "⚙ read .env — completed" in chat and "read it" in chat, chat
+
+
 QUICKFIX = (
     "return vim.tbl_map(function(e) local name = vim.fn.bufname(e.bufnr) return {"
     " path = vim.fn.fnamemodify(name, ':.'), lnum = e.lnum, col = e.col, text = e.text,"

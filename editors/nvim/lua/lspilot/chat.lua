@@ -20,6 +20,9 @@ function M.buf()
   if buf ~= -1 and vim.api.nvim_buf_is_loaded(buf) then
     return buf
   end
+  -- New, or the user wiped or unloaded it (its text and marks went): start over, so a turn
+  -- still running streams on into the new buffer.
+  tools, starts, last = {}, {}, {}
   buf = buf ~= -1 and buf or vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_name(buf, NAME)
   vim.bo[buf].buftype = 'nofile'
