@@ -301,6 +301,32 @@ def test_a_crlf_file_is_reviewed_without_carriage_returns_and_keeps_its_line_end
     assert editor.lua("return vim.bo[vim.fn.bufnr('c.py')].fileformat") == "dos"
 
 
+@pytest.mark.parametrize("close", ["bdelete", "bwipeout"])
+def test_a_review_whose_buffer_was_closed_is_shown_again_by_next(
+    editor: Editor, fake: ScriptedModel, workspace: Path, close: str
+) -> None:
+    edit = {"filePath": "b.py", "oldString": "area(2)", "newString": "area(3)"}
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("read", {"filePath": "b.py"})]),
+            Turn(tool_calls=[("edit", edit)]),
+            Turn(text="done"),
+        ]
+    )
+    editor.ask("bigger")
+    editor.pending(1)
+    editor.lua(f"vim.cmd('{close} ' .. vim.fn.bufnr('b.py'))")
+    assert editor.lua("return vim.fn.bufloaded('b.py')") == 0
+    editor.lua("vim.cmd('Lspilot next')")  # opens b.py again, at the hunk, drawn as before
+    assert editor.lua("return vim.fn.fnamemodify(vim.api.nvim_buf_get_name(0), ':t')") == "b.py"
+    assert editor.lua("return vim.api.nvim_win_get_cursor(0)[1]") == 3
+    marks = cast(list[dict[str, Any]], editor.lua(EXTMARKS, "b.py"))
+    assert [(m["row"], m["hl"], m["virt"][0]) for m in marks] == [(2, "DiffDelete", "print(area(3))")]
+    editor.lua("require('lspilot').accept()")
+    assert editor.finished() == "end"
+    assert editor.buffer("b.py") == ["from a import area", "", "print(area(3))"]
+
+
 def accept_patch_taking_a_away(editor: Editor, fake: ScriptedModel, workspace: Path, patch: str) -> None:
     """The model reads a.py and applies ``patch`` (which deletes or moves it); the user accepts
     it all; a.py is gone from the disk and from Neovim's buffers."""

@@ -31,6 +31,7 @@ local ns = vim.api.nvim_create_namespace('lspilot_review')
 ---@field buf integer
 ---@field hunks lspilot.Hunk[]
 ---@field answer fun(result: table)
+---@field unloaded? boolean its buffer was unloaded or wiped (marks gone) and is not shown again yet
 
 ---@type lspilot.Proposal[]
 M.proposals = {}
@@ -95,7 +96,7 @@ end
 local function pending_in(buf)
   local found = {}
   for _, p in ipairs(M.proposals) do
-    if p.buf == buf then
+    if p.buf == buf and not p.unloaded then
       for _, hunk in ipairs(p.hunks) do
         if hunk.state == 'pending' then
           table.insert(found, { proposal = p, hunk = hunk, row = row_of(p, hunk) })
@@ -127,9 +128,9 @@ local function home_window()
   return vim.api.nvim_get_current_win()
 end
 
---- Show a lspilot/reviewEdit request in its buffer; `answer(result)` replies to the server.
-function M.open(params, client_id, answer)
-  local buf = vim.fn.bufadd(vim.uri_to_fname(params.uri))
+--- The buffer of `uri`, loaded and shown in a window (a split of the code window if it was not).
+local function show_file(uri, client_id)
+  local buf = vim.fn.bufadd(vim.uri_to_fname(uri))
   if not displayed(buf) then
     vim.api.nvim_win_call(home_window(), function()
       vim.cmd('sbuffer ' .. buf)
@@ -141,6 +142,12 @@ function M.open(params, client_id, answer)
   if client.is_file(buf) then
     vim.lsp.buf_attach_client(buf, client_id)
   end
+  return buf
+end
+
+--- Show a lspilot/reviewEdit request in its buffer; `answer(result)` replies to the server.
+function M.open(params, client_id, answer)
+  local buf = show_file(params.uri, client_id)
   ---@type lspilot.Proposal
   local p = {
     id = params.proposalId,
@@ -279,12 +286,13 @@ end
 function M.jump(forward)
   local buf = vim.api.nvim_get_current_buf()
   local items = pending_in(buf)
-  if #items == 0 and M.proposals[1] then
-    buf = M.proposals[1].buf
-    vim.cmd((displayed(buf) and 'buffer ' or 'sbuffer ') .. buf)
-    if displayed(buf) then
-      vim.api.nvim_set_current_win(vim.fn.bufwinid(buf))
+  local first = M.proposals[1]
+  if #items == 0 and first then
+    if first.unloaded or not displayed(first.buf) then -- a closed buffer is drawn again (BufReadPost)
+      show_file(first.uri, first.client_id)
     end
+    buf = first.buf
+    vim.api.nvim_set_current_win(vim.fn.bufwinid(buf))
     items = pending_in(buf)
   end
   if #items == 0 then
@@ -343,6 +351,41 @@ function M.pending()
   end
   return out
 end
+
+--- A reviewed buffer unloaded or wiped (`:bdelete`, `:bwipeout`) loses its marks; the review
+--- stays pending and is drawn again when the file is loaded again (`:Lspilot next` does that).
+local group = vim.api.nvim_create_augroup('lspilot_review', { clear = true })
+vim.api.nvim_create_autocmd('BufUnload', {
+  group = group,
+  callback = util.protect('closing a reviewed buffer', function(ev)
+    for _, p in ipairs(M.proposals) do
+      if p.buf == ev.buf and not p.unloaded then
+        for _, hunk in ipairs(p.hunks) do
+          unrender(p, hunk)
+        end
+        p.unloaded = true
+      end
+    end
+    keys.unset(ev.buf)
+  end),
+})
+vim.api.nvim_create_autocmd('BufReadPost', {
+  group = group,
+  callback = util.protect('showing a review again', function(ev)
+    local name = vim.api.nvim_buf_get_name(ev.buf)
+    for _, p in ipairs(M.proposals) do
+      if p.unloaded and vim.uri_to_fname(p.uri) == name then
+        p.buf, p.unloaded = ev.buf, nil
+        for _, hunk in ipairs(p.hunks) do
+          if hunk.state == 'pending' then
+            render(p, hunk)
+          end
+        end
+        keys.set(ev.buf)
+      end
+    end
+  end),
+})
 
 M.namespace = ns
 
