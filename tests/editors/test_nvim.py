@@ -367,6 +367,27 @@ def test_an_accepted_move_renames_the_file_and_its_buffer(
     assert tool_results(fake)[-1].startswith("Applied the patch:\n  R a.py -> shapes.py")
 
 
+def test_a_move_without_line_changes_waits_for_the_user(
+    editor: Editor, fake: ScriptedModel, workspace: Path
+) -> None:
+    move = {"patchText": "*** Begin Patch\n*** Update File: b.py\n*** Move to: c.py\n*** End Patch"}
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("read", {"filePath": "b.py"})]),
+            Turn(tool_calls=[("apply_patch", move)]),
+            Turn(text="kept b.py"),
+        ]
+    )
+    editor.ask("rename b.py")
+    editor.pending(1)  # not accepted on the user's behalf because no line differs
+    [mark] = cast(list[dict[str, Any]], editor.lua(EXTMARKS, "b.py"))
+    assert mark["virt"][0] == "lspilot moves this file to c.py"
+    editor.lua("vim.cmd('Lspilot reject-all not now')")
+    assert editor.finished() == "end"
+    assert (workspace / "b.py").exists() and not (workspace / "c.py").exists()
+    assert "not now" in tool_results(fake)[-1]
+
+
 def test_reject_with_feedback_reaches_the_model(editor: Editor, fake: ScriptedModel, workspace: Path) -> None:
     edit = {"filePath": "a.py", "oldString": "3.14", "newString": "22 / 7"}
     fake.turns.extend(

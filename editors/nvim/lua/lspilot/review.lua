@@ -22,6 +22,7 @@ local ns = vim.api.nvim_create_namespace('lspilot_review')
 ---@field state 'pending'|'accepted'|'rejected'
 ---@field feedback? string
 ---@field marks integer[] extmark ids; marks[1] is at the hunk's first line
+---@field label? string what a change without hunks does (shown instead of new lines)
 
 ---@class lspilot.Proposal
 ---@field id string
@@ -56,7 +57,7 @@ local function render(p, hunk)
   local buf, count = p.buf, vim.api.nvim_buf_line_count(p.buf)
   local width = math.max(vim.o.columns, 20)
   local virt = {}
-  for _, line in ipairs(util.lines(hunk.new_text)) do
+  for _, line in ipairs(hunk.label and { hunk.label } or util.lines(hunk.new_text)) do
     table.insert(virt, { { line .. string.rep(' ', width - vim.fn.strdisplaywidth(line)), 'DiffAdd' } })
   end
   if config.options.review.hint then
@@ -145,6 +146,18 @@ local function show_file(uri, client_id)
   return buf
 end
 
+--- What a proposal without hunks does to its file (it still needs the user's yes).
+local function whole_file(params)
+  local to = util.value(params.newUri)
+  if to then
+    return 'lspilot moves this file to ' .. vim.fn.fnamemodify(vim.uri_to_fname(to), ':.')
+  end
+  if params.isNewFile then
+    return 'lspilot creates this file, empty'
+  end
+  return 'no line changes (an empty file: lspilot may delete it)'
+end
+
 --- Show a lspilot/reviewEdit request in its buffer; `answer(result)` replies to the server.
 function M.open(params, client_id, answer)
   local buf = show_file(params.uri, client_id)
@@ -159,15 +172,17 @@ function M.open(params, client_id, answer)
     answer = answer,
   }
   for _, h in ipairs(params.hunks) do
-    local hunk = { id = h.id, old_start = h.oldStart, old_lines = h.oldLines, new_text = h.newText, state = 'pending' }
-    table.insert(p.hunks, hunk)
+    table.insert(p.hunks, { id = h.id, old_start = h.oldStart, old_lines = h.oldLines, new_text = h.newText })
+  end
+  if #p.hunks == 0 then -- no line differs: a move, a new empty file, an empty file deleted
+    table.insert(p.hunks, { id = 'file', old_start = 1, old_lines = 0, new_text = '', label = whole_file(params) })
+  end
+  for _, hunk in ipairs(p.hunks) do
+    hunk.state = 'pending'
     render(p, hunk)
   end
   table.insert(M.proposals, p)
   keys.set(buf)
-  if #p.hunks == 0 then -- nothing differs (e.g. only whitespace at the end): accept as is
-    M.finish(p)
-  end
 end
 
 local function remove(p)
