@@ -22,7 +22,7 @@ from lsprotocol import types as lsp
 from . import install
 from .connection import Decode, ServerConnection
 from .documents import Document, DocumentStore, uri_to_path
-from .errors import BridgeError, NoServerForFile, ServerBroken, UnsupportedOperation
+from .errors import BridgeError, NoServerForFile, ServerBroken, ServerStartError, UnsupportedOperation
 from .registry import BridgeConfig, Route, Router, ServerRegistry
 from .results import Span, locations_from_json, merge_locations
 from .spec import ServerSpec
@@ -61,6 +61,7 @@ class Bridge:
         self._sync = Synchronizer(self.documents)
         self._router = Router(self.registry, self.workspace)
         self._stopping: set[asyncio.Task[None]] = set()
+        self._starting: set[ServerConnection] = set()  # started, not yet initialized
         self._closed = False
         # The last complete diagnostics per document: (its text, the store's version, them).
         self._answered: dict[Path, tuple[str, int, list[lsp.Diagnostic]]] = {}
@@ -137,10 +138,20 @@ class Bridge:
         if crashes:  # back off: 0.5 s, 1 s, 2 s ... after consecutive crashes
             await asyncio.sleep(min(0.5 * 2 ** (len(crashes) - 1), 8.0))
         argv = await self._command(spec)
+        if self._closed:  # shut down during the back-off or the install
+            raise BridgeError("the bridge is shut down")
         conn = ServerConnection(spec, root, argv)
         conn.on_exit = self._on_exit
         log.info("starting %s for %s", spec.name, root)
-        await conn.start(self.config.start_timeout)
+        self._starting.add(conn)
+        try:
+            await conn.start(self.config.start_timeout)
+        except ServerStartError:
+            if self._closed:  # shutdown() stopped it
+                raise BridgeError("the bridge is shut down") from None
+            raise
+        finally:
+            self._starting.discard(conn)
         self._sync.watch(root)
         return conn
 
@@ -193,7 +204,10 @@ class Bridge:
         for timer in self._idle.values():
             timer.cancel()
         self._idle.clear()
-        await asyncio.gather(*(c.stop() for c in self._connections.values()))
+        await asyncio.gather(
+            *(c.stop() for c in self._connections.values()),
+            *(c.stop(graceful=False) for c in self._starting),
+        )
         self._connections.clear()
         self._sync.close()
 

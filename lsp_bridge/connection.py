@@ -82,6 +82,7 @@ class ServerConnection:
         # the document store's latest version when open_documents were last brought up to date
         self.synced_version = 0
         self.process: ServerProcess | None = None
+        self._spawning: asyncio.Future[ServerProcess] | None = None
         self.on_exit: Callable[[ServerConnection], None] | None = None
         self._publish_seq = 0
         self._published = asyncio.Event()  # replaced after every publish; waiters re-check
@@ -107,8 +108,17 @@ class ServerConnection:
     # -- lifecycle -----------------------------------------------------------------------
 
     async def start(self, timeout: float) -> None:
-        self.process = await spawn(self.spec.name, self.argv, self.root, self.spec.env)
-        proc = self.process.proc
+        # The spawn is a task of its own: a stop() or a cancelled caller during it waits for the
+        # process and ends it, instead of leaving it to run unowned.
+        self._spawning = asyncio.ensure_future(spawn(self.spec.name, self.argv, self.root, self.spec.env))
+        try:
+            self.process = process = await asyncio.shield(self._spawning)
+        except asyncio.CancelledError:
+            await self.stop(graceful=False)
+            raise
+        if self._stopping:  # stop() came during the spawn and ends the process
+            raise ServerStartError(f"{self.spec.name} was stopped while it started")
+        proc = process.proc
         assert proc.stdin is not None and proc.stdout is not None
         self.client.protocol.set_writer(proc.stdin)  # pygls answers the server's requests
         reader = self._rpc.start(proc.stdout, proc.stdin)
@@ -127,10 +137,14 @@ class ServerConnection:
         try:
             result: lsp.InitializeResult = await self.request("initialize", params, timeout)
         except (RequestTimeout, ServerTerminated, RequestFailed) as error:
+            self._ended(f"failed to initialize: {error}")  # a crash, so restarts back off
             await self.stop(graceful=False)
             raise ServerStartError(
                 f"{self.spec.name} failed to initialize: {error}{self._stderr_suffix()}"
             ) from error
+        except asyncio.CancelledError:  # nobody will stop it later: the caller went away
+            await self.stop(graceful=False)
+            raise
         self.capabilities = result.capabilities
         self.notify("initialized", lsp.InitializedParams())
         if self.spec.settings:
@@ -141,9 +155,17 @@ class ServerConnection:
 
     async def stop(self, graceful: bool = True, timeout: float = 3.0) -> None:
         """shutdown + exit, then SIGTERM, then SIGKILL the process group."""
-        if self.process is None or self._stopping:
+        if self._stopping:
             return
         self._stopping = True
+        if self.process is None:
+            if self._spawning is None:
+                return
+            try:
+                self.process = await self._spawning
+            except Exception:
+                return  # no process was started
+            graceful = False
         if graceful and not self.process.exited:
             params: dict[str, Any] | None = None if self.spec.shutdown_params_null else {}
             with contextlib.suppress(Exception):
@@ -170,9 +192,11 @@ class ServerConnection:
         code = await self.process.proc.wait()
         self._ended(f"exited with code {code}")
 
-    def _on_output_end(self, _reader: asyncio.Task[None]) -> None:
+    def _on_output_end(self, reader: asyncio.Task[None]) -> None:
         """The server's stdout ended or could not be read: end the server, which is restarted on
         next use, rather than leave it looking alive while no answer can arrive."""
+        if reader.cancelled():  # by stop(), or by the event loop ending
+            return
         if not self._stopping and self.process is not None and not self.process.exited:
             self.process.kill()
             self._ended(f"{self._rpc.failure or 'closed its output'}; killed it")

@@ -19,9 +19,10 @@ an opened document gets its publish after that second too.
 
 Faults: a definition request in a document containing ``GARBAGE`` gets a header without a
 Content-Length; ``--banner`` prints a line to stdout before speaking LSP; ``--long-stderr``
-writes lines of 300 kB to stderr (more than a pipe holds) before it starts.
+writes lines of 300 kB to stderr (more than a pipe holds) before it starts; ``--mute`` never
+answers ``initialize``, ``--refuse`` answers it with an error.
 
-Run: python scripted_server.py [--push] [--banner] [--long-stderr]  (speaks LSP on stdin/stdout)
+Run: python scripted_server.py [--push] [FAULT...]  (speaks LSP on stdin/stdout)
 """
 
 from __future__ import annotations
@@ -97,6 +98,18 @@ def publish(uri: str, text: str) -> None:
     send({"method": "textDocument/publishDiagnostics", "params": {"uri": uri, "diagnostics": errors}})
 
 
+def initialize(msg_id: int | str) -> None:
+    if "--mute" in sys.argv:
+        return
+    if "--refuse" in sys.argv:
+        send({"id": msg_id, "error": {"code": -32603, "message": "cannot start here"}})
+        return
+    capabilities: dict[str, Any] = {"definitionProvider": True, "textDocumentSync": 1}
+    if not PUSH:
+        capabilities["diagnosticProvider"] = {"interFileDependencies": False, "workspaceDiagnostics": False}
+    send({"id": msg_id, "result": {"capabilities": capabilities}})
+
+
 def definition(msg_id: int, uri: str) -> None:
     if "GARBAGE" in TEXTS.get(uri, ""):
         sys.stdout.buffer.write(b"garbage\r\n\r\n")
@@ -122,13 +135,8 @@ def main() -> None:
     while (message := read()) is not None:
         method, msg_id = message.get("method"), message.get("id")
         if method == "initialize":
-            capabilities: dict[str, Any] = {"definitionProvider": True, "textDocumentSync": 1}
-            if not PUSH:
-                capabilities["diagnosticProvider"] = {
-                    "interFileDependencies": False,
-                    "workspaceDiagnostics": False,
-                }
-            send({"id": msg_id, "result": {"capabilities": capabilities}})
+            assert msg_id is not None
+            initialize(msg_id)
         elif method == "initialized":
             ask_client("register", "client/registerCapability", WATCH_PY)
         elif method == "textDocument/didOpen":

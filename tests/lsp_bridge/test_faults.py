@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import psutil
 import pytest
 from lsprotocol import types as lsp
 
-from lsp_bridge import Bridge, ServerTerminated
-from lsp_bridge.process import STDERR_LINE_BYTES
+from lsp_bridge import Bridge, BridgeError, ServerBroken, ServerStartError, ServerTerminated, connection
+from lsp_bridge.process import STDERR_LINE_BYTES, ServerProcess
 from tests.conftest import where
 from tests.lsp_bridge.test_protocol import SCRIPTED, scripted_servers
 
@@ -64,3 +67,75 @@ async def test_a_malformed_message_ends_the_server_and_the_next_request_restarts
     with pytest.raises(ServerTerminated, match="malformed"):
         await _definition(bridge, bad)
     assert await _definition(bridge, good) == [("good.py", 1)]
+
+
+class Spawns:
+    """Each server process as it is spawned; with ``hold`` set, the spawn returns only when
+    ``release`` is set (a caller cancelled then is cancelled while its process starts)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, hold: bool = False) -> None:
+        self.processes: asyncio.Queue[ServerProcess] = asyncio.Queue()
+        self.release = asyncio.Event()
+        if not hold:
+            self.release.set()
+        real = connection.spawn
+
+        async def spawn(*args: Any) -> ServerProcess:
+            process = await real(*args)
+            self.processes.put_nowait(process)
+            await self.release.wait()
+            return process
+
+        monkeypatch.setattr(connection, "spawn", spawn)
+
+    async def next(self) -> set[int]:
+        """The next spawned server's reaper shim and the processes under it."""
+        shim = psutil.Process((await self.processes.get()).pid)
+        return {shim.pid, *(child.pid for child in shim.children(recursive=True))}
+
+
+def _alive(pids: set[int]) -> set[int]:
+    return {pid for pid in pids if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"}
+
+
+@pytest.mark.parametrize("while_spawning", [False, True])
+async def test_a_question_cancelled_while_its_server_starts_leaves_no_process(
+    tmp_path: Path, bridge_factory: Factory, monkeypatch: pytest.MonkeyPatch, while_spawning: bool
+) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    spawns = Spawns(monkeypatch, hold=while_spawning)
+    bridge = bridge_factory(tmp_path, servers=_scripted("--mute"))  # never initialized
+    question = asyncio.create_task(_definition(bridge, tmp_path / "a.py"))
+    pids = await spawns.next()
+    question.cancel()
+    spawns.release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await question
+    assert _alive(pids) == set()  # nothing held the server any more: it ran until lspilot exited
+
+
+async def test_shutting_down_while_a_server_starts_stops_it(
+    tmp_path: Path, bridge_factory: Factory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    spawns = Spawns(monkeypatch)
+    bridge = bridge_factory(tmp_path, servers=_scripted("--mute"))
+    question = asyncio.create_task(_definition(bridge, tmp_path / "a.py"))
+    pids = await spawns.next()
+    await bridge.shutdown()
+    assert _alive(pids) == set()  # it ran on, and answered once started, after the shutdown
+    with pytest.raises(BridgeError, match="shut down"):
+        await question
+
+
+async def test_a_server_that_fails_to_initialize_is_not_restarted_for_ever(
+    tmp_path: Path, bridge_factory: Factory
+) -> None:
+    # Failed starts did not count as crashes: every question started the server again at once.
+    (tmp_path / "a.py").write_text("x = 1\n")
+    bridge = bridge_factory(tmp_path, servers=_scripted("--refuse"))
+    for _ in range(5):
+        with pytest.raises(ServerStartError, match="cannot start here"):
+            await _definition(bridge, tmp_path / "a.py")
+    with pytest.raises(ServerBroken, match="scripted crashed 5 times"):
+        await _definition(bridge, tmp_path / "a.py")
