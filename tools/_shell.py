@@ -19,6 +19,7 @@ returns the ``external_directory`` request (if any) first, then the ``bash`` req
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
@@ -26,9 +27,8 @@ from pathlib import Path
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-from ._shell_commands import Analysis, Commands
+from ._shell_commands import Analysis, Commands, setting
 from ._shell_paths import State
-from ._shell_specs import hijacks
 from ._shell_words import Word, expand, stdin_script, word
 from .permission import PermissionRequest
 
@@ -36,6 +36,8 @@ MAX_DEPTH = 8  # nested bash -c / eval strings analyzed before giving up (then: 
 _FORKS = frozenset({"subshell", "pipeline", "command_substitution", "process_substitution"})
 _REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
 _DUPS = frozenset({">&", "<&", ">&-", "<&-"})
+_ARITHMETIC = frozenset({"arithmetic_expansion", "c_style_for_statement"})  # and (( ... ))
+_ASSIGNING = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|="})
 
 
 @cache
@@ -79,36 +81,82 @@ class _Visitor(Commands):
                 self._command_node(body, state, extras, stdin_script(redirects))
             elif body is not None:
                 self._node(body, state)
-        elif kind in _FORKS or kind == "function_definition":
+        elif kind in _FORKS:
             self._children(node, state.fork())
+        elif kind == "function_definition":  # its body runs where it is called: what it sets counts
+            inner = state.fork()
+            self._children(node, inner)
+            state.unknown |= inner.unknown
         elif kind in _REDIRECTS:
             self._redirect(node, state)
         elif kind == "variable_assignment":
             if self._assignment(node, state):
                 self._record(_text(node), None)
-        elif kind == "declaration_command":  # export, declare -x, local, readonly, typeset
-            hijack = False
-            for child in node.named_children:
-                if child.type == "variable_assignment":
-                    hijack = self._assignment(child, state) or hijack
-                    continue
-                if child.named_child_count:
-                    self._node(child, state.fork())
-                # a bare name, an option, or "NAME=VALUE" as one word
-                name = _text(child) if child.type == "variable_name" else word(child).value
-                hijack = hijack or name is None or hijacks(name.partition("=")[0])
-            if hijack:
-                self._record(_text(node), None)
+        elif kind in ("declaration_command", "unset_command"):  # export, declare, local, unset, ...
+            self._declaration(node, state)
+        elif kind == "for_statement" or (
+            kind == "expansion" and any(c.type in (":=", "=") for c in node.children)
+        ):
+            self._loop_or_default(node, state)
         else:  # lists, compound statements, loops, conditionals, words with substitutions inside
+            if kind in _ARITHMETIC or (kind == "compound_statement" and node.children[0].type == "(("):
+                self._arithmetic(node, state)
             self._children(node, state)
 
     def _assignment(self, node: Node, state: State) -> bool:
         """Visit the value's substitutions; True when the variable changes what programs run."""
         value = node.child_by_field_name("value")
         if value is not None:
-            self._node(value, state.fork())
+            self._node(value, state)
         name = node.child_by_field_name("name")
-        return name is None or hijacks(_text(name).partition("[")[0])  # PATH[0]=x sets PATH too
+        return self.sets(None if name is None else _text(name).partition("[")[0], state)  # PATH[0]=x
+
+    def _declaration(self, node: Node, state: State) -> None:
+        """``export``, ``declare``, ``local``, ``readonly``, ``typeset``, ``unset``: read as the
+        setter commands are; one that sets a variable changing what runs is recorded exactly, as
+        itself and after ``(sets NAME)`` (see ``Commands.command``)."""
+        keyword = _text(node.children[0])
+        words = [Word(keyword, keyword)]
+        for child in node.named_children:  # options, NAME, NAME=VALUE: visit what VALUE runs
+            value = child.child_by_field_name("value") if child.type == "variable_assignment" else child
+            if value is not None:
+                self._node(value, state)
+            words.append(word(child))
+        names = self.setter(words, state)
+        if names:
+            self._record(_text(node), None)
+            self._record(f"{setting(names)} {_text(node)}", None)
+
+    def _loop_or_default(self, node: Node, state: State) -> None:
+        """``for NAME in WORDS`` and ``select NAME in WORDS`` set NAME, and so does
+        ``${NAME:=VALUE}`` (``${NAME=VALUE}``) when NAME is empty (unset)."""
+        if node.type == "for_statement":
+            name = node.child_by_field_name("variable")
+            body = node.child_by_field_name("body")
+            head = [c for c in node.children if body is None or c.end_byte <= body.start_byte]
+            text = " ".join(_text(c) for c in head if c.type != ";")
+        else:  # ${!REF:=VALUE} sets the variable REF names
+            name = node.named_children[0] if node.children[1].type != "!" else None
+            name = name.named_children[0] if name is not None and name.type == "subscript" else name
+            text = _text(node)
+        if self.sets(None if name is None else _text(name), state):
+            self._record(text, None)
+        self._children(node, state)
+
+    def _arithmetic(self, node: Node, state: State) -> None:
+        """Assignments in ``(( ))``, ``$(( ))`` and ``for (( ))``: ``(( PATH = 1 ))`` sets PATH. A
+        target that is not a plain name (``(( $x = 1 ))``) may be any variable."""
+        for child in node.named_children:
+            if not child.type.endswith("_expression"):
+                continue
+            operator = child.child_by_field_name("operator")
+            left = child.child_by_field_name("left")
+            if child.type == "binary_expression" and operator is not None and _text(operator) in _ASSIGNING:
+                left = left.named_children[0] if left is not None and left.type == "subscript" else left
+                plain = left is not None and left.type in ("variable_name", "word")
+                if self.sets(_text(left) if plain and left is not None else None, state):
+                    self._record(_text(child), None)
+            self._arithmetic(child, state)
 
     def _redirect(self, node: Node, state: State) -> list[Node]:
         """Check a redirection's target; returns words the grammar attached to it by mistake
@@ -120,7 +168,7 @@ class _Visitor(Commands):
         if not targets:
             return []
         target = targets[0]
-        self._node(target, state.fork())
+        self._node(target, state)
         operator = next((_text(c) for c in node.children if not c.is_named), "")
         duplicate = operator in _DUPS and (target.type == "number" or _text(target) == "-")
         if not duplicate and not (target.type == "number" and operator not in (">", ">>", "<", ">|")):
@@ -146,10 +194,10 @@ class _Visitor(Commands):
                     else child
                 )
                 if target.named_child_count:  # may hold substitutions, which run first
-                    self._node(target, state.fork())
+                    self._node(target, state)
                 words.append(word(target))
         for extra in trailing:
-            self._node(extra, state.fork())
+            self._node(extra, state)
             words.append(word(extra))
         first = words[0] if words else None
         if first is not None and first.value == first.raw and _split_brace(node):  # {rm,x}
@@ -177,6 +225,8 @@ def analyze(command: str, cwd: Path, root: Path, trusted: Sequence[Path] = ()) -
     """The commands ``command`` runs and the outside paths it touches, run in ``cwd``."""
     visitor = _Visitor(root.resolve(), [t.resolve() for t in trusted])
     state = State(cwd.resolve(), str(cwd.resolve()))
+    if os.environ.get("CDPATH"):  # inherited by the shell: where cd NAME goes is not worked out here
+        state.unknown.add("CDPATH")
     visitor.path(Word(str(cwd), str(cwd)), state)  # running outside the workspace is outside
     visitor.script(command, state)
     for trap in visitor.traps:  # analyzed where it was set; it runs from where the script ends

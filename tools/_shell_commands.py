@@ -5,7 +5,10 @@ the program it names: wrappers (``sudo``, ``env``, ``xargs``, ...) and ``find -e
 command, analyzed in turn; shells (``bash -c``, or a script on stdin), ``eval``, ``trap`` and
 ``alias`` run code, handed back to the tree walk in ``_shell.py`` (``script``); ``cd``, ``pushd``
 and ``popd`` move the working directory, logically as bash does; ``git`` and the file commands of
-``_shell_specs.py`` name paths, checked by ``_shell_paths.py``.
+``_shell_specs.py`` name paths, checked by ``_shell_paths.py``. ``read``, ``printf -v``,
+``declare`` and the other setters of ``_shell_specs.py`` set variables: like an assignment, one
+that changes what runs makes the command exact-only, and ``HOME``, ``PWD`` or ``CDPATH`` set so
+leave ``~``, ``~+`` or ``cd NAME`` unknown.
 """
 
 from __future__ import annotations
@@ -18,16 +21,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._arity import always_prefix
-from ._shell_paths import State, absolute, outside, resolve
+from ._shell_paths import PATH_VARIABLES, State, absolute, outside, resolve
 from ._shell_specs import (
     FILE_COMMANDS,
     GIT_FOLDERS,
+    SETTERS,
     SHELLS,
     WRAPPERS,
     FileCommand,
+    Form,
     Parsed,
     hijacks,
     parse_options,
+    variables,
 )
 from ._shell_words import Word
 
@@ -73,6 +79,33 @@ class Commands(ABC):
         if pattern is not None:
             self._outside(pattern)
 
+    # -- variables -------------------------------------------------------------------------------
+    def sets(self, name: str | None, state: State) -> bool:
+        """The shell sets variable ``name`` (None: a name only known at run time) to a value not
+        followed here; True when that changes what runs. A variable paths depend on is unknown
+        from then on (conservatively, even when only the next command's environment gets it)."""
+        state.unknown |= PATH_VARIABLES if name is None else PATH_VARIABLES & {name}
+        return name is None or hijacks(name)
+
+    def setter(self, words: list[Word], state: State) -> list[str]:
+        """A builtin that sets the variables it names (``read NAME``, ``printf -v NAME``,
+        ``declare NAME=VALUE``, ``_shell_specs.SETTERS``): those that change what runs (``?``: a
+        name only known at run time)."""
+        spec = SETTERS[words[0].value or ""]
+        args = words[1:]
+        parsed = parse_options([w.value for w in args], spec.values | spec.names)
+        if parsed.flags & spec.skips:
+            return []
+        operands = [args[i] for i in parsed.operands]
+        chosen = {"all": operands, "first": operands[:1], "second": operands[1:2]}.get(spec.operands, [])
+        names = [name for operand in chosen for name in _names(operand, spec.form)]
+        for option, index, attached in parsed.values:
+            names += _names(_value(args, index, attached), "name") if option in spec.names else []
+        for operand in chosen if parsed.flags & spec.namerefs else []:  # declare -n REF=NAME
+            _, eq, target = (operand.value or "").partition("=")
+            names += _names(Word(target, target), "name") if eq else [None]
+        return [name or "?" for name in names if self.sets(name, state)]
+
     # -- one command -----------------------------------------------------------------------------
     def command(
         self,
@@ -85,12 +118,17 @@ class Commands(ABC):
         written: list[Word] | None = None,
     ) -> int | None:
         """Record the command and analyze it; returns its "always" prefix length (None: exact).
+        ``hijack`` holds the assignments before it that change what runs: the command is recorded
+        as it is, so that its own rules apply, and after them, exact only. A setter of such a
+        variable (``read PATH``) is recorded the same way, after ``(sets PATH)``.
         ``stdin`` is the literal script a heredoc or herestring feeds it; ``written`` the words
         before brace expansion, recorded too (by prefix only when the prefix has no braces)."""
         slot = self._record("", None)
         name = words[0].value
         base = name.rsplit("/", 1)[-1] if name and name.startswith("/") else name
         analyzed = [Word(base, base), *words[1:]] if base != name and base else words
+        names = self.setter(analyzed, state) if base in SETTERS else []
+        hijack = " ".join(filter(None, [hijack, setting(names)]))
         count = self._dispatch(base, analyzed, state, xargs_input, stdin) if base else None
         forms = [words, analyzed] if analyzed is not words else [words]
         if written is not None and written != words:
@@ -101,10 +139,9 @@ class Commands(ABC):
             prefix = " ".join(w.shown for w in form[:count]) if count is not None else None
             if prefix is not None and form is written and prefix != " ".join(w.shown for w in words[:count]):
                 prefix = None  # the braces are in the prefix: only the expanded form by prefix
+            entries.append((text, text if prefix is None else prefix + " *"))
             if hijack:
                 entries.append((f"{hijack} {text}", f"{hijack} {text}"))
-            else:
-                entries.append((text, text if prefix is None else prefix + " *"))
         self.result.commands[slot : slot + 1] = entries
         return None if hijack else count
 
@@ -176,7 +213,7 @@ class Commands(ABC):
         parsed = parse_options(values, spec.values | spec.paths, leading_options=True, optional=spec.optional)
         inner_state = state
         for option, index, attached in parsed.values:
-            value = Word(attached, attached) if attached is not None else args[index]
+            value = _value(args, index, attached)
             if option in spec.paths:
                 self.path(value, state)
             elif name == "env" and option in ("-C", "--chdir"):
@@ -235,7 +272,8 @@ class Commands(ABC):
 
     def _cd(self, name: str, args: list[Word], state: State) -> None:
         """cd is logical in bash (``cd link/..`` is the folder holding ``link``) unless ``-P``:
-        both that folder and the physical one are checked; the shell goes to the logical one."""
+        both that folder and the physical one are checked; the shell goes to the logical one.
+        A relative name not starting with ``.`` is looked up in ``CDPATH`` first, when set."""
         values = [w.value for w in args]
         if any(re.fullmatch(r"[+-]\d+", v or "") for v in values):  # pushd/popd +N: the stack turns
             values = [None]
@@ -244,9 +282,13 @@ class Commands(ABC):
             return
         parsed = parse_options(values, frozenset())
         operands = [args[i] if values[i] is not None else Word(args[i].raw, None) for i in parsed.operands]
-        target = operands[0] if operands else Word("~", os.path.expanduser("~"))
+        target = operands[0] if operands else Word("~", "~", tilde=True)
         if target.value == "-":
             target = Word("-", None)
+        elif "CDPATH" in state.unknown and not (
+            target.tilde or re.match(r"/|\.\.?(/|$)", target.value or "/")
+        ):
+            target = Word(f"$CDPATH/{target.raw}", None)  # cd NAME looks in CDPATH first
         self.path(target, state)
         logical = None if "-P" in parsed.flags else absolute(target, state, logical=True)
         logical = os.path.normpath(logical) if logical is not None else None
@@ -272,7 +314,7 @@ class Commands(ABC):
             return
         for option, index, attached in parsed.values:
             if option in spec.paths:
-                self.path(Word(attached, attached) if attached is not None else args[index], state)
+                self.path(_value(args, index, attached), state)
         operands = [args[i] for i in parsed.operands]
         if name == "git":
             self._git(parsed, args, state)
@@ -307,7 +349,7 @@ class Commands(ABC):
         inner = state.fork()
         for option, index, attached in parsed.values:
             if option == "-C":
-                value = Word(attached, attached) if attached is not None else args[index]
+                value = _value(args, index, attached)
                 inner.cwd = resolve(value, inner) or value.raw
         for item in args[parsed.operands[skip - 1] + 1 :]:
             value = item.value
@@ -315,6 +357,25 @@ class Commands(ABC):
                 self.path(Word(value[7:], value[7:]), inner)
             elif value is None or not (value.startswith("-") or re.match(r"[\w.@-]+:", value)):
                 self.path(item, inner)  # not an option nor a remote URL
+
+
+def setting(names: list[str]) -> str:
+    """The label before a command that sets variables changing what runs: ``(sets PATH)``. Rules
+    for the command (``read *``) do not match the labelled pattern, which is approved exactly."""
+    return f"(sets {' '.join(names)})" if names else ""
+
+
+def _value(args: list[Word], index: int, attached: str | None) -> Word:
+    """An option's value: the text attached to it (``-fFILE``, ``--file=FILE``) or the next word."""
+    return args[index] if attached is None else Word(attached, attached)
+
+
+def _names(word: Word, form: Form) -> list[str | None]:
+    """The variables a setter's operand names (None: one only known at run time). Only the value of
+    ``NAME=$X`` is unknown, not its name; an unknown arithmetic expression may set any."""
+    if word.value is not None:
+        return list(variables(word.value, form) or [])
+    return list(variables(word.raw, form) or [None]) if form == "declaration" else [None]
 
 
 def _expression(value: str | None) -> bool:

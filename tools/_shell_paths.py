@@ -1,8 +1,10 @@
 """Where a path in a shell command leads, and whether that is outside the workspace.
 
 ``State`` is the analysis's idea of the shell's working directory as the command goes on: the real
-folder, the logical one bash's ``cd`` works from (``$PWD``), and the ``pushd`` stack; a folder only
-known at run time is kept as the text that set it. ``absolute`` and ``resolve`` turn a word into a
+folder, the logical one bash's ``cd`` works from, and the ``pushd`` stack; a folder only known at
+run time is kept as the text that set it. It also knows which of the variables paths depend on
+(``HOME`` for ``~``, ``PWD`` for ``~+``, ``CDPATH`` for ``cd NAME``) the command has set to values
+only known at run time. ``absolute`` and ``resolve`` turn a word into a
 path from there (``~``, ``~+``, ``..`` expanded, a glob cut to the folder it starts in, symlinks
 resolved by ``resolve``); ``outside`` gives the ``external_directory`` pattern of a path that leaves
 the trusted folders: ``/dir/*``, or the word's text when its value is only known at run time.
@@ -27,14 +29,20 @@ HARMLESS = frozenset(
 _STACK_TILDE = re.compile(r"~[+-]?\d*")  # ~- ($OLDPWD), ~N, ~+N, ~-N (the pushd stack)
 
 
+#: The variables the paths depend on: ``~`` is ``$HOME``, ``~+`` is ``$PWD``, ``cd NAME`` searches
+#: ``$CDPATH``.
+PATH_VARIABLES = frozenset({"HOME", "PWD", "CDPATH"})
+
+
 @dataclass
 class State:
     cwd: Path | str  # the real folder; str: not known until run time, the text that set it
-    pwd: str | None  # the logical folder ($PWD) bash's ``cd`` works from; None: unknown
+    pwd: str | None  # the logical folder bash's ``cd`` works from; None: unknown
     stack: list[tuple[Path | str, str | None]] = field(default_factory=list[tuple[Path | str, str | None]])
+    unknown: set[str] = field(default_factory=set[str])  # PATH_VARIABLES set to unknown values
 
     def fork(self) -> State:
-        return State(self.cwd, self.pwd, list(self.stack))
+        return State(self.cwd, self.pwd, list(self.stack), set(self.unknown))
 
 
 def absolute(path: Word, state: State, logical: bool = False) -> str | None:
@@ -46,10 +54,10 @@ def absolute(path: Word, state: State, logical: bool = False) -> str | None:
     if path.tilde:
         head, slash, rest = value.partition("/")
         if head == "~+":  # $PWD
-            if state.pwd is None:
+            if state.pwd is None or "PWD" in state.unknown:
                 return None
             value = state.pwd + slash + rest
-        elif head != "~" and _STACK_TILDE.fullmatch(head):
+        elif "HOME" in state.unknown if head == "~" else _STACK_TILDE.fullmatch(head):
             return None
         else:
             value = os.path.expanduser(value)

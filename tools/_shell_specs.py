@@ -3,12 +3,15 @@
 A ``Wrapper`` runs another command (``sudo``, ``env``, ``timeout``, ``xargs``, ...): its options
 are skipped and what follows is analyzed as a command of its own. A ``FileCommand`` reads or
 changes the paths among its operands (``rm``, ``cp``, ``cat``, ``sed``, ``tar``, ...): those are
-checked against the workspace. Options are read the way getopt does (``-xzf FILE``,
-``--file=FILE``, ``--`` ends them), so the operands are found even in clustered options.
+checked against the workspace. A ``Setter`` sets the variables it names (``read NAME``,
+``printf -v NAME``, ``declare NAME=VALUE``), like an assignment. Options are read the way getopt
+does (``-xzf FILE``, ``--file=FILE``, ``--`` ends them), so the operands are found even in
+clustered options.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -76,7 +79,8 @@ HIJACK_VARIABLES = _set(
     "GIT_CONFIG GIT_CONFIG_PARAMETERS GIT_CONFIG_COUNT GIT_EXTERNAL_DIFF GIT_PROXY_COMMAND "
     "GIT_TEMPLATE_DIR GIT_SEQUENCE_EDITOR GIT_SSH_VARIANT GIT_ALTERNATE_OBJECT_DIRECTORIES "
     "GIT_OBJECT_DIRECTORY GIT_INDEX_FILE SUDO_ASKPASS LESSOPEN LESSCLOSE MANPAGER "
-    "BROWSER ZDOTDIR GCONV_PATH JAVA_TOOL_OPTIONS _JAVA_OPTIONS RUSTC_WRAPPER PERL5DB"
+    "BROWSER ZDOTDIR GCONV_PATH JAVA_TOOL_OPTIONS _JAVA_OPTIONS RUSTC_WRAPPER PERL5DB "
+    "SHELL XDG_CONFIG_HOME BASH_CMDS BASH_ALIASES SUDO_EDITOR"
 )
 #: ...and so do any starting with these (``GIT_CONFIG_KEY_0``, ``BASH_FUNC_ls%%``, ``LD_AUDIT``).
 HIJACK_PREFIXES = ("GIT_CONFIG_", "GIT_TRACE", "LD_", "DYLD_", "BASH_FUNC_", "NPM_CONFIG_", "npm_config_")
@@ -85,6 +89,61 @@ HIJACK_PREFIXES = ("GIT_CONFIG_", "GIT_TRACE", "LD_", "DYLD_", "BASH_FUNC_", "NP
 def hijacks(name: str) -> bool:
     """Whether setting the variable ``name`` can change which program runs or what it loads."""
     return name in HIJACK_VARIABLES or name.startswith(HIJACK_PREFIXES)
+
+
+Form = Literal["name", "declaration", "arithmetic"]
+_NAME = r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^]]*\])?"  # NAME or NAME[SUBSCRIPT]
+_FORMS: dict[Form, re.Pattern[str]] = {
+    "name": re.compile(_NAME + r"$"),
+    "declaration": re.compile(_NAME + r"(?:\+?=|$)"),
+    "arithmetic": re.compile(r"(?<![\w$])" + _NAME + r"\s*(?:[-+*/%&^|]|<<|>>)?=(?!=)"),
+}
+
+
+def variables(text: str, form: Form) -> list[str] | None:
+    """The variables ``text`` sets, written as a ``name`` (``read NAME``), a ``declaration``
+    (``NAME=VALUE``, ``NAME``) or ``arithmetic`` (``x = y += 1``); None when it is no such text."""
+    if form == "arithmetic":
+        return [match[1] for match in _FORMS[form].finditer(text)]
+    match = _FORMS[form].match(text)
+    return [match[1]] if match else None
+
+
+@dataclass(frozen=True)
+class Setter:
+    #: Options followed by a value that is not a variable's name (``read -p PROMPT``).
+    values: frozenset[str] = frozenset()
+    #: Options followed by the name of a variable it sets (``printf -v NAME``, ``read -a NAME``).
+    names: frozenset[str] = frozenset()
+    #: Which operands name the variables set: all, the first (``mapfile ARRAY``), the second
+    #: (``getopts OPTSTRING NAME``), none.
+    operands: Literal["all", "first", "second", "none"] = "all"
+    #: How an operand names them.
+    form: Form = "name"
+    #: Options after which the operands are not variables it sets (``declare -f``, ``export -p``).
+    skips: frozenset[str] = frozenset()
+    #: Options after which an operand's value names a variable too (``declare -n REF=NAME``).
+    namerefs: frozenset[str] = frozenset()
+
+
+_DECLARE = Setter(form="declaration", skips=_set("-f -F -p"), namerefs=_set("-n"))
+_MAPFILE = Setter(_set("-d -n -O -s -u -C -c"), operands="first")
+
+#: Builtins that set the variables they name, as ``NAME=VALUE`` does (``export`` and the like are
+#: also read from the grammar's declaration commands; ``for NAME``, ``(( NAME = 1 ))`` and
+#: ``${NAME:=VALUE}`` from the tree).
+SETTERS: dict[str, Setter] = {
+    "read": Setter(_set("-d -i -n -N -p -t -u"), _set("-a")),
+    "printf": Setter(names=_set("-v"), operands="none"),
+    "mapfile": _MAPFILE,
+    "readarray": _MAPFILE,
+    "getopts": Setter(operands="second"),
+    "wait": Setter(names=_set("-p"), operands="none"),
+    "let": Setter(form="arithmetic"),
+    "unset": Setter(skips=_set("-f")),
+    **dict.fromkeys(_set("declare typeset local"), _DECLARE),
+    **dict.fromkeys(_set("export readonly"), Setter(form="declaration", skips=_set("-f -p"))),
+}
 
 
 Operands = Literal["all", "first", "keyed", "none"]

@@ -71,7 +71,7 @@ def _static(node: Node) -> tuple[str | None, bool]:
     kind = node.type
     if kind == "word":
         return _unquote(text)
-    if kind == "number":
+    if kind in ("number", "variable_name"):
         return text, False
     if kind == "raw_string":
         return text[1:-1], False
@@ -86,7 +86,7 @@ def _static(node: Node) -> tuple[str | None, bool]:
             return None, False
         content = "".join((part.text or b"").decode(errors="replace") for part in parts)
         return unescape(content, '$`"\\\n'), False
-    if kind == "concatenation":
+    if kind in ("concatenation", "variable_assignment"):
         values: list[str] = []
         glob = False
         for child in node.children:

@@ -83,7 +83,14 @@ async def test_always_approves_the_prefix_for_later_calls(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize(
     "command",
-    ["rm -rf build", '"rm" -rf build', "/bin/rm -rf build", "sudo rm -rf build", "bash -c 'rm -rf build'"],
+    [
+        "rm -rf build",
+        '"rm" -rf build',
+        "/bin/rm -rf build",
+        "sudo rm -rf build",
+        "bash -c 'rm -rf build'",
+        "PATH=$PATH rm -rf build",
+    ],
 )
 async def test_a_denied_command_cannot_hide(tmp_path: Path, command: str) -> None:
     h = _harness(tmp_path, [*ALLOW_ALL, Rule("bash", "rm *", "deny")])
@@ -150,6 +157,40 @@ async def test_git_variables_that_run_programs_are_asked_for(tmp_path: Path) -> 
     outcome = await _call(h, command)
     assert outcome.error is not None and "rejected" in outcome.error and not marker.exists()
     assert h.human.asked[0].patterns[0].startswith("export GIT_CONFIG_COUNT=1")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'read -r PATH <<< "$PWD/bin"; ls',
+        'printf -v PATH %s "$PWD/bin"; ls',
+        'for PATH in "$PWD/bin"; do ls; done',
+        'mapfile -t PATH <<< "$PWD/bin"; ls',
+        "declare -n p=PATH; p=$PWD/bin; ls",
+        "unset PATH; ls",  # bash then looks in the working directory
+    ],
+)
+async def test_setting_path_other_than_by_assignment_is_asked_for(tmp_path: Path, command: str) -> None:
+    allowed = ("ls *", "read *", "printf *", "mapfile *", "declare *", "unset *")
+    h = _harness(tmp_path, [Rule("bash", pattern, "allow") for pattern in allowed])
+    marker = tmp_path / "ran"
+    for folder in (h.root, h.root / "bin"):
+        folder.mkdir(exist_ok=True)
+        (folder / "ls").write_text(f"#!/bin/sh\ntouch {marker}\n")
+        (folder / "ls").chmod(0o755)
+    outcome = await _call(h, command)
+    assert outcome.error is not None and "rejected" in outcome.error and not marker.exists()
+
+
+async def test_a_home_set_by_a_loop_is_not_the_home_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "ws"))  # ~/secret would be inside
+    h = _harness(tmp_path, [Rule("bash", "*", "allow")])
+    (tmp_path / "secret").write_text("TOPSECRET\n")
+    outcome = await _call(h, f"for HOME in {tmp_path}; do cat ~/secret; done")
+    assert outcome.error is not None and "rejected" in outcome.error
+    assert [(r.permission, r.patterns) for r in h.human.asked] == [("external_directory", ["~/secret"])]
 
 
 async def test_exit_codes_signals_and_merged_stderr(tmp_path: Path) -> None:

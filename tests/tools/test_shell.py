@@ -214,15 +214,114 @@ TABLE: list[Row] = [
     ('eval "ls ../"', ["{up}/*"], [("eval 'ls ../'", "eval *"), ("ls ../", "ls *")]),
     ("eval $CMD", ["$CMD"], [("eval $CMD", "=")]),
     ("/bin/rm -rf build", [], [("/bin/rm -rf build", "/bin/rm *"), ("rm -rf build", "rm *")]),
-    # assignments that change which program runs allow exact approval only
-    ("LD_PRELOAD=/x.so git log", [], [("LD_PRELOAD=/x.so git log", "=")]),
+    # assignments that change which program runs allow exact approval only; the command's own
+    # rules still apply to it
+    ("LD_PRELOAD=/x.so git log", [], [("git log", "git log *"), ("LD_PRELOAD=/x.so git log", "=")]),
+    ("PATH=$PATH rm -rf x", [], [("rm -rf x", "rm *"), ("PATH=$PATH rm -rf x", "=")]),
     (
         "export PATH={out}:$PATH; git status",
         [],
-        [("export PATH={out}:$PATH", "="), ("git status", "git status *")],
+        [
+            ("export PATH={out}:$PATH", "="),
+            ("(sets PATH) export PATH={out}:$PATH", "="),
+            ("git status", "git status *"),
+        ],
     ),
     ("PATH=/tmp/bin:$PATH", [], [("PATH=/tmp/bin:$PATH", "=")]),
     ("A=1", [], [("A=1", "=")]),
+    # variables set other than by `NAME=VALUE` count the same: loops, read, printf -v, mapfile,
+    # namerefs, arithmetic, ${NAME:=VALUE}, unset (a command that sets one is asked behind
+    # "(sets NAME)", so that "read *" does not approve it); HOME, PWD and CDPATH set so are unknown
+    ("for PATH in {out}; do ls; done", [], [("for PATH in {out}", "="), ("ls", "ls *")]),
+    ("select PATH in a; do ls; done", [], [("select PATH in a", "="), ("ls", "ls *")]),
+    ("for d in /etc; do cat $d/passwd; done", ["$d/passwd"], [("cat $d/passwd", "cat *")]),
+    (
+        "read -r PATH <<< {out}; ls",
+        [],
+        [("read -r PATH", "read *"), ("(sets PATH) read -r PATH", "="), ("ls", "ls *")],
+    ),
+    ("read -ra GIT_DIR < f", [], [("read -ra GIT_DIR", "read *"), ("(sets GIT_DIR) read -ra GIT_DIR", "=")]),
+    ("read -r line < f; echo $line", [], [("read -r line", "read *"), ("echo $line", "echo *")]),
+    (
+        "printf -v PATH %s {out}; ls",
+        [],
+        [
+            ("printf -v PATH %s {out}", "printf *"),
+            ("(sets PATH) printf -v PATH %s {out}", "="),
+            ("ls", "ls *"),
+        ],
+    ),
+    ("mapfile -t PATH < f", [], [("mapfile -t PATH", "mapfile *"), ("(sets PATH) mapfile -t PATH", "=")]),
+    (
+        "readarray -n 1 LD_PRELOAD < f",
+        [],
+        [("readarray -n 1 LD_PRELOAD", "readarray *"), ("(sets LD_PRELOAD) readarray -n 1 LD_PRELOAD", "=")],
+    ),
+    ("getopts a: PATH", [], [("getopts a: PATH", "getopts *"), ("(sets PATH) getopts a: PATH", "=")]),
+    ('read "$v"', [], [('read "$v"', "read *"), ('(sets ?) read "$v"', "=")]),
+    (
+        "let i=1 PATH=2; ls",
+        [],
+        [("let i=1 PATH=2", "let *"), ("(sets PATH) let i=1 PATH=2", "="), ("ls", "ls *")],
+    ),
+    ("(( PATH = 1 )); ls", [], [("PATH = 1", "="), ("ls", "ls *")]),
+    ("echo $(( x = PATH = 1 ))", [], [("x = PATH = 1", "="), ("echo $(( x = PATH = 1 ))", "echo *")]),
+    ("unset PATH; ls", [], [("unset PATH", "="), ("(sets PATH) unset PATH", "="), ("ls", "ls *")]),
+    (
+        "declare -n p=PATH; p={out}; ls",
+        [],
+        [("declare -n p=PATH", "="), ("(sets PATH) declare -n p=PATH", "="), ("ls", "ls *")],
+    ),
+    (
+        "f() { local -n r=$1; r=x; }; f PATH",
+        [],
+        [("local -n r=$1", "="), ("(sets ?) local -n r=$1", "="), ("f PATH", "f *")],
+    ),
+    (
+        "command export PATH={out}",
+        [],
+        [
+            ("command export PATH={out}", "="),
+            ("export PATH={out}", "export *"),
+            ("(sets PATH) export PATH={out}", "="),
+        ],
+    ),
+    (
+        "builtin read PATH",
+        [],
+        [("builtin read PATH", "="), ("read PATH", "read *"), ("(sets PATH) read PATH", "=")],
+    ),
+    ("export X=$(pwd) Y; unset Z", [], [("pwd", "pwd *")]),
+    ("for HOME in {out}; do cat ~/x; done", ["~/x"], [("for HOME in {out}", "="), ("cat ~/x", "cat *")]),
+    ("HOME={out}; cd; rm x", ["~", "~/x"], [("HOME={out}", "="), ("cd", "cd *"), ("rm x", "rm *")]),
+    ("PWD={out}; cat ~+/x", ["~+/x"], [("cat ~+/x", "cat *")]),
+    ("PWD=/; cd src; cat ~+/x", ["~+/x"], [("cd src", "cd *"), ("cat ~+/x", "cat *")]),  # cd may fail
+    (
+        "read CDPATH <<< /; cd etc && rm passwd",
+        ["$CDPATH/etc", "$CDPATH/etc/passwd"],
+        [
+            ("read CDPATH", "read *"),
+            ("(sets CDPATH) read CDPATH", "="),
+            ("cd etc", "cd *"),
+            ("rm passwd", "rm *"),
+        ],
+    ),
+    (
+        ": ${CDPATH:=/}; cd etc",
+        ["$CDPATH/etc"],
+        [("${CDPATH:=/}", "="), (": ${CDPATH:=/}", ": *"), ("cd etc", "cd *")],
+    ),
+    ("CDPATH=/; cd ./src; cd ../src", [], [("CDPATH=/", "="), ("cd ./src", "cd *"), ("cd ../src", "cd *")]),
+    (
+        "f() { read CDPATH; }; f; cd etc",
+        ["$CDPATH/etc"],
+        [("read CDPATH", "read *"), ("(sets CDPATH) read CDPATH", "="), ("f", "f *"), ("cd etc", "cd *")],
+    ),
+    (
+        "(read CDPATH); cd src",  # a subshell's variables end with it
+        [],
+        [("read CDPATH", "read *"), ("(sets CDPATH) read CDPATH", "="), ("cd src", "cd *")],
+    ),
     # braces are expanded as bash does; tildes bash reads (~+ is $PWD, ~- $OLDPWD, of=~/x)
     ("cat {.,.}./secret", ["{up}/*"], [("cat {.,.}./secret", "cat *"), ("cat ../secret ../secret", "cat *")]),
     ("cat .{.,}/x", ["{up}/*"], [("cat .{.,}/x", "cat *"), ("cat ../x ./x", "cat *")]),
@@ -290,15 +389,28 @@ TABLE: list[Row] = [
         [],
         [
             ("export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0=x", "="),
+            (
+                "(sets GIT_CONFIG_COUNT GIT_CONFIG_KEY_0 GIT_CONFIG_VALUE_0) "
+                "export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0=x",
+                "=",
+            ),
             ("git status", "git status *"),
         ],
     ),
-    ("GIT_EXTERNAL_DIFF=x git diff", [], [("GIT_EXTERNAL_DIFF=x git diff", "=")]),
-    ("export LESSOPEN; git log", [], [("export LESSOPEN", "="), ("git log", "git log *")]),
+    ("GIT_EXTERNAL_DIFF=x git diff", [], [("git diff", "git diff *"), ("GIT_EXTERNAL_DIFF=x git diff", "=")]),
+    (
+        "export LESSOPEN; git log",
+        [],
+        [("export LESSOPEN", "="), ("(sets LESSOPEN) export LESSOPEN", "="), ("git log", "git log *")],
+    ),
     (
         "env GIT_PROXY_COMMAND=x git fetch",
         [],
-        [("env GIT_PROXY_COMMAND=x git fetch", "="), ("GIT_PROXY_COMMAND=x git fetch", "=")],
+        [
+            ("env GIT_PROXY_COMMAND=x git fetch", "="),
+            ("git fetch", "git fetch *"),
+            ("GIT_PROXY_COMMAND=x git fetch", "="),
+        ],
     ),
     # files perl/ruby -n/-p/-i read or edit; folders git clone/init/worktree add create
     ("perl -pi -e 's/a/b/' ../x", ["{up}/*"], [("perl -pi -e s/a/b/ ../x", "=")]),
@@ -388,6 +500,15 @@ def test_working_directory_outside_the_workspace_is_outside(tree: dict[str, Path
         ("external_directory", [f"{tree['out']}/*"]),
         ("bash", ["ls"]),
     ]
+
+
+def test_cdpath_from_the_environment_makes_cd_to_a_name_unknown(
+    tree: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CDPATH", str(tree["out"]))
+    requests = permission_requests("cd src && rm x", tree["root"], tree["root"])
+    assert requests[0].patterns == ["$CDPATH/src", "$CDPATH/src/x"]
+    assert [r.permission for r in permission_requests("cd ./src", tree["root"], tree["root"])] == ["bash"]
 
 
 def test_relative_paths_follow_the_working_directory(tree: dict[str, Path]) -> None:
