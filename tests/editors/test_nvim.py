@@ -9,6 +9,8 @@ Every wait is on a condition (``vim.wait`` inside Neovim), never a fixed sleep.
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -584,6 +586,28 @@ def test_cancel_during_a_turn_stops_it_and_clears_pending_reviews(
     assert editor.lua("return require('lspilot').status()").startswith("lspilot: ")  # for a statusline
     editor.lua("require('lspilot').cancel()")
     assert editor.finished() == "cancelled"
+
+
+def test_a_daemon_dying_mid_turn_ends_the_turn_and_the_next_ask_continues_the_session(
+    editor: Editor, fake: ScriptedModel
+) -> None:
+    fake.turns.extend([Turn(text="thinking it over", stall_after_chunks=2), Turn(text="back again")])
+    editor.lua("require('lspilot').ask('take your time', {on_done = function(err) _G.failed = err end})")
+    editor.until(CHAT_HAS, "think")
+    session = editor.lua("return vim.tbl_values(require('lspilot.client').session)[1]")
+    [pid] = editor.lua("return vim.api.nvim_get_proc_children(vim.fn.getpid())")
+    os.kill(pid, signal.SIGKILL)
+    editor.until("_G.failed ~= nil")  # the ask is answered (with an error), not left waiting
+    assert editor.lua("return _G.failed.exited") is True
+    editor.until(CHAT_HAS, "— error: the daemon exited (signal 9)")
+    assert editor.lua("return require('lspilot').status()") == ""
+    editor.until("#vim.lsp.get_clients({name = 'lspilot'}) == 0")
+    assert "the daemon exited with signal 9" in editor.messages()
+    editor.ask("are you there?")  # a new daemon, the same conversation
+    assert editor.finished() == "end"
+    assert editor.lua("return _G.result.sessionId") == session
+    prompts = [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "user"]
+    assert "take your time" in prompts[0] and "are you there?" in prompts[-1], prompts
 
 
 def test_old_neovim_is_told_the_plugin_needs_0_10(editor: Editor) -> None:

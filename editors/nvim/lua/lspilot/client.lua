@@ -11,6 +11,13 @@ local has_011 = vim.fn.has('nvim-0.11') == 1
 ---@type string status line text ('' when idle)
 M.status = ''
 
+---@type table<string, string> project root -> the session the chat shows (kept when its daemon
+--- exits: the next one continues it)
+M.session = {}
+
+---@type table<integer, table<integer, function>> client id -> request id -> its callback
+local inflight = {}
+
 local function set_status(text)
   M.status = text
   pcall(vim.api.nvim_exec_autocmds, 'User', { pattern = 'LspilotStatus', modeline = false })
@@ -48,13 +55,40 @@ function M.request(client, method, params, handler, buf)
 end
 
 --- Run `lspilot.<name>` with one object argument; `callback(err, result)` on the main loop.
+--- If the daemon exits first, `callback` gets an error with `exited = true` (Neovim drops the
+--- callbacks of requests a dead server never answered).
 ---@return integer? request id
 function M.exec(client, name, argument, callback, token)
   local params = { command = 'lspilot.' .. name, arguments = { argument }, workDoneToken = token }
-  local ok, id = M.request(client, 'workspace/executeCommand', params, function(err, result)
+  local pending = inflight[client.id] or {}
+  inflight[client.id] = pending
+  local id, done = nil, false
+  local function finish(err, result)
+    if done then
+      return -- answered already (the daemon exited first)
+    end
+    done = true
+    if id then
+      pending[id] = nil
+    end
     util.protect('lspilot.' .. name, callback)(err, result)
-  end)
-  return ok and id or nil
+  end
+  local ok
+  ok, id = M.request(client, 'workspace/executeCommand', params, finish)
+  if not ok then
+    return nil
+  end
+  pending[id] = finish
+  return id
+end
+
+--- Answer every command still waiting on client `client_id` with `message`.
+local function fail_inflight(client_id, message)
+  local pending = inflight[client_id] or {}
+  inflight[client_id] = nil
+  for _, finish in pairs(pending) do
+    finish({ code = -32097, message = message, exited = true })
+  end
 end
 
 local function attach_loaded(client)
@@ -130,8 +164,10 @@ end
 
 --- Track the current session and status from a `lspilot/update`.
 function M.on_update(params, client_id)
-  M.session = M.session or {}
-  M.session[client_id] = params.sessionId
+  local client = vim.lsp.get_client_by_id(client_id)
+  if client then
+    M.session[client.root_dir] = params.sessionId
+  end
   if params.kind == 'status' and params.status == 'waiting for review' then
     set_status('lspilot: waiting for review')
   elseif params.kind == 'status' and params.status then
@@ -156,11 +192,13 @@ local function start_config(root)
         attach_loaded(client)
       end))
     end,
-    on_exit = vim.schedule_wrap(util.protect('daemon exit', function(code, _, client_id)
+    on_exit = vim.schedule_wrap(util.protect('daemon exit', function(code, signal, client_id)
       require('lspilot.review').clear_client(client_id)
       set_status('')
-      if code ~= 0 then
-        util.notify(('the daemon exited with code %d; see :Lspilot log'):format(code), vim.log.levels.WARN)
+      local how = signal ~= 0 and ('signal %d'):format(signal) or ('code %d'):format(code)
+      fail_inflight(client_id, ('the daemon exited (%s); see :Lspilot log'):format(how))
+      if code ~= 0 or signal ~= 0 then
+        util.notify(('the daemon exited with %s; see :Lspilot log'):format(how), vim.log.levels.WARN)
       end
     end)),
   }

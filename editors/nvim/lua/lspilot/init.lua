@@ -32,9 +32,9 @@ local function current()
   return c
 end
 
---- The session the chat shows, for client `c`.
+--- The session the chat shows, for client `c` (by project root: a restarted daemon continues it).
 local function session(c)
-  return client.session and client.session[c.id] or nil
+  return client.session[c.root_dir]
 end
 
 --- Ask the agent. opts: {range = {first, last} (1-based lines of the current buffer),
@@ -71,11 +71,12 @@ function M.ask(prompt, opts)
   token_count = token_count + 1
   asking[c.id] = client.exec(c, 'ask', argument, function(err, result)
     asking[c.id] = nil
-    if err then
+    if err and err.exited then -- on_exit told the user; the chat says where the turn stopped
+      require('lspilot.chat').update({ kind = 'turnEnd', stopReason = 'error', error = err.message })
+    elseif err then
       util.notify('ask: ' .. (err.message or tostring(err)), vim.log.levels.ERROR)
     else
-      client.session = client.session or {}
-      client.session[c.id] = result.sessionId
+      client.session[c.root_dir] = result.sessionId
     end
     if opts.on_done then
       opts.on_done(err, result)
@@ -179,8 +180,7 @@ function M.sessions(on_done)
         if herr then
           return util.notify('history: ' .. herr.message, vim.log.levels.ERROR)
         end
-        client.session = client.session or {}
-        client.session[c.id] = choice.sessionId
+        client.session[c.root_dir] = choice.sessionId
         require('lspilot.chat').redraw(history)
         require('lspilot.chat').open(false)
         if on_done then
