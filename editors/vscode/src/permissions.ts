@@ -1,7 +1,10 @@
-/** Permission prompts as a quick pick that stays open until answered, plus optional feedback. */
+/**
+ * Permission prompts as a quick pick that stays open until answered (or the daemon withdraws the
+ * request), plus optional feedback.
+ */
 import * as vscode from "vscode";
 import { permissionTitle, type PermissionChoice, type PermissionPrompt } from "./core/permissions";
-import type { RequestPermissionParams } from "./core/protocol";
+import type { CancellationLike, RequestPermissionParams } from "./core/protocol";
 
 const ICONS: Record<PermissionChoice["kind"], string> = {
   allow_once: "$(check)",
@@ -11,24 +14,27 @@ const ICONS: Record<PermissionChoice["kind"], string> = {
 };
 
 export const quickPickPrompt: PermissionPrompt = {
-  async pick(params: RequestPermissionParams, choices: PermissionChoice[]) {
+  async pick(params: RequestPermissionParams, choices: PermissionChoice[], token?: CancellationLike) {
     const items = choices.map((choice) => ({
       label: `${ICONS[choice.kind]} ${choice.label}`,
       description: choice.asksFeedback ? "you can say why" : "",
       choice,
     }));
-    const picked = await vscode.window.showQuickPick(items, {
-      title: permissionTitle(params),
-      placeHolder: params.detail || "Allow this?",
-      ignoreFocusOut: true,
-    });
+    const picked = await vscode.window.showQuickPick(
+      items,
+      { title: permissionTitle(params), placeHolder: params.detail || "Allow this?", ignoreFocusOut: true },
+      token as vscode.CancellationToken | undefined, // the language client's own token
+    );
     return picked?.choice;
   },
-  async feedback(choice: PermissionChoice) {
-    return vscode.window.showInputBox({
-      title: `${choice.label}: feedback for the agent`,
-      prompt: "Optional. With feedback the agent goes on; without, the turn stops.",
-      ignoreFocusOut: true,
-    });
+  async feedback(choice: PermissionChoice, token?: CancellationLike) {
+    return vscode.window.showInputBox(
+      {
+        title: `${choice.label}: feedback for the agent`,
+        prompt: "Optional. With feedback the agent goes on; without, the turn stops.",
+        ignoreFocusOut: true,
+      },
+      token as vscode.CancellationToken | undefined,
+    );
   },
 };

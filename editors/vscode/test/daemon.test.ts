@@ -204,6 +204,34 @@ test("a dismissed permission prompt stops the turn", TIMEOUT, async () => {
   }
 });
 
+test("a permission prompt still open when its turn is cancelled is withdrawn", TIMEOUT, async () => {
+  const t = await setUp({ ".env": "TOKEN=x\n" }, [{ tool_calls: [["read", { filePath: ".env" }]] }]);
+  try {
+    let asked: () => void = () => undefined;
+    const prompted = new Promise<void>((resolve) => (asked = resolve));
+    let withdrawn = false;
+    const user: PermissionPrompt = {
+      pick: (_params, _choices, token) =>
+        new Promise((resolve) => {
+          token?.onCancellationRequested(() => {
+            withdrawn = true;
+            resolve(undefined);
+          });
+          asked(); // ...and the user walks away
+        }),
+      feedback: () => Promise.resolve(undefined),
+    };
+    wire(t.daemon, user);
+    const asking = t.daemon.client.ask({ prompt: "read .env" });
+    await prompted;
+    assert.deepEqual(await t.daemon.client.cancel(t.daemon.updates[0]!.sessionId), { cancelled: true });
+    assert.equal((await asking).stopReason, "cancelled");
+    assert.ok(withdrawn, "the prompt was told the request is gone (VS Code closes the quick pick)");
+  } finally {
+    await t.close();
+  }
+});
+
 test("cancel stops a running turn, by lspilot.cancel and by $/cancelRequest", TIMEOUT, async () => {
   const t = await setUp({ "a.py": TWO_FUNCTIONS }, [
     { text: "thinking it over", stall_after_chunks: 2 },

@@ -42,8 +42,8 @@ export class LspilotClient {
         handlers.onReview?.(review);
         return handlers.review.enqueue(review, token);
       }),
-      this.rpc.onRequest(Methods.requestPermission, (params) =>
-        answerPermission(params as RequestPermissionParams, handlers.permissions),
+      this.rpc.onRequest(Methods.requestPermission, (params, token) =>
+        answerPermission(params as RequestPermissionParams, handlers.permissions, token),
       ),
     ];
   }

@@ -2,7 +2,7 @@
  * `lspilot/requestPermission`: the choices shown to the user and the reply built from the pick.
  * Plain TypeScript; src/permissions.ts shows the choices in a modal quick pick.
  */
-import type { PermissionKind, PermissionReply, RequestPermissionParams } from "./protocol";
+import type { CancellationLike, PermissionKind, PermissionReply, RequestPermissionParams } from "./protocol";
 
 export interface PermissionChoice {
   optionId: string;
@@ -46,18 +46,24 @@ export function permissionReply(choice: PermissionChoice | undefined, feedback?:
   return choice.asksFeedback && text ? { optionId: choice.optionId, feedback: text } : { optionId: choice.optionId };
 }
 
-/** What an editor must offer: pick one choice (undefined: dismissed), then maybe ask for feedback. */
+/**
+ * What an editor must offer: pick one choice (undefined: dismissed), then maybe ask for feedback.
+ * `token` is cancelled when the daemon withdraws the request (the turn was cancelled or ended, the
+ * daemon is shutting down): close the prompt then.
+ */
 export interface PermissionPrompt {
-  pick(params: RequestPermissionParams, choices: PermissionChoice[]): Promise<PermissionChoice | undefined>;
-  feedback(choice: PermissionChoice): Promise<string | undefined>;
+  pick(params: RequestPermissionParams, choices: PermissionChoice[], token?: CancellationLike): Promise<PermissionChoice | undefined>;
+  feedback(choice: PermissionChoice, token?: CancellationLike): Promise<string | undefined>;
 }
 
 /** Answer one request through `prompt`. */
 export async function answerPermission(
   params: RequestPermissionParams,
   prompt: PermissionPrompt,
+  token?: CancellationLike,
 ): Promise<PermissionReply> {
-  const choice = await prompt.pick(params, permissionChoices(params));
-  const feedback = choice?.asksFeedback ? await prompt.feedback(choice) : undefined;
+  const choice = await prompt.pick(params, permissionChoices(params), token);
+  const feedback = choice?.asksFeedback && !token?.isCancellationRequested ? await prompt.feedback(choice, token) : undefined;
+  if (token?.isCancellationRequested) return { cancelled: true };
   return permissionReply(choice, feedback);
 }
