@@ -273,6 +273,31 @@ test("cancel stops a running turn, by lspilot.cancel and by $/cancelRequest", TI
   }
 });
 
+test("a session redrawn from its history shows its tool calls and errors as they were shown live", TIMEOUT, async () => {
+  const t = await setUp({ "a.py": TWO_FUNCTIONS }, [
+    { tool_calls: [["read", { filePath: "a.py" }]] },
+    { tool_calls: [["grep", { pattern: "circle" }]] },
+    { text: "It computes an area." },
+    { error: 401 },
+  ]);
+  try {
+    const { transcript } = wire(t.daemon);
+    const result = await t.daemon.client.ask({ prompt: "what does a.py do?" });
+    const failed = await t.daemon.client.ask({ sessionId: result.sessionId, prompt: "and b.py?" });
+    assert.equal(failed.stopReason, "error");
+    const redraw = new Transcript();
+    redraw.load(await t.daemon.client.history(result.sessionId));
+    const tools = (entries: typeof transcript.entries) =>
+      entries.flatMap((e) => (e.type === "tool" ? [[e.id, e.tool, e.title, e.status]] : []));
+    assert.deepEqual(tools(redraw.entries), tools(transcript.entries));
+    assert.deepEqual(tools(redraw.entries).map((e) => e[2]), ["a.py", "circle"]);
+    const last = redraw.entries.at(-1); // the failed turn says so, as it did live
+    assert.ok(last?.type === "status" && last.text.startsWith("error: "), JSON.stringify(last));
+  } finally {
+    await t.close();
+  }
+});
+
 test("a retry after a broken stream drops the broken-off text from the chat", TIMEOUT, async () => {
   const t = await setUp({}, [{ text: "This answer breaks off somewhere in the middle.", cut_after_chunks: 2 }, { text: "The whole answer." }]);
   try {

@@ -14,6 +14,25 @@ export type Entry =
   | { type: "status"; text: string }
   | { type: "end"; stopReason: StopReason; error?: string };
 
+/**
+ * A stored tool call's title: the history keeps no title, only the call's input (JSON), whose
+ * file, path, command, pattern or query is what the live title names.
+ */
+function storedTitle(input: unknown): string | undefined {
+  let args: unknown = input;
+  if (typeof input === "string") {
+    try {
+      args = JSON.parse(input);
+    } catch {
+      return undefined;
+    }
+  }
+  if (typeof args !== "object" || args === null) return undefined;
+  const fields = args as Record<string, unknown>;
+  const title = ["filePath", "path", "command", "pattern", "query"].map((key) => fields[key]).find((v) => typeof v === "string");
+  return title as string | undefined;
+}
+
 /** The entry id of a message's streamed text or reasoning. */
 function streamId(turnId: string, messageId: string | null | undefined, kind: "text" | "reasoning"): string {
   return `${turnId}:${messageId ?? ""}:${kind}`;
@@ -106,9 +125,10 @@ export class Transcript {
         else if (part.kind === "reasoning") this.entries.push({ type: "reasoning", id: message.id, text: part.text ?? "" });
         else if (part.kind === "tool") {
           const status: ToolStatus = part.state === "error" ? "error" : "completed";
-          const id = typeof part["callId"] === "string" ? part["callId"] : `${message.id}:${this.entries.length}`;
-          this.entries.push({ type: "tool", id, tool: part.tool ?? "tool", status, title: part.title ?? part.tool ?? "tool" });
-        }
+          const id = typeof part["call_id"] === "string" ? part["call_id"] : `${message.id}:${this.entries.length}`;
+          const tool = part.tool ?? "tool";
+          this.entries.push({ type: "tool", id, tool, status, title: storedTitle(part.input) ?? tool });
+        } else if (part.kind === "error") this.entries.push({ type: "status", text: `error: ${part.text ?? ""}` });
       }
     }
   }
