@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -46,13 +47,20 @@ def uri_to_path(uri: str) -> Path:
 
 
 def read_text(path: Path) -> str:
-    """A source file's text; a clear error for missing, directory or binary files."""
+    """A source file's text; a BridgeError for whatever cannot be: missing, unreadable, a folder,
+    a FIFO or device (opened without blocking, so a FIFO does not stall the event loop), binary."""
     try:
-        data = path.read_bytes()
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as file:
+            mode = os.fstat(file.fileno()).st_mode
+            if stat.S_ISDIR(mode):
+                raise BridgeError(f"{path} is a directory, not a file")
+            if not stat.S_ISREG(mode):
+                raise BridgeError(f"{path} is not a regular file (a FIFO, socket or device)")
+            data = file.read()
     except FileNotFoundError:
         raise BridgeError(f"file not found: {path}") from None
-    except IsADirectoryError:
-        raise BridgeError(f"{path} is a directory, not a file") from None
+    except OSError as error:
+        raise BridgeError(f"cannot read {path}: {error.strerror or error}") from None
     if b"\0" in data[:BINARY_SNIFF]:
         raise BridgeError(f"{path} is a binary file; language servers only read text")
     return data.decode("utf-8", errors="replace")
@@ -169,10 +177,12 @@ class DiskLines:
         if known is not None and known[0]:
             return known[3]
         try:
-            stat = os.stat(name)
+            found = os.stat(name)
         except OSError:
             return []
-        if known is not None and known[1] == stat.st_mtime_ns and known[2] == stat.st_size:
+        if not stat.S_ISREG(found.st_mode):  # opening a FIFO would block
+            return []
+        if known is not None and known[1] == found.st_mtime_ns and known[2] == found.st_size:
             return known[3]
         watched = covers(os.path.dirname(name))  # before the read: a change after it is reported
         try:
@@ -180,7 +190,7 @@ class DiskLines:
                 lines = lsp_lines(file.read().decode(errors="replace"))
         except OSError:
             return []
-        self._files[name] = (watched, stat.st_mtime_ns, stat.st_size, lines)
+        self._files[name] = (watched, found.st_mtime_ns, found.st_size, lines)
         self._files.move_to_end(name)
         if len(self._files) > self.cap:
             self._files.popitem(last=False)

@@ -142,7 +142,10 @@ class Router:
         cached = self._routes.get(path)
         if cached is not None and cached.layout == layout:
             return cached
-        resolved = path.resolve()
+        try:
+            resolved = path.resolve()
+        except (OSError, RuntimeError) as error:  # a symlink loop (RuntimeError before 3.13)
+            raise BridgeError(f"cannot resolve {path}: {error}") from None
         specs = self.registry.for_file(resolved)
         if not specs:
             raise NoServerForFile(f"no language server is configured for {path.name}")
