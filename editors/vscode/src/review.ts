@@ -110,8 +110,9 @@ export class ReviewUi implements vscode.Disposable, vscode.CodeLensProvider {
     if (!proposal) return [];
     const proposed = document.uri.toString() === proposedUri(proposal).toString();
     if (!proposed && document.uri.toString() !== originalUri(proposal).toString()) return [];
+    if (proposed) proposal.noteProposedSide(document.getText()); // lenses follow the user's edits
     const lenses: vscode.CodeLens[] = [];
-    for (const place of proposal.layout()) {
+    for (const place of proposed ? proposal.sideLayout() : proposal.layout()) {
       if (place.state !== "pending") continue;
       const first = proposed ? place.line : place.hunk.oldStart - 1;
       const line = Math.max(0, Math.min(first, document.lineCount - 1));
@@ -197,7 +198,8 @@ export class ReviewUi implements vscode.Disposable, vscode.CodeLensProvider {
 
   /** The pending hunk under (or else nearest after) the cursor in the review's editor. */
   private hunkAtCursor(proposal: Proposal): string | undefined {
-    const pending = proposal.layout().filter((p) => p.state === "pending");
+    proposal.noteProposedSide(this.sideText(proposal)); // the cursor is in the side as the user edited it
+    const pending = proposal.sideLayout().filter((p) => p.state === "pending");
     const editor = vscode.window.activeTextEditor;
     if (!editor || editor.document.uri.toString() !== proposedUri(proposal).toString()) return pending[0]?.hunk.id;
     const line = editor.selection.active.line;

@@ -58,6 +58,34 @@ test("an edited proposed side is sent as finalText; rejecting a hunk reverts onl
   assert.deepEqual(unchanged.reply(), { decision: "accept" });
 });
 
+test("rejecting a hunk after editing the proposed side elsewhere reverts that hunk where it moved to", () => {
+  const p = new Proposal(params("p"));
+  const edited = "# a note\nA\nb\nc\nd\nE1\nE2\n"; // a line added above both hunks
+  assert.deepEqual(p.sideLayout(), p.layout()); // nothing edited yet
+  p.noteProposedSide(edited);
+  assert.deepEqual(p.sideLayout().map((place) => [place.hunk.id, place.line]), [["h1", 1], ["h2", 5]]);
+  p.reject("h2", edited);
+  assert.equal(p.sideText(), "# a note\nA\nb\nc\nd\ne\n");
+  p.accept("h1");
+  assert.deepEqual(p.reply(), { decision: "accept", finalText: "# a note\nA\nb\nc\nd\ne\n" });
+
+  // A hunk that deletes a line: rejected, the line comes back where it was, not lines above it.
+  const deletion: ReviewEditParams = {
+    ...params("d"),
+    oldText: "a\nb\nc\n",
+    newText: "a\nc\n",
+    hunks: [{ id: "h1", oldStart: 2, oldLines: 1, newStart: 2, newLines: 0, oldText: "b\n", newText: "" }],
+  };
+  const d = new Proposal(deletion);
+  d.reject("h1", "x\na\nc\n");
+  assert.equal(d.sideText(), "x\na\nb\nc\n");
+
+  // The user edited the hunk's own lines: their text stands.
+  const own = new Proposal(params("o"));
+  own.reject("h2", "A\nb\nc\nd\nE1!\nE2\n");
+  assert.equal(own.sideText(), "A\nb\nc\nd\nE1!\nE2\n");
+});
+
 test("proposals queue: one under review at a time, in arrival order; cancelled ones drop out", async () => {
   const queue = new ReviewQueue();
   const shown: (string | undefined)[] = [];

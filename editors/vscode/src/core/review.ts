@@ -29,6 +29,22 @@ export function applyHunks(oldText: string, hunks: readonly Hunk[], applied: (hu
   return out.join("");
 }
 
+/**
+ * Where lines `line` .. `line + count` of `before` (count 0: the point before `line`) are in
+ * `after`, an edited copy; undefined when the edit touched them. The edit is taken as one
+ * block: the lines all texts share at the start and at the end are the untouched ones.
+ */
+export function mapLines(before: readonly string[], after: readonly string[], line: number, count: number): number | undefined {
+  const most = Math.min(before.length, after.length);
+  let prefix = 0;
+  while (prefix < most && before[prefix] === after[prefix]) prefix += 1;
+  let suffix = 0;
+  while (suffix < most - prefix && before[before.length - 1 - suffix] === after[after.length - 1 - suffix]) suffix += 1;
+  if (line + count <= prefix) return line;
+  if (line >= before.length - suffix) return line + after.length - before.length;
+  return undefined;
+}
+
 /** Where a hunk sits in the proposed text: 0-based first line and line count (0: a deletion). */
 export interface HunkPlace {
   hunk: Hunk;
@@ -80,11 +96,14 @@ export class Proposal {
     this.set(hunkId, "accepted");
   }
 
-  /** Reject one hunk; in a user-edited proposed side its lines go back to the old text. */
+  /**
+   * Reject one hunk; in a user-edited proposed side its lines go back to the old text, wherever
+   * the user's edits above moved them (lines the user edited themselves stay as they are).
+   */
   reject(hunkId: string, side?: string): void {
     this.noteProposedSide(side);
     const edited = this.editedText;
-    const place = this.layout().find((p) => p.hunk.id === hunkId);
+    const place = this.sideLayout().find((p) => p.hunk.id === hunkId);
     this.set(hunkId, "rejected");
     if (edited === undefined || place === undefined) return;
     const lines = splitLines(edited);
@@ -131,6 +150,18 @@ export class Proposal {
       shift += hunk.newLines - hunk.oldLines;
     }
     return places;
+  }
+
+  /**
+   * Where each hunk that is not rejected sits in {@link sideText}: as {@link layout}, moved by the
+   * user's edits of the proposed side (a hunk whose own lines they edited keeps its place).
+   */
+  sideLayout(): HunkPlace[] {
+    const places = this.layout();
+    if (this.editedText === undefined) return places;
+    const before = splitLines(this.proposedText());
+    const after = splitLines(this.editedText);
+    return places.map((place) => ({ ...place, line: mapLines(before, after, place.line, place.lines) ?? place.line }));
   }
 
   /** The answer to `lspilot/reviewEdit` for the decisions so far (pending hunks count as rejected). */
