@@ -215,16 +215,18 @@ class Bridge:
 
     def open_document(self, path: Path, text: str | None = None) -> Document:
         """Pin a document (an editor buffer); ``text`` overrides the disk until closed (and then
-        the file need not exist on disk)."""
+        the file need not exist on disk). Paths are resolved, as questions resolve theirs (an
+        editor names files by the path it opened, maybe through a symlink)."""
+        path = self._resolved(path)
         if text is not None:
             self.documents.set_overlay(path, text)
         return self.documents.pin(path)
 
     def update_document(self, path: Path, text: str) -> None:
-        self.documents.set_overlay(path, text)
+        self.documents.set_overlay(self._resolved(path), text)
 
     def close_document(self, path: Path) -> None:
-        self.documents.unpin(path)
+        self.documents.unpin(self._resolved(path))
 
     async def _prepare(self, path: Path) -> tuple[list[ServerConnection], Document]:
         route = self._route(path)

@@ -46,3 +46,21 @@ async def test_a_fifo_named_like_a_source_file_is_refused_without_blocking(
     app = root / "app.py"
     answer = await bridge.definition(app, position(app, "total_area", nth=1))
     assert [where(root, span) for span in answer.value] == [("pkg/calc.py", 4)]
+
+
+async def test_editor_buffers_under_a_symlinked_workspace_are_what_servers_see(
+    project: Callable[[str], Path], bridge_factory: Factory, tmp_path: Path
+) -> None:
+    # The editor names files by the path it opened; the bridge keyed the buffer by that path
+    # but asked the servers about the resolved one, read from disk.
+    link = tmp_path / "link"
+    link.symlink_to(project("py_project"))
+    bridge = bridge_factory(link)
+    app = link / "app.py"
+    bridge.open_document(app, "x: int = 'no'\n")
+    assert len((await bridge.diagnostics_after_change(app)).value) == 1
+    bridge.update_document(app, "x: int = 1\nx.nope\n")
+    assert ["nope" in d.message for d in (await bridge.diagnostics_after_change(app)).value] == [True]
+    bridge.close_document(app)
+    assert (await bridge.diagnostics_after_change(app)).value == []
+    assert bridge.source_lines(app.resolve())[0] == "from pkg.calc import describe, total_area"
