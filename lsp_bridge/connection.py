@@ -42,6 +42,7 @@ SERVER_CANCELLED = -32802
 INTERNAL_ERROR = -32603
 READ_ONLY_RETRIES = 3
 RESCAN_BARRIER_TIMEOUT = 10.0  # seconds
+OUTPUT_CLOSED_GRACE = 2.0  # seconds a server whose stdout closed has to exit before it is killed
 
 Decode = Callable[[Any], Any]
 
@@ -94,6 +95,7 @@ class ServerConnection:
             self._log_ready.set()
         self._rescan_barriers = 0  # expect_rescan requests not answered yet
         self._terminated = asyncio.Event()
+        self._why_ended = "is not running"
         self._opened = False
         self._load_done = asyncio.Event()  # a progress ended after the first didOpen
         if not any((root / name).exists() for name in spec.readiness.open_starts_progress):
@@ -195,22 +197,41 @@ class ServerConnection:
     def _on_output_end(self, reader: asyncio.Task[None]) -> None:
         """The server's stdout ended or could not be read: end the server, which is restarted on
         next use, rather than leave it looking alive while no answer can arrive."""
-        if reader.cancelled():  # by stop(), or by the event loop ending
+        if reader.cancelled() or self._stopping:  # by stop(), or by the event loop ending
             return
+        if self._rpc.failure is not None:
+            self._kill(self._rpc.failure)
+        else:  # usually the server is exiting: its exit code says more than the closed output
+            self._tasks.append(asyncio.create_task(self._kill_if_still_running()))
+
+    async def _kill_if_still_running(self) -> None:
+        assert self.process is not None
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self.process.proc.wait()), OUTPUT_CLOSED_GRACE)
+        self._kill("closed its output")
+
+    def _kill(self, why: str) -> None:
         if not self._stopping and self.process is not None and not self.process.exited:
             self.process.kill()
-            self._ended(f"{self._rpc.failure or 'closed its output'}; killed it")
+            self._ended(f"{why}; killed it")
 
     def _ended(self, why: str) -> None:
         """The server is gone (or of no use): fail what is pending; a crash unless we stopped it."""
         if self._terminated.is_set():
             return
         self._terminated.set()
+        self._why_ended = why
         self._rpc.close(why)
+        # Wake whoever waits for readiness or a publish: what they do next raises ServerTerminated.
+        for event in (self._log_ready, self._load_done, self._progress_idle, self._published):
+            event.set()
         if not self._stopping:
             log.warning("%s (root %s) %s", self.spec.name, self.root, why)
             if self.on_exit is not None:
                 self.on_exit(self)
+
+    def _gone(self) -> ServerTerminated:
+        return ServerTerminated(f"{self.spec.name} {self._why_ended}{self._stderr_suffix()}")
 
     def _stderr_suffix(self) -> str:
         tail = self.process.stderr_text() if self.process else ""
@@ -263,7 +284,7 @@ class ServerConnection:
 
     async def _request_once(self, method: str, params: Any, timeout: float, decode: Decode | None) -> Any:
         if self._terminated.is_set():
-            raise ServerTerminated(f"{self.spec.name} is not running{self._stderr_suffix()}")
+            raise self._gone()
         raw: Any = params
         if params is not None and not isinstance(params, dict):
             raw = self._converter.unstructure(params)
@@ -297,7 +318,7 @@ class ServerConnection:
 
     def notify(self, method: str, params: Any) -> None:
         if self._terminated.is_set():
-            raise ServerTerminated(f"{self.spec.name} is not running{self._stderr_suffix()}")
+            raise self._gone()
         if method == "textDocument/didOpen":
             self._opened = True
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
@@ -391,6 +412,8 @@ class ServerConnection:
     ) -> PushedDiagnostics | None:
         async def arrived() -> PushedDiagnostics:
             while True:
+                if self._terminated.is_set():
+                    raise self._gone()
                 current = self.diagnostics.get(uri)
                 if current is not None and predicate(current):
                     return current

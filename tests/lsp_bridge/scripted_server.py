@@ -20,7 +20,8 @@ an opened document gets its publish after that second too.
 Faults: a definition request in a document containing ``GARBAGE`` gets a header without a
 Content-Length; ``--banner`` prints a line to stdout before speaking LSP; ``--long-stderr``
 writes lines of 300 kB to stderr (more than a pipe holds) before it starts; ``--mute`` never
-answers ``initialize``, ``--refuse`` answers it with an error.
+answers ``initialize``, ``--refuse`` answers it with an error. Opening a document containing
+``BUSY`` begins a ``$/progress`` that never ends.
 
 Run: python scripted_server.py [--push] [FAULT...]  (speaks LSP on stdin/stdout)
 """
@@ -98,6 +99,16 @@ def publish(uri: str, text: str) -> None:
     send({"method": "textDocument/publishDiagnostics", "params": {"uri": uri, "diagnostics": errors}})
 
 
+def opened(item: dict[str, Any]) -> None:
+    TEXTS[item["uri"]] = item["text"]
+    if "BUSY" in item["text"]:  # a load that never ends
+        begin = {"kind": "begin", "title": "load"}
+        send({"method": "$/progress", "params": {"token": "load", "value": begin}})
+    if PUSH:
+        time.sleep(1)
+        publish(item["uri"], item["text"])
+
+
 def initialize(msg_id: int | str) -> None:
     if "--mute" in sys.argv:
         return
@@ -140,11 +151,7 @@ def main() -> None:
         elif method == "initialized":
             ask_client("register", "client/registerCapability", WATCH_PY)
         elif method == "textDocument/didOpen":
-            item = message["params"]["textDocument"]
-            TEXTS[item["uri"]] = item["text"]
-            if PUSH:
-                time.sleep(1)
-                publish(item["uri"], item["text"])
+            opened(message["params"]["textDocument"])
         elif method == "textDocument/didChange":
             uri = message["params"]["textDocument"]["uri"]
             if PUSH:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -139,3 +141,42 @@ async def test_a_server_that_fails_to_initialize_is_not_restarted_for_ever(
             await _definition(bridge, tmp_path / "a.py")
     with pytest.raises(ServerBroken, match="scripted crashed 5 times"):
         await _definition(bridge, tmp_path / "a.py")
+
+
+def _kill(bridge: Bridge) -> None:
+    process = bridge.connections[0].process
+    assert process is not None
+    os.killpg(process.pid, signal.SIGKILL)
+
+
+async def test_a_server_dying_while_a_question_waits_for_it_to_load_fails_the_question(
+    tmp_path: Path, bridge_factory: Factory
+) -> None:
+    # The question waited for the load to end (ready_timeout) as if the server still ran.
+    busy = tmp_path / "busy.py"
+    busy.write_text("BUSY = 1\n")
+    bridge = bridge_factory(tmp_path, ready_timeout=60.0, servers=scripted_servers())
+    await _definition(bridge, busy)  # opens it: its load begins
+    assert not bridge.connections[0].ready
+    question = asyncio.create_task(_definition(bridge, busy))
+    await asyncio.sleep(0)  # up to its wait for the load
+    _kill(bridge)
+    with pytest.raises(ServerTerminated, match="exited with code"):
+        await question
+
+
+async def test_a_server_dying_while_diagnostics_wait_for_its_publish_fails_them(
+    tmp_path: Path, bridge_factory: Factory
+) -> None:
+    # The wait went on to diagnostics_timeout, then answered the dead server's last publish.
+    a = tmp_path / "a.py"
+    a.write_text("ERR\n")
+    servers = _scripted("--push")
+    servers["scripted"] |= {"publish_delay": 0.5}  # its publish at once is the old text's
+    bridge = bridge_factory(tmp_path, diagnostics_timeout=60.0, servers=servers)
+    assert [d.message for d in (await bridge.diagnostics_after_change(a)).value] == ["ERR"]
+    question = asyncio.create_task(bridge.diagnostics_after_change(a, "ERR\nERR\n"))
+    await asyncio.sleep(0)  # up to its wait for the publish
+    _kill(bridge)
+    with pytest.raises(ServerTerminated, match="exited with code"):
+        await question
