@@ -30,6 +30,7 @@ from pygls.lsp.client import LanguageClient
 from pygls.protocol import default_converter
 
 from .capabilities import client_capabilities
+from .documents import normal_uri
 from .errors import RequestFailed, RequestTimeout, ServerStartError, ServerTerminated
 from .process import ServerProcess, spawn
 from .rpc import Message, RpcStream
@@ -483,7 +484,7 @@ class ServerConnection:
 
     def _on_publish_diagnostics(self, params: lsp.PublishDiagnosticsParams) -> None:
         self._publish_seq += 1
-        self.diagnostics[params.uri] = PushedDiagnostics(
+        self.diagnostics[normal_uri(params.uri)] = PushedDiagnostics(
             params.version, list(params.diagnostics), self._publish_seq, time.monotonic()
         )
         published, self._published = self._published, asyncio.Event()

@@ -46,6 +46,12 @@ def uri_to_path(uri: str) -> Path:
     return Path(unquote(urlparse(uri).path))
 
 
+def normal_uri(uri: str) -> str:
+    """A file URI as ``Path.as_uri`` (and so the bridge) writes it: servers percent-encode their
+    own way (clangd leaves ``:`` as it is, which ``as_uri`` writes ``%3A``)."""
+    return uri_to_path(uri).as_uri() if uri.startswith("file:") else uri
+
+
 def read_text(path: Path) -> str:
     """A source file's text; a BridgeError for whatever cannot be: missing, unreadable, a folder,
     a FIFO or device (opened without blocking, so a FIFO does not stall the event loop), binary."""

@@ -7,9 +7,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from lsprotocol import types as lsp
 
 from lsp_bridge import Bridge, BridgeError
-from tests.conftest import position, where
+from tests.conftest import copy_fixture, position, where
 
 Factory = Callable[..., Bridge]
 
@@ -64,3 +65,19 @@ async def test_editor_buffers_under_a_symlinked_workspace_are_what_servers_see(
     bridge.close_document(app)
     assert (await bridge.diagnostics_after_change(app)).value == []
     assert bridge.source_lines(app.resolve())[0] == "from pkg.calc import describe, total_area"
+
+
+async def test_diagnostics_of_a_file_whose_path_servers_encode_their_own_way(
+    tmp_path: Path, bridge_factory: Factory
+) -> None:
+    # clangd publishes file:///.../a:b%20c/... where the bridge writes a%3Ab%20c: the publish
+    # was never matched to the document, and the answer came after diagnostics_timeout, empty.
+    folder = tmp_path / "a:b c#é"
+    folder.mkdir()
+    root = copy_fixture("c_project", folder)
+    bridge = bridge_factory(root)
+    main_c = root / "main.c"
+    main_c.write_text(main_c.read_text().replace("helper(0)", "helper(0, 1)"))
+    answer = await bridge.diagnostics_after_change(main_c)
+    assert [d.range.start.line for d in answer.value if d.severity == lsp.DiagnosticSeverity.Error] == [5]
+    assert answer.complete
