@@ -351,7 +351,8 @@ def test_an_accepted_deletion_deletes_the_file_and_its_buffer(
     editor: Editor, fake: ScriptedModel, workspace: Path
 ) -> None:
     # Neovim deletes it (workspace/applyEdit with a DeleteFile): no buffer left to save it back.
-    accept_patch_taking_a_away(editor, fake, workspace, "*** Begin Patch\n*** Delete File: a.py\n*** End Patch")
+    patch = "*** Begin Patch\n*** Delete File: a.py\n*** End Patch"
+    accept_patch_taking_a_away(editor, fake, workspace, patch)
     told = tool_results(fake)[-1]  # and basedpyright says what the deletion broke
     assert told.startswith("Applied the patch:\n  D a.py\nNew problems in b.py"), told
     assert 'Import "a" could not be resolved' in told
@@ -469,7 +470,8 @@ def navigate_from_area(editor: Editor, command: str) -> list[dict[str, Any]]:
 
 def test_refs_fill_the_quickfix_list(editor: Editor, workspace: Path) -> None:
     # After multibyte characters a column in characters is not a byte column.
-    (workspace / "c.py").write_text('from a import area\n\nlabel = "h\u00e9 \u2713 \U0001f600"; n = area(1)\n')
+    label = 'label = "h\u00e9 \u2713 \U0001f600"'
+    (workspace / "c.py").write_text(f"from a import area\n\n{label}; n = area(1)\n")
     found = {(e["path"], e["lnum"]): e["at"] for e in navigate_from_area(editor, "refs")}
     assert found[("a.py", 1)] == found[("b.py", 1)] == found[("b.py", 3)] == "area", found
     assert found[("c.py", 3)] == "area", found
@@ -481,7 +483,8 @@ def test_refs_fill_the_quickfix_list(editor: Editor, workspace: Path) -> None:
 
 def test_callers_list_each_call_site(editor: Editor) -> None:
     [entry] = navigate_from_area(editor, "callers")
-    assert (entry["path"], entry["lnum"], entry["at"]) == ("b.py", 3, "area"), entry  # the call, not the caller
+    # the call, not the caller
+    assert (entry["path"], entry["lnum"], entry["at"]) == ("b.py", 3, "area"), entry
     assert entry["text"].endswith(": print(area(2))"), entry
     editor.until("vim.fn.fnamemodify(vim.fn.bufname(), ':.') == 'b.py'")  # the one place: gone there
     assert editor.lua("return vim.api.nvim_win_get_cursor(0)") == [3, 6]
