@@ -116,6 +116,7 @@ class InotifyWatcher:
         # raises BlockingIOError.
         self._ready = select.poll()
         self._ready.register(fd, select.POLLIN)
+        self._root = root
         self._dirs: dict[int, Path] = {}
         self._folders: set[str] = set()
         self._add_tree(root, changes=None)
@@ -155,8 +156,11 @@ class InotifyWatcher:
             name = data[offset : offset + length].rstrip(b"\0")
             offset += length
             if mask & _IN_Q_OVERFLOW:
-                log.warning("inotify queue overflowed; open documents will be re-read")
+                # Events were lost: folders made meanwhile are watched now, and every file is
+                # reported as created (servers learn of the new ones and re-read the others).
+                log.warning("inotify queue overflowed; rescanning %s", self._root)
                 changes[Path("/")] = FileChangeType.Changed
+                self._add_tree(self._root, changes)
                 continue
             folder = self._dirs.get(wd)
             if mask & _IN_IGNORED:

@@ -1,4 +1,4 @@
-"""Documents whose files turn into something else while servers have them open, against basedpyright."""
+"""Files changing under servers: unreadable, FIFOs, symlinked roots, odd paths, watcher overflow."""
 
 from __future__ import annotations
 
@@ -81,3 +81,25 @@ async def test_diagnostics_of_a_file_whose_path_servers_encode_their_own_way(
     answer = await bridge.diagnostics_after_change(main_c)
     assert [d.range.start.line for d in answer.value if d.severity == lsp.DiagnosticSeverity.Error] == [5]
     assert answer.complete
+
+
+async def test_after_the_watcher_overflowed_folders_made_meanwhile_are_watched(
+    project: Callable[[str], Path], bridge_factory: Factory
+) -> None:
+    # The kernel drops inotify events past its queue limit (16384 by default); a folder made
+    # then was never watched, so later edits in it never reached the server.
+    root = project("py_project")
+    bridge = bridge_factory(root)
+    app = root / "app.py"
+    await bridge.definition(app, position(app, "total_area", nth=1))
+    for n in range(6000):  # three events each
+        (root / f"note{n}.txt").write_text("x")
+    (root / "extra").mkdir()
+    (root / "extra/fresh.py").write_text("def fresh() -> int:\n    return 1\n")
+    app.write_text("from extra.fresh import fresh\n\nfresh()\n")
+    answer = await bridge.definition(app, position(app, "fresh", nth=2))
+    assert [where(root, span) for span in answer.value] == [("extra/fresh.py", 1)]
+    (root / "extra/fresh.py").write_text("\ndef renamed() -> int:\n    return 1\n")
+    app.write_text("from extra.fresh import renamed\n\nrenamed()\n")
+    answer = await bridge.definition(app, position(app, "renamed", nth=1))
+    assert [where(root, span) for span in answer.value] == [("extra/fresh.py", 2)]
