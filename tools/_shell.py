@@ -4,8 +4,10 @@ The command is parsed with tree-sitter-bash (one parser, reused) and every comma
 visited: inside ``$(...)``, backticks, subshells, pipelines, lists, ``if``/``for``/``while``/``case``,
 functions and process substitution. This module is that walk: it finds the commands, their
 assignments and redirections, forks the working directory for subshells, and hands each command to
-``_shell_commands.py``, which unwraps wrappers (``sudo``, ``env``, ``timeout``, ``xargs``,
-``find -exec``, ``bash -c``, ``eval``, ...) and analyzes what they run too.
+``_shell_commands.py``, which unwraps wrappers (``sudo``, ``env``, ``timeout``, ``xargs``, ``su``,
+``watch``, ``find -exec``, ``bash -c``, ``eval``, ...: ``_shell_wrappers.py``) and analyzes what
+they run too. Variables set other than by an assignment (``for NAME``, ``(( NAME = 1 ))``,
+``${NAME:=VALUE}``, ``export``, ``unset``) are read here too.
 
 Each command gives a ``bash`` pattern, its text, and an "always" pattern, its prefix by arity plus
 `` *`` (``_arity.py``). Words are brace-expanded first (``{.,.}./x`` is ``../x``). Paths of file
@@ -27,9 +29,10 @@ from pathlib import Path
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-from ._shell_commands import Analysis, Commands, setting
+from ._shell_commands import Analysis, setting
 from ._shell_paths import State
 from ._shell_words import Word, expand, stdin_script, word
+from ._shell_wrappers import Wrappers
 from .permission import PermissionRequest
 
 MAX_DEPTH = 8  # nested bash -c / eval strings analyzed before giving up (then: exact + outside)
@@ -45,7 +48,7 @@ def parser() -> Parser:
     return Parser(Language(tree_sitter_bash.language()))
 
 
-class _Visitor(Commands):
+class _Visitor(Wrappers):
     def __init__(self, root: Path, trusted: Sequence[Path]) -> None:
         super().__init__(root, trusted)
         self.depth = 0

@@ -1,20 +1,22 @@
 """One shell command: what it runs and which paths it touches, program by program.
 
 ``Commands`` records each command with its "always" prefix (``_arity.py``) and reads its words by
-the program it names: wrappers (``sudo``, ``env``, ``xargs``, ...) and ``find -exec`` run another
-command, analyzed in turn; shells (``bash -c``, or a script on stdin), ``eval``, ``trap`` and
-``alias`` run code, handed back to the tree walk in ``_shell.py`` (``script``); ``cd``, ``pushd``
-and ``popd`` move the working directory, logically as bash does; ``git`` and the file commands of
-``_shell_specs.py`` name paths, checked by ``_shell_paths.py``. ``read``, ``printf -v``,
-``declare`` and the other setters of ``_shell_specs.py`` set variables: like an assignment, one
-that changes what runs makes the command exact-only, and ``HOME``, ``PWD`` or ``CDPATH`` set so
-leave ``~``, ``~+`` or ``cd NAME`` unknown.
+the program it names: wrappers (``sudo``, ``env``, ``xargs``, ``su``, ``watch``, ...; see
+``_shell_wrappers.py``) and ``find -exec`` run another command, analyzed in turn; shells
+(``bash -c``, or a script on stdin), ``eval``, ``trap`` and ``alias`` run code, handed back to the
+tree walk in ``_shell.py`` (``script``); ``cd``, ``pushd`` and ``popd`` move the working directory,
+logically as bash does; ``git`` and the file commands of ``_shell_specs.py`` name paths, checked
+by ``_shell_paths.py``. ``read``, ``printf -v``, ``declare`` and the other setters of
+``_shell_specs.py`` set variables: like an assignment, one that changes what runs makes the
+command exact-only, and ``HOME``, ``PWD`` or ``CDPATH`` set so leave ``~``, ``~+`` or ``cd NAME``
+unknown.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,12 +32,10 @@ from ._shell_specs import (
     WRAPPERS,
     FileCommand,
     Form,
-    Parsed,
     hijacks,
-    parse_options,
     variables,
 )
-from ._shell_words import Word
+from ._shell_words import Parsed, Word, option_value, parse_options
 
 XARGS_INPUT = "(xargs input)"
 STDIN_SCRIPT = "(script on stdin)"
@@ -51,7 +51,8 @@ class Analysis:
 
 
 class Commands(ABC):
-    """The analysis of single commands; ``_shell._Visitor`` adds the tree walk (``script``)."""
+    """The analysis of single commands; ``_shell_wrappers.Wrappers`` adds wrappers (``_wrapper``)
+    and ``_shell._Visitor`` the tree walk (``script``)."""
 
     def __init__(self, root: Path, trusted: Sequence[Path]) -> None:
         self.root = root
@@ -64,6 +65,12 @@ class Commands(ABC):
     @abstractmethod
     def script(self, text: str, state: State) -> None:
         """Analyze ``text`` as a script run from ``state``."""
+
+    @abstractmethod
+    def _wrapper(
+        self, name: str, words: list[Word], state: State, stdin: str | None, xargs_input: bool
+    ) -> int | None:
+        """Analyze what the wrapper ``name`` runs; returns its "always" prefix length."""
 
     # -- recording -------------------------------------------------------------------------------
     def _record(self, pattern: str, always: str | None) -> int:
@@ -100,7 +107,7 @@ class Commands(ABC):
         chosen = {"all": operands, "first": operands[:1], "second": operands[1:2]}.get(spec.operands, [])
         names = [name for operand in chosen for name in _names(operand, spec.form)]
         for option, index, attached in parsed.values:
-            names += _names(_value(args, index, attached), "name") if option in spec.names else []
+            names += _names(option_value(args, index, attached), "name") if option in spec.names else []
         for operand in chosen if parsed.flags & spec.namerefs else []:  # declare -n REF=NAME
             _, eq, target = (operand.value or "").partition("=")
             names += _names(Word(target, target), "name") if eq else [None]
@@ -157,17 +164,19 @@ class Commands(ABC):
             self.expanding.discard(name)
             return None
         if name in WRAPPERS:
-            return self._wrapper(name, words, state, stdin)
+            return self._wrapper(name, words, state, stdin, xargs_input)
         if name in SHELLS:
             parsed = parse_options(values, frozenset({"-o", "-O", "+o", "+O", "--rcfile", "--init-file"}))
             if "-c" in parsed.flags:
-                if parsed.operands:
-                    self._string(args[parsed.operands[0]], state.fork())
+                if parsed.operands or xargs_input:  # xargs gives the script
+                    self._string(
+                        args[parsed.operands[0]] if parsed.operands else Word(XARGS_INPUT, None), state.fork()
+                    )
                 return None
             if (not parsed.operands or "-s" in parsed.flags) and not parsed.flags & {"--help", "--version"}:
                 self._string(Word(STDIN_SCRIPT, stdin), state.fork())  # its script is on stdin
                 return None
-        if name in ("eval", "trap", "alias"):
+        if name in ("eval", "trap", "alias", "hash"):
             return self._code(name, words, state)
         if name == "find":
             self._find(args, state)
@@ -187,7 +196,8 @@ class Commands(ABC):
 
     def _code(self, name: str, words: list[Word], state: State) -> int | None:
         """``eval ARGS``, ``trap CODE SIGNAL...``, ``alias NAME=CODE``: the code is analyzed as a
-        script (the "always" prefix only when it is literal)."""
+        script (the "always" prefix only when it is literal). ``hash -p PATH NAME`` makes NAME run
+        PATH, which is read as an alias of NAME."""
         args = words[1:]
         values = [w.value for w in args]
         known = True
@@ -204,45 +214,13 @@ class Commands(ABC):
                 known = self._string(Word(args[index].raw, code if eq else None), state.fork()) and known
             if eq:
                 self.aliases[alias] = code
+        if name == "hash":
+            parsed = parse_options(values, frozenset({"-p"}))
+            for _, index, attached in parsed.values:
+                program = option_value(args, index, attached)
+                code = program.raw if program.value is None else shlex.quote(program.value)
+                self.aliases.update(dict.fromkeys((values[i] or "" for i in parsed.operands), code))
         return always_prefix([w.value for w in words]) if known else None
-
-    def _wrapper(self, name: str, words: list[Word], state: State, stdin: str | None) -> int | None:
-        spec = WRAPPERS[name]
-        args = words[1:]
-        values = [w.value for w in args]
-        parsed = parse_options(values, spec.values | spec.paths, leading_options=True, optional=spec.optional)
-        inner_state = state
-        for option, index, attached in parsed.values:
-            value = _value(args, index, attached)
-            if option in spec.paths:
-                self.path(value, state)
-            elif name == "env" and option in ("-C", "--chdir"):
-                self.path(value, state)
-                inner_state = state.fork()
-                inner_state.cwd = resolve(value, state) or value.raw
-            elif name == "env" and option in ("-S", "--split-string"):
-                rest = " ".join(args[i].raw for i in parsed.operands)
-                self._string(
-                    Word(f"{value.raw} {rest}", f"{value.value} {rest}" if value.value else None), state
-                )
-                return None
-        if name == "command" and parsed.flags & {"-v", "-V"}:
-            return always_prefix([w.value for w in words])
-        operands = parsed.operands[spec.leading :]
-        start = operands[0] if operands else len(args)
-        if name == "coproc":  # coproc [NAME] { list; }: the grammar splits the group at its ';'
-            start += next((n + 1 for n, v in enumerate(values[start : start + 2]) if v == "{"), 0)
-        hijack: list[str] = []
-        while spec.assignments and start < len(args) and re.match(r"[^=]+=", values[start] or ""):
-            if hijacks((values[start] or "").partition("=")[0]):
-                hijack.append(args[start].shown)
-            start += 1
-        if start >= len(args):
-            return always_prefix([w.value for w in words])
-        xargs = name == "xargs"
-        stdin = None if xargs else stdin  # xargs gives its command /dev/null
-        count = self.command(args[start:], inner_state, " ".join(hijack), xargs_input=xargs, stdin=stdin)
-        return None if count is None else 1 + start + count
 
     def _find(self, args: list[Word], state: State) -> None:
         index = 0  # find [-H] [-L] [-P] [-D DEBUG] [-O LEVEL] START... EXPRESSION
@@ -314,7 +292,7 @@ class Commands(ABC):
             return
         for option, index, attached in parsed.values:
             if option in spec.paths:
-                self.path(_value(args, index, attached), state)
+                self.path(option_value(args, index, attached), state)
         operands = [args[i] for i in parsed.operands]
         if name == "git":
             self._git(parsed, args, state)
@@ -349,7 +327,7 @@ class Commands(ABC):
         inner = state.fork()
         for option, index, attached in parsed.values:
             if option == "-C":
-                value = _value(args, index, attached)
+                value = option_value(args, index, attached)
                 inner.cwd = resolve(value, inner) or value.raw
         for item in args[parsed.operands[skip - 1] + 1 :]:
             value = item.value
@@ -363,11 +341,6 @@ def setting(names: list[str]) -> str:
     """The label before a command that sets variables changing what runs: ``(sets PATH)``. Rules
     for the command (``read *``) do not match the labelled pattern, which is approved exactly."""
     return f"(sets {' '.join(names)})" if names else ""
-
-
-def _value(args: list[Word], index: int, attached: str | None) -> Word:
-    """An option's value: the text attached to it (``-fFILE``, ``--file=FILE``) or the next word."""
-    return args[index] if attached is None else Word(attached, attached)
 
 
 def _names(word: Word, form: Form) -> list[str | None]:

@@ -1,18 +1,17 @@
 """What the shell analysis knows about commands: wrappers, file commands and their options.
 
-A ``Wrapper`` runs another command (``sudo``, ``env``, ``timeout``, ``xargs``, ...): its options
-are skipped and what follows is analyzed as a command of its own. A ``FileCommand`` reads or
+A ``Wrapper`` runs another command (``sudo``, ``env``, ``timeout``, ``xargs``, ...), a script
+(``su -c CMD``, ``watch CMD``) or a shell (``su``, ``chroot DIR``): its options are skipped and
+what it runs is analyzed as if run directly (``_shell_wrappers.py``). A ``FileCommand`` reads or
 changes the paths among its operands (``rm``, ``cp``, ``cat``, ``sed``, ``tar``, ...): those are
 checked against the workspace. A ``Setter`` sets the variables it names (``read NAME``,
-``printf -v NAME``, ``declare NAME=VALUE``), like an assignment. Options are read the way getopt
-does (``-xzf FILE``, ``--file=FILE``, ``--`` ends them), so the operands are found even in
-clustered options.
+``printf -v NAME``, ``declare NAME=VALUE``), like an assignment. Their options are read by
+``_shell_words.parse_options``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -27,22 +26,61 @@ class Wrapper:
     values: frozenset[str] = frozenset()
     #: Options whose value is a path the wrapper itself reads or writes (``time -o FILE``).
     paths: frozenset[str] = frozenset()
-    #: Operands before the wrapped command (``timeout DURATION``).
+    #: Operands before the wrapped command (``timeout DURATION``)...
     leading: int = 0
+    #: ...which are paths it uses (``flock FILE``, ``chroot NEWROOT``).
+    leading_paths: bool = False
     #: ``NAME=VALUE`` operands may precede the wrapped command (``env A=1 cmd``).
     assignments: bool = False
     #: Options whose value is optional and only attached (``xargs -i{}``, ``--replace=X``).
     optional: frozenset[str] = frozenset()
+    #: Options whose value is the folder the command runs in (``env -C DIR``, ``sudo -D DIR``).
+    chdir: frozenset[str] = frozenset()
+    #: What follows: a command, the arguments of a shell (``su USER ARGS`` runs ``sh ARGS``), or
+    #: words joined into a script run with ``sh -c`` (``watch CMD``, ``parallel CMD ::: ARGS``)...
+    wrapped: Literal["command", "shell", "joined"] = "command"
+    #: ...but a command, with no leading operand, after one of these (``watch -x``, ``runuser -u``).
+    direct: frozenset[str] = frozenset()
+    #: Options whose value is a script run with ``sh -c`` (``su -c CMD``, ``flock FILE -c CMD``).
+    code: frozenset[str] = frozenset()
+    #: Options whose value is the shell run instead of ``sh`` (``su -s SHELL``).
+    shells: frozenset[str] = frozenset()
+    #: With no command, a shell reading its script on stdin runs (``chroot DIR``, ``newgrp``)...
+    shell: bool = False
+    #: ...or does with one of these options (``sudo -s``).
+    shell_options: frozenset[str] = frozenset()
+    #: Its options may follow its operands (getopt permutes them: ``su USER -c CMD``).
+    permute: bool = False
 
+
+_SU = _set("-g -G -w --group --supp-group --whitelist-environment")  # su, runuser
+_SU_CODE = _set("-c --command --session-command")
+_NAMESPACES = _set("-m -u -i -n -p -U -C -T --mount --uts --ipc --net --pid --user --cgroup --time")
 
 WRAPPERS: dict[str, Wrapper] = {
     "sudo": Wrapper(
-        _set("-u -g -C -D -h -p -r -t -U -T -R --user --group --close-from --chdir --host --prompt")
-        | _set("--role --type --other-user --command-timeout --chroot"),
+        _set("-u -g -C -h -p -r -t -U -T --user --group --close-from --host --prompt")
+        | _set("--role --type --other-user --command-timeout"),
+        _set("-R --chroot"),
         assignments=True,
+        chdir=_set("-D --chdir"),
+        shell_options=_set("-s -i --shell --login"),
     ),
-    "doas": Wrapper(_set("-u -C")),
-    "env": Wrapper(_set("-u -C -S --unset --chdir --split-string"), assignments=True),
+    "doas": Wrapper(_set("-u"), _set("-C"), shell_options=_set("-s")),
+    "pkexec": Wrapper(_set("--user")),
+    "su": Wrapper(_SU, leading=1, wrapped="shell", code=_SU_CODE, shells=_set("-s --shell"), permute=True),
+    "runuser": Wrapper(
+        _SU | _set("-u --user"),
+        leading=1,
+        wrapped="shell",
+        direct=_set("-u --user"),
+        code=_SU_CODE,
+        shells=_set("-s --shell"),
+        permute=True,
+    ),
+    "sg": Wrapper(leading=1, wrapped="joined", code=_set("-c"), shell=True),  # sg GROUP [-c] CMD
+    "newgrp": Wrapper(leading=1, shell=True),
+    "env": Wrapper(_set("-u -S --unset --split-string"), assignments=True, chdir=_set("-C --chdir")),
     "nice": Wrapper(_set("-n --adjustment")),
     "nohup": Wrapper(),
     "timeout": Wrapper(_set("-s -k --signal --kill-after"), leading=1),
@@ -63,7 +101,96 @@ WRAPPERS: dict[str, Wrapper] = {
     ),
     "busybox": Wrapper(),  # busybox APPLET ARGS
     "coproc": Wrapper(),  # coproc [NAME] COMMAND
+    "watch": Wrapper(
+        _set("-n -q --interval --equexit"),
+        optional=_set("-d --differences"),
+        wrapped="joined",
+        direct=_set("-x --exec"),
+    ),
+    "flock": Wrapper(
+        _set("-w -E --wait --timeout --conflict-exit-code"),
+        leading=1,
+        leading_paths=True,
+        code=_set("-c --command"),
+    ),
+    "script": Wrapper(
+        _set("-E -m -o --echo --logging-format --output-limit"),
+        _set("-I -O -B -T -t --log-in --log-out --log-io --log-timing --timing"),
+        leading=1,
+        leading_paths=True,
+        optional=_set("-t --timing"),
+        wrapped="shell",
+        code=_set("-c --command"),
+        permute=True,
+    ),
+    "parallel": Wrapper(  # GNU parallel, with the options that take a value
+        _set("-j -n -N -L -l -d -E -I -S -P -s -X -C -J --jobs --max-args --max-replace-args --delimiter")
+        | _set("--colsep --sshlogin --timeout --retries --results --tmpdir --workdir --wd --env --halt")
+        | _set(
+            "--tag-string --tagstring --memfree --load --delay --block --recstart --recend --nice --header"
+        )
+        | _set("--termseq --sshdelay --tf --transferfile --return --bf --basefile --profile --limit --filter")
+        | _set("--rpl --er --bnr --dnr --bner --extensionreplace --basenamereplace --dirnamereplace")
+        | _set("--basenameextensionreplace --seqreplace --slotreplace"),
+        _set("-a --arg-file --joblog --sshloginfile"),
+        optional=_set("-i --replace"),
+        wrapped="joined",
+        direct=_set("-q --quote"),
+    ),
+    "chroot": Wrapper(_set("--userspec --groups"), leading=1, leading_paths=True, shell=True),
+    "unshare": Wrapper(
+        _set("-S -G --setuid --setgid --propagation --setgroups")
+        | _set("--map-user --map-group --map-users --map-groups"),
+        _set("-R --root"),
+        optional=_NAMESPACES | _set("--mount-proc --kill-child"),
+        chdir=_set("-w --wd"),
+        shell=True,
+    ),
+    "nsenter": Wrapper(
+        _set("-t -S -G --target --setuid --setgid"),
+        _set("-r --root"),
+        optional=_NAMESPACES | _set("-r -w --root --wd"),
+        chdir=_set("-w --wd"),
+        shell=True,
+    ),
+    "fakeroot": Wrapper(_set("-b --fd-base"), _set("-l -i -s --lib --faked"), shell=True),
+    "setpriv": Wrapper(
+        _set("--reuid --regid --ruid --euid --rgid --egid --groups --inh-caps --ambient-caps --bounding-set")
+        | _set(
+            "--securebits --pdeathsig --selinux-label --apparmor-profile --landlock-access --landlock-rule"
+        ),
+        _set("--seccomp-filter"),
+    ),
+    "systemd-run": Wrapper(
+        _set("-u -p -E -H -M --unit --property --description --slice --setenv --uid --gid --nice --host")
+        | _set("--machine --service-type --on-active --on-boot --on-calendar --timer-property"),
+        chdir=_set("--working-directory"),
+        shell_options=_set("-S --shell"),
+    ),
+    **dict.fromkeys(
+        _set("valgrind unbuffer chronic nocache catchsegv dbus-run-session dbus-launch firejail"), Wrapper()
+    ),
+    "ltrace": Wrapper(_set("-a -A -D -e -n -p -s -u -w -x"), _set("-o -F -l --output --config --library")),
+    "torsocks": Wrapper(_set("-u -p -a -P --user --pass --address --port")),
+    "proxychains": Wrapper(paths=_set("-f")),
+    "proxychains4": Wrapper(paths=_set("-f")),
+    "faketime": Wrapper(_set("-p"), leading=1),  # faketime TIMESTAMP CMD
+    "cpulimit": Wrapper(_set("-l -p -e -c -m --limit --pid --exe --cpu")),
+    "numactl": Wrapper(_set("-i -N -m -C -p --interleave --cpunodebind --membind --physcpubind --preferred")),
+    "xvfb-run": Wrapper(
+        _set("-n -s -w -p --server-num --server-args --wait"), _set("-f -e --auth-file --error-file")
+    ),
+    "sshpass": Wrapper(_set("-p -d -P"), _set("-f")),
+    "ssh-agent": Wrapper(_set("-a -E -t -P -O")),
 }
+
+#: GNU parallel's separators before its arguments (``:::``) or files of arguments (``::::``).
+PARALLEL_SOURCES = _set("::: :::+ :::: ::::+")
+#: GNU parallel's options that change its replacement strings: its template is then unknown.
+PARALLEL_REPLACING = _set(
+    "-I -i --replace --rpl --plus --er --bnr --dnr --bner --extensionreplace --basenamereplace "
+    "--dirnamereplace --basenameextensionreplace --seqreplace --slotreplace"
+)
 
 #: Shells whose ``-c STRING``, or literal script on stdin (heredoc, herestring), is parsed.
 SHELLS = _set("bash sh zsh dash ksh ash")
@@ -195,7 +322,7 @@ _COPY = FileCommand(_set("-S --suffix -m --mode -o --owner -g --group"), _set("-
 FILE_COMMANDS: dict[str, FileCommand] = {
     **dict.fromkeys(
         _set(
-            "rm rmdir mkdir touch cat tac less more unlink shred stat file wc du ls ll nl od xxd "
+            "rm rmdir mkdir touch cat tac less more unlink shred stat file wc du ls ll nl od xxd sudoedit "
             "hexdump strings readlink realpath md5sum sha1sum sha256sum sha512sum cksum tee "
             "diff cmp source . vim vi nano emacs code open xdg-open"
         ),
@@ -259,59 +386,3 @@ FILE_COMMANDS: dict[str, FileCommand] = {
 
 #: git subcommands whose operands (other than URLs) are folders it creates or reads.
 GIT_FOLDERS = frozenset({"clone", "init", "worktree add"})
-
-
-@dataclass
-class Parsed:
-    """A command's arguments sorted the getopt way: option values and operands."""
-
-    #: (option, word index, value attached to the option inside that word or None for the whole word)
-    values: list[tuple[str, int, str | None]] = field(default_factory=list[tuple[str, int, str | None]])
-    operands: list[int] = field(default_factory=list[int])  # word indexes
-    flags: set[str] = field(default_factory=set[str])
-
-
-def parse_options(
-    words: Sequence[str | None],
-    takes_value: frozenset[str],
-    leading_options: bool = False,
-    optional: frozenset[str] = frozenset(),
-) -> Parsed:
-    """Split ``words`` (the arguments, quoting removed, None when unknown) getopt-style:
-    ``-xzf FILE``, ``-fFILE``, ``--file=FILE``, ``--file FILE``; ``--`` ends the options, and with
-    ``leading_options`` so does the first operand. ``optional`` options take a value only when it
-    is attached (``-iX``, ``--replace=X``). An unknown word counts as an operand."""
-    parsed = Parsed()
-    index = 0
-    options_done = False
-    while index < len(words):
-        word = words[index]
-        if options_done or word is None or word == "-" or not word.startswith("-"):
-            parsed.operands.append(index)
-            options_done = options_done or leading_options
-        elif word == "--":
-            options_done = True
-        elif word.startswith("--"):
-            name, eq, value = word.partition("=")
-            parsed.flags.add(name)
-            if (name in takes_value or name in optional) and eq:
-                parsed.values.append((name, index, value))
-            elif name in takes_value and index + 1 < len(words):
-                index += 1
-                parsed.values.append((name, index, None))
-        else:
-            for position in range(1, len(word)):
-                option = "-" + word[position]
-                parsed.flags.add(option)
-                if option not in takes_value and option not in optional:
-                    continue
-                if position + 1 < len(word):
-                    parsed.values.append((option, index, word[position + 1 :]))
-                elif option in optional:
-                    break
-                elif index + 1 < len(words):
-                    index += 1
-                    parsed.values.append((option, index, None))
-                break
-        index += 1
-    return parsed

@@ -4,6 +4,8 @@
 known at run time). Unquoted ``* ? [ {`` mark a word the shell expands as a glob or brace;
 ``expand`` does the brace expansion (``{.,.}./x`` is ``../x ../x``) the way bash does, ``climbs``
 tells a glob that can reach up, ``stdin_script`` the literal script a heredoc or herestring feeds.
+``parse_options`` reads a command's options the way getopt does (``-xzf FILE``, ``--file=FILE``,
+``--`` ends them), so the operands are found even in clustered options.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import itertools
 import re
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from tree_sitter import Node
@@ -105,6 +107,11 @@ def word(node: Node) -> Word:
     raw = _source(node)
     value, glob = _static(node)
     return Word(raw, value, glob, node.type in ("word", "concatenation") and raw.startswith("~"))
+
+
+def option_value(args: Sequence[Word], index: int, attached: str | None) -> Word:
+    """An option's value: the text attached to it (``-fFILE``, ``--file=FILE``) or the next word."""
+    return args[index] if attached is None else Word(attached, attached)
 
 
 def expand(item: Word) -> list[Word]:
@@ -207,3 +214,59 @@ def stdin_script(redirects: Sequence[Node]) -> str | None:
 
 def _source(node: Node) -> str:
     return (node.text or b"").decode(errors="replace")
+
+
+@dataclass
+class Parsed:
+    """A command's arguments sorted the getopt way: option values and operands."""
+
+    #: (option, word index, value attached to the option inside that word or None for the whole word)
+    values: list[tuple[str, int, str | None]] = field(default_factory=list[tuple[str, int, str | None]])
+    operands: list[int] = field(default_factory=list[int])  # word indexes
+    flags: set[str] = field(default_factory=set[str])
+
+
+def parse_options(
+    words: Sequence[str | None],
+    takes_value: frozenset[str],
+    leading_options: bool = False,
+    optional: frozenset[str] = frozenset(),
+) -> Parsed:
+    """Split ``words`` (the arguments, quoting removed, None when unknown) getopt-style:
+    ``-xzf FILE``, ``-fFILE``, ``--file=FILE``, ``--file FILE``; ``--`` ends the options, and with
+    ``leading_options`` so does the first operand. ``optional`` options take a value only when it
+    is attached (``-iX``, ``--replace=X``). An unknown word counts as an operand."""
+    parsed = Parsed()
+    index = 0
+    options_done = False
+    while index < len(words):
+        word = words[index]
+        if options_done or word is None or word == "-" or not word.startswith("-"):
+            parsed.operands.append(index)
+            options_done = options_done or leading_options
+        elif word == "--":
+            options_done = True
+        elif word.startswith("--"):
+            name, eq, value = word.partition("=")
+            parsed.flags.add(name)
+            if (name in takes_value or name in optional) and eq:
+                parsed.values.append((name, index, value))
+            elif name in takes_value and index + 1 < len(words):
+                index += 1
+                parsed.values.append((name, index, None))
+        else:
+            for position in range(1, len(word)):
+                option = "-" + word[position]
+                parsed.flags.add(option)
+                if option not in takes_value and option not in optional:
+                    continue
+                if position + 1 < len(word):
+                    parsed.values.append((option, index, word[position + 1 :]))
+                elif option in optional:
+                    break
+                elif index + 1 < len(words):
+                    index += 1
+                    parsed.values.append((option, index, None))
+                break
+        index += 1
+    return parsed

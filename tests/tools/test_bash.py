@@ -109,6 +109,9 @@ async def test_a_denied_command_cannot_hide(tmp_path: Path, command: str) -> Non
         ("cd in/../.. && rm secret", "cd *"),
         ("find -P {up} -name secret -delete", "find *"),
         ("bash <<'EOF'\nrm {up}/secret\nEOF", "bash *"),
+        ("su -c 'cat {up}/secret'", "su *"),
+        ("script -qc 'cat {up}/secret' /dev/null", "script *"),
+        ("flock lock cat {up}/secret", "flock *"),
     ],
 )
 async def test_reaching_outside_is_asked_however_it_is_spelled(
@@ -136,6 +139,15 @@ async def test_reaching_outside_is_asked_however_it_is_spelled(
         "trap 'rm -rf build' EXIT",
         "bash <<< 'rm -rf build'",
         "shopt -s expand_aliases; alias r='rm -rf build'; r",
+        "su -c 'rm -rf build'",
+        "runuser -u root -- rm -rf build",
+        "watch -n 1 rm -rf build",
+        "flock lock -c 'rm -rf build'",
+        "script -qc 'rm -rf build' /dev/null",
+        "parallel rm -rf ::: build",
+        "chroot / rm -rf build",
+        "echo build | xargs sudo rm -rf",
+        "hash -p /bin/rm ls; ls -rf build",
     ],
 )
 async def test_a_denied_command_cannot_hide_in_code_strings(tmp_path: Path, command: str) -> None:

@@ -16,8 +16,7 @@ import pytest
 
 from tools._arity import always_prefix
 from tools._shell import permission_requests
-from tools._shell_specs import parse_options
-from tools._shell_words import MAX_WORDS, braces
+from tools._shell_words import MAX_WORDS, braces, parse_options
 
 Row = tuple[str, list[str], list[tuple[str, str]]]
 
@@ -347,6 +346,123 @@ TABLE: list[Row] = [
     ),
     ("xargs -l rm", ["(xargs input)"], [("xargs -l rm", "xargs -l rm *"), ("rm", "rm *")]),
     ("xargs --eof rm", ["(xargs input)"], [("xargs --eof rm", "xargs --eof rm *"), ("rm", "rm *")]),
+    # wrappers that run a script (su -c, flock -c, script -c), their words through sh -c (watch,
+    # parallel, sg), the arguments of a shell (su USER ARGS), or a shell reading stdin (su, chroot)
+    ("su -c 'rm -rf {out}/x'", ["{out}/*"], [("su -c 'rm -rf {out}/x'", "="), ("rm -rf {out}/x", "rm *")]),
+    ("su - root -c 'rm ../x'", ["{up}/*"], [("su - root -c 'rm ../x'", "="), ("rm ../x", "rm *")]),
+    ("su root -c 'cat ../x' -l", ["{up}/*"], [("su root -c 'cat ../x' -l", "="), ("cat ../x", "cat *")]),
+    ("su root <<< 'rm ../x'", ["{up}/*"], [("su root", "="), ("rm ../x", "rm *")]),
+    ("su root x.sh", [], [("su root x.sh", "=")]),
+    (
+        "su -s /bin/rm root -- -rf ../x",
+        ["{up}/*"],
+        [("su -s /bin/rm root -- -rf ../x", "="), ("/bin/rm -rf ../x", "/bin/rm *"), ("rm -rf ../x", "rm *")],
+    ),
+    (
+        "runuser -u nobody -- rm ../x",
+        ["{up}/*"],
+        [("runuser -u nobody -- rm ../x", "runuser -u nobody -- rm *"), ("rm ../x", "rm *")],
+    ),
+    ("runuser nobody -c 'rm ../x'", ["{up}/*"], [("runuser nobody -c 'rm ../x'", "="), ("rm ../x", "rm *")]),
+    ("sudo -s <<< 'rm ../x'", ["{up}/*"], [("sudo -s", "="), ("rm ../x", "rm *")]),
+    ("sudo -D {out} rm x", ["{out}/*"], [("sudo -D {out} rm x", "sudo -D {out} rm *"), ("rm x", "rm *")]),
+    ("sudo -e {out}/f", ["{out}/*"], [("sudo -e {out}/f", "=")]),
+    ("sudoedit {out}/f", ["{out}/*"], [("sudoedit {out}/f", "sudoedit *")]),
+    ("watch rm -rf ../x", ["{up}/*"], [("watch rm -rf ../x", "="), ("rm -rf ../x", "rm *")]),
+    (
+        "watch -n 1 'cat ../x; ls'",
+        ["{up}/*"],
+        [("watch -n 1 'cat ../x; ls'", "="), ("cat ../x", "cat *"), ("ls", "ls *")],
+    ),
+    ("watch -x rm ../x", ["{up}/*"], [("watch -x rm ../x", "watch -x rm *"), ("rm ../x", "rm *")]),
+    (
+        "flock {out}/lock rm x",
+        ["{out}/*"],
+        [("flock {out}/lock rm x", "flock {out}/lock rm *"), ("rm x", "rm *")],
+    ),
+    ("flock lock -c 'rm ../x'", ["{up}/*"], [("flock lock -c 'rm ../x'", "="), ("rm ../x", "rm *")]),
+    (
+        "script -qc 'rm ../x' /dev/null",
+        ["{up}/*"],
+        [("script -qc 'rm ../x' /dev/null", "="), ("rm ../x", "rm *")],
+    ),
+    ("script -q {out}/log <<< ls", ["{out}/*"], [("script -q {out}/log", "="), ("ls", "ls *")]),
+    ("sg users 'rm ../x'", ["{up}/*"], [("sg users 'rm ../x'", "="), ("rm ../x", "rm *")]),
+    ("sg users -c 'rm ../x'", ["{up}/*"], [("sg users -c 'rm ../x'", "="), ("rm ../x", "rm *")]),
+    ("newgrp users <<< 'rm ../x'", ["{up}/*"], [("newgrp users", "="), ("rm ../x", "rm *")]),
+    (
+        "parallel rm ::: ../x src",
+        ["{up}/*"],
+        [("parallel rm ::: ../x src", "="), ("rm ../x", "rm *"), ("rm src", "rm *")],
+    ),
+    (
+        "parallel -j2 bash -c {} ::: 'rm ../x'",
+        ["{up}/*"],
+        [("parallel -j2 bash -c {} ::: 'rm ../x'", "="), ("bash -c 'rm ../x'", "="), ("rm ../x", "rm *")],
+    ),
+    (
+        "parallel cp {1} {2} ::: a ::: ../b",
+        ["{up}/*"],
+        [("parallel cp {1} {2} ::: a ::: ../b", "="), ("cp a ../b", "cp *")],
+    ),
+    ("parallel ::: 'rm ../x'", ["{up}/*"], [("parallel ::: 'rm ../x'", "="), ("rm ../x", "rm *")]),
+    (
+        "ls | parallel gzip",
+        ["(parallel input)"],
+        [("ls", "ls *"), ("parallel gzip", "="), ("gzip", "gzip *")],
+    ),
+    (
+        "parallel echo {= s/a/b/ =} ::: a",
+        ["echo {= s/a/b/ =}"],
+        [("parallel echo {= s/a/b/ '=}' ::: a", "=")],
+    ),
+    ("chroot {out} rm x", ["{out}/*"], [("chroot {out} rm x", "chroot {out} rm *"), ("rm x", "rm *")]),
+    ("chroot {out} <<< 'rm x'", ["{out}/*"], [("chroot {out}", "="), ("rm x", "rm *")]),
+    (
+        "unshare -r -w {out} rm x",
+        ["{out}/*"],
+        [("unshare -r -w {out} rm x", "unshare -r -w {out} rm *"), ("rm x", "rm *")],
+    ),
+    (
+        "nsenter -t 1 -m rm ../x",
+        ["{up}/*"],
+        [("nsenter -t 1 -m rm ../x", "nsenter -t 1 -m rm *"), ("rm ../x", "rm *")],
+    ),
+    ("env - rm ../x", ["{up}/*"], [("env - rm ../x", "env - rm *"), ("rm ../x", "rm *")]),
+    ("fakeroot -- rm ../x", ["{up}/*"], [("fakeroot -- rm ../x", "fakeroot -- rm *"), ("rm ../x", "rm *")]),
+    (
+        "setpriv --reuid 1 rm ../x",
+        ["{up}/*"],
+        [("setpriv --reuid 1 rm ../x", "setpriv --reuid 1 rm *"), ("rm ../x", "rm *")],
+    ),
+    (
+        "systemd-run --user rm ../x",
+        ["{up}/*"],
+        [("systemd-run --user rm ../x", "systemd-run --user rm *"), ("rm ../x", "rm *")],
+    ),
+    ("pkexec rm ../x", ["{up}/*"], [("pkexec rm ../x", "pkexec rm *"), ("rm ../x", "rm *")]),
+    (
+        "valgrind --leak-check=full rm ../x",
+        ["{up}/*"],
+        [("valgrind --leak-check=full rm ../x", "valgrind --leak-check=full rm *"), ("rm ../x", "rm *")],
+    ),
+    (
+        "xvfb-run -a -s '-screen 0' rm x",
+        [],
+        [("xvfb-run -a -s '-screen 0' rm x", "xvfb-run -a -s '-screen 0' rm *"), ("rm x", "rm *")],
+    ),
+    (
+        "faketime yesterday rm ../x",
+        ["{up}/*"],
+        [("faketime yesterday rm ../x", "faketime yesterday rm *"), ("rm ../x", "rm *")],
+    ),
+    # xargs gives what it runs its input, through other wrappers too, or as the script of sh -c
+    (
+        "xargs sudo rm",
+        ["(xargs input)"],
+        [("xargs sudo rm", "xargs sudo rm *"), ("sudo rm", "sudo rm *"), ("rm", "rm *")],
+    ),
+    ("xargs sh -c", ["(xargs input)"], [("xargs sh -c", "="), ("sh -c", "=")]),
     # coproc, busybox, a shell reading its script from stdin, trap and alias strings
     ("coproc rm victim", [], [("coproc rm victim", "coproc rm *"), ("rm victim", "rm *")]),
     (
@@ -382,6 +498,16 @@ TABLE: list[Row] = [
         "alias r='rm -rf'; r {out}/y",
         ["{out}/*"],
         [("alias 'r=rm -rf'", "alias *"), ("rm -rf", "rm *"), ("r {out}/y", "="), ("rm -rf {out}/y", "rm *")],
+    ),
+    (
+        "hash -p /bin/rm ls; ls -rf x",
+        [],
+        [
+            ("hash -p /bin/rm ls", "hash *"),
+            ("ls -rf x", "="),
+            ("/bin/rm -rf x", "/bin/rm *"),
+            ("rm -rf x", "rm *"),
+        ],
     ),
     # git's code-running variables, set before a command or exported
     (
@@ -490,6 +616,24 @@ def test_table_is_large_and_covers_every_wrapper() -> None:
         "eval",
         "coproc",
         "busybox",
+        "su ",
+        "runuser",
+        "watch",
+        "flock",
+        "script",
+        "parallel",
+        "sg ",
+        "newgrp",
+        "chroot",
+        "unshare",
+        "nsenter",
+        "fakeroot",
+        "setpriv",
+        "systemd-run",
+        "pkexec",
+        "valgrind",
+        "xvfb-run",
+        "faketime",
     ):
         assert wrapper in text, wrapper
 
