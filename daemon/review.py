@@ -197,6 +197,7 @@ class EditorChanges:
             "newUri": change.move_to.as_uri() if change.move_to is not None else None,
             "baseVersion": proposal.base_version,
             "isNewFile": change.before is None,
+            "isDeletion": change.after is None,
             "oldText": change.before or "",
             "newText": change.after or "",
             "hunks": [
@@ -278,7 +279,7 @@ class EditorChanges:
             final = _expected(proposal, decision, accepted)
         by_client = bool(answer.get("appliedByClient"))
         current = self.buffers.text(change.path)  # the file may have been opened meanwhile: fine
-        if not by_client and current is not None and current != (change.before or ""):
+        if not by_client and current is not None and not _holds(current, change.before):
             where = ctx.relative(change.path)
             note = f"{where} changed in the editor during the review; nothing was applied. Read it again."
             return Applied(change, None, "rejected", note)
@@ -314,7 +315,7 @@ class EditorChanges:
             return Applied(change, text, "applied")
         if (stale := self._unseen_edits(ctx, change)) is not None:  # the edits are relative to it
             return stale
-        edits = _line_edits(hunks(change.before or "", text), None)
+        edits = _line_edits(hunks(self.buffers.text(change.target) or "", text), None)
         applied, reason = await self.editor.apply_edit(_document_edit(change.target, version, edits))
         if not applied:
             reason = reason or "the editor refused the edit"
@@ -324,7 +325,7 @@ class EditorChanges:
 
     def _unseen_edits(self, ctx: ToolContext, change: FileChange) -> Applied | None:
         """A rejection when the buffer no longer holds what the change was made on."""
-        if self.buffers.text(change.path) == (change.before or ""):
+        if _holds(self.buffers.text(change.path), change.before):
             return None
         where = ctx.relative(change.path)
         note = f"{where} in the editor differs from what the change was made on; nothing was applied."
@@ -339,7 +340,7 @@ class EditorChanges:
         old, new = change.path.as_uri(), change.move_to.as_uri()
         parts: list[types.TextDocumentEdit | types.RenameFile] = [types.RenameFile(old_uri=old, new_uri=new)]
         if text != change.before:
-            edits = _line_edits(hunks(change.before or "", text), None)
+            edits = _line_edits(hunks(self.buffers.text(change.path) or "", text), None)
             renamed = types.OptionalVersionedTextDocumentIdentifier(new, None)  # its version is the editor's
             parts.append(types.TextDocumentEdit(renamed, edits))
         applied, reason = await self.editor.apply_edit(types.WorkspaceEdit(document_changes=parts))
@@ -363,6 +364,13 @@ class EditorChanges:
 
 
 ANNOTATION = "lspilot"
+
+
+def _holds(buffer: str | None, before: str | None) -> bool:
+    """Whether the editor's buffer holds the text a change was made on. Neovim sends an empty
+    buffer as "\n" (its one empty line, with 'eol'): that is how it holds an empty file. Edits
+    to a buffer are computed from the buffer's own text."""
+    return buffer == (before or "") or (not before and buffer == "\n")
 
 
 async def _in_turn(steps: Sequence[tuple[FileChange, Callable[[], Awaitable[Applied]]]]) -> list[Applied]:

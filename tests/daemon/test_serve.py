@@ -760,6 +760,8 @@ async def test_an_accepted_deletion_deletes_the_file_and_a_move_moves_it(
     editor.review_answers.extend([{"decision": "accept"}, {"decision": "accept"}])
     assert (await editor.command("lspilot.ask", {"prompt": "tidy up"}))["stopReason"] == "end"
     assert tool_results(fake)[-1] == "Applied the patch:\n  D b.py\n  R c.py -> d.py"
+    flags = [(r["isNewFile"], r["isDeletion"], r["newUri"] is not None) for r in editor.reviews]
+    assert flags == [(False, True, False), (False, False, True)]
     assert not (workspace / "b.py").exists()  # deleted, not emptied
     assert not (workspace / "c.py").exists() and (workspace / "d.py").read_text() == "C = 2\n"
 

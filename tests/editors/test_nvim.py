@@ -391,6 +391,53 @@ def test_a_move_without_line_changes_waits_for_the_user(
     assert "not now" in tool_results(fake)[-1]
 
 
+def test_deleting_an_empty_file_says_so_and_waits_for_the_user(
+    editor: Editor, fake: ScriptedModel, workspace: Path
+) -> None:
+    (workspace / "empty.py").write_text("")
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("read", {"filePath": "empty.py"})]),
+            Turn(
+                tool_calls=[
+                    (
+                        "apply_patch",
+                        {"patchText": "*** Begin Patch\n*** Delete File: empty.py\n*** End Patch"},
+                    )
+                ]
+            ),
+            Turn(text="deleted"),
+        ]
+    )
+    editor.ask("remove empty.py")
+    editor.pending(1)
+    [mark] = cast(list[dict[str, Any]], editor.lua(EXTMARKS, "empty.py"))
+    assert mark["virt"][0] == "lspilot deletes this empty file"
+    editor.lua("vim.cmd('Lspilot accept-all')")
+    assert editor.finished() == "end"
+    assert not (workspace / "empty.py").exists(), tool_results(fake)
+
+
+def test_an_empty_file_not_open_gets_the_accepted_text(
+    editor: Editor, fake: ScriptedModel, workspace: Path
+) -> None:
+    # Neovim sends an empty buffer as "\n" (one empty line, 'eol'): that is the file's "" on disk.
+    (workspace / "empty.py").write_text("")
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("read", {"filePath": "empty.py"})]),
+            Turn(tool_calls=[("write", {"filePath": "empty.py", "content": "X = 1\n"})]),
+            Turn(text="done"),
+        ]
+    )
+    editor.ask("fill empty.py")
+    editor.pending(1)
+    editor.lua("vim.cmd('Lspilot accept-all')")
+    assert editor.finished() == "end"
+    assert tool_results(fake)[-1] == "Replaced empty.py (1 line).", tool_results(fake)
+    assert editor.buffer("empty.py") == ["X = 1"]
+
+
 def test_reject_with_feedback_reaches_the_model(editor: Editor, fake: ScriptedModel, workspace: Path) -> None:
     edit = {"filePath": "a.py", "oldString": "3.14", "newString": "22 / 7"}
     fake.turns.extend(

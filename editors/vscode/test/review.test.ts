@@ -16,6 +16,7 @@ function params(proposalId: string): ReviewEditParams {
     uri: "file:///x.py",
     baseVersion: 1,
     isNewFile: false,
+    isDeletion: false,
     oldText: OLD,
     newText: NEW,
     hunks: [

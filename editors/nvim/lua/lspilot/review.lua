@@ -155,7 +155,10 @@ local function whole_file(params)
   if params.isNewFile then
     return 'lspilot creates this file, empty'
   end
-  return 'no line changes (an empty file: lspilot may delete it)'
+  if params.isDeletion then
+    return 'lspilot deletes this empty file'
+  end
+  return 'no line changes'
 end
 
 --- Show a lspilot/reviewEdit request in its buffer; `answer(result)` replies to the server.

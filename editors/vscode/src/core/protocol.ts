@@ -184,6 +184,7 @@ export interface ReviewEditParams {
   uri: string;
   baseVersion: number | null;
   isNewFile: boolean;
+  isDeletion: boolean;
   oldText: string;
   newText: string;
   hunks: Hunk[];
