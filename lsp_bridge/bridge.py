@@ -13,13 +13,13 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, cast
 
 from lsprotocol import types as lsp
 
 from . import install
+from .answers import Answer, each, failed_note
 from .connection import Decode, ServerConnection
 from .documents import Document, DocumentStore, uri_to_path
 from .errors import BridgeError, NoServerForFile, ServerBroken, ServerStartError, UnsupportedOperation
@@ -30,20 +30,10 @@ from .sync import Synchronizer
 
 log = logging.getLogger(__name__)
 
-T = TypeVar("T")
 Key = tuple[str, Path]
 
 CRASH_WINDOW = 180.0
 CRASHES_BEFORE_BROKEN = 5
-
-
-@dataclass
-class Answer(Generic[T]):
-    """A result, and whether it may be incomplete (a server was still busy), with why."""
-
-    value: T
-    complete: bool = True
-    notes: list[str] = field(default_factory=list[str])
 
 
 class Bridge:
@@ -79,8 +69,9 @@ class Bridge:
         return [c for c in self._connections.values() if c.alive]
 
     async def connections_for(self, path: Path) -> list[ServerConnection]:
-        """Running, synced connections of every enabled server for ``path``."""
-        return await self._connections_at(self._route(path))
+        """Running, synced connections of every enabled server for ``path`` (those that started,
+        if some did)."""
+        return await self._connections_at(self._route(path), [])
 
     def _resolved(self, path: Path) -> Path:
         """``path.resolve()``, from the route cache when a server handles the file."""
@@ -93,7 +84,9 @@ class Bridge:
         self._sync.drain()  # a created or deleted file may move a root: see Router
         return self._router.route(path, self._sync.layout_version)
 
-    async def _connections_at(self, route: Route) -> list[ServerConnection]:
+    async def _connections_at(self, route: Route, notes: list[str]) -> list[ServerConnection]:
+        """The route's running connections; one that cannot start is left out with a note,
+        unless none started."""
         if len(route.targets) == 1:  # the usual case: no gather (a task, more loop turns)
             spec, root = route.targets[0]
             return [await self._connection(spec, root)]
@@ -102,11 +95,12 @@ class Bridge:
             return_exceptions=True,
         )
         connections = [r for r in results if isinstance(r, ServerConnection)]
-        errors = [r for r in results if isinstance(r, BaseException)]
-        for error in errors:
-            if not isinstance(error, BridgeError) or not connections:
-                raise error
-            log.warning("%s", error)
+        for (spec, _root), error in zip(route.targets, results, strict=True):
+            if isinstance(error, BaseException):
+                if not isinstance(error, BridgeError) or not connections:
+                    raise error
+                log.warning("%s", error)
+                notes.append(failed_note(spec.name, error, [c.spec.name for c in connections]))
         return connections
 
     async def _connection(self, spec: ServerSpec, root: Path) -> ServerConnection:
@@ -228,9 +222,9 @@ class Bridge:
     def close_document(self, path: Path) -> None:
         self.documents.unpin(self._resolved(path))
 
-    async def _prepare(self, path: Path) -> tuple[list[ServerConnection], Document]:
+    async def _prepare(self, path: Path, notes: list[str]) -> tuple[list[ServerConnection], Document]:
         route = self._route(path)
-        connections = await self._connections_at(route)
+        connections = await self._connections_at(route, notes)
         alive = self.connections
         doc = self._sync.refresh(alive, route.path)
         for conn in connections:
@@ -273,23 +267,24 @@ class Bridge:
         params: Callable[[Document], Any],
         decode: Decode | None,
     ) -> tuple[list[ServerConnection], list[Any], list[str]]:
-        """``ask``'s work: the servers asked, their results, and notes (none: complete)."""
-        connections, doc = await self._prepare(path)
+        """``ask``'s work: the servers that answered, their results, and notes (none: complete).
+        A server that fails is left out with a note, unless no server answered."""
+        notes: list[str] = []
+        connections, doc = await self._prepare(path, notes)
         able = [c for c in connections if c.supports(provider, method)]
         if not able:
             raise UnsupportedOperation(method, provider, [c.spec.name for c in connections], path.name)
-        notes: list[str] = []
-        for conn in able:
+        timeout = self.config.request_timeout
+
+        async def one(conn: ServerConnection) -> Any:
             if not conn.ready:
                 await self._ready(conn, notes)
-        timeout = self.config.request_timeout
+            return await conn.request(method, params(doc), timeout, read_only=True, decode=decode)
+
         if len(able) == 1:  # no gather: it would cost a task and extra event loop turns
-            results = [await able[0].request(method, params(doc), timeout, read_only=True, decode=decode)]
-        else:
-            results = await asyncio.gather(
-                *(c.request(method, params(doc), timeout, read_only=True, decode=decode) for c in able)
-            )
-        return able, results, notes
+            return able, [await one(able[0])], notes
+        answered, results = await each(able, one, _name, notes)
+        return answered, results, notes
 
     async def _locations(
         self, path: Path, method: str, provider: str, params: Callable[[Document], Any]
@@ -397,13 +392,14 @@ class Bridge:
         """Diagnostics of exactly the current version of ``path`` (disk, or ``text``)."""
         if text is not None:
             self.documents.set_overlay(self._resolved(path), text)
-        connections, doc = await self._prepare(path)
-        asked = (doc.text, self.documents.latest_version)
         notes: list[str] = []
+        connections, doc = await self._prepare(path, notes)
+        asked = (doc.text, self.documents.latest_version)
         if len(connections) == 1:  # no gather: it would cost a task and extra event loop turns
             results = [await self._diagnostics(connections[0], doc, notes)]
         else:
-            results = await asyncio.gather(*(self._diagnostics(c, doc, notes) for c in connections))
+            each_server = await each(connections, lambda c: self._diagnostics(c, doc, notes), _name, notes)
+            results = each_server[1]
         merged = [d for result in results for d in result]
         if not notes and asked[1] == self.documents.latest_version:
             self._answered.pop(doc.path, None)
@@ -477,6 +473,10 @@ class Bridge:
             current = conn.diagnostics.get(doc.uri)
             return current.diagnostics if current else []
         return pushed.diagnostics
+
+
+def _name(conn: ServerConnection) -> str:
+    return conn.spec.name
 
 
 def _items(result: Any) -> list[Any]:

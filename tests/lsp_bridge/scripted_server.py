@@ -9,8 +9,8 @@ server's requests in one table keyed by id loses its request and waits forever.
 It also registers a ``**/*.py`` file watcher and answers ``scripted/received`` with the
 didChange and didChangeWatchedFiles notifications it got, as ``[method, uris]`` pairs.
 
-Pull diagnostics answer at once with none, except for a document whose text contains
-``HANG``: that request is answered only when the client cancels it.
+Pull diagnostics answer at once (an error for each line containing ``ERR``), except for a
+document whose text contains ``HANG``: that request is answered only when the client cancels it.
 
 With ``--push`` it publishes diagnostics instead, without versions, the way
 typescript-language-server does: a change first gets, at once, a publish of the previous text's
@@ -21,7 +21,8 @@ Faults: a definition request in a document containing ``GARBAGE`` gets a header 
 Content-Length; ``--banner`` prints a line to stdout before speaking LSP; ``--long-stderr``
 writes lines of 300 kB to stderr (more than a pipe holds) before it starts; ``--mute`` never
 answers ``initialize``, ``--refuse`` answers it with an error. Opening a document containing
-``BUSY`` begins a ``$/progress`` that never ends.
+``BUSY`` begins a ``$/progress`` that never ends. ``--crash`` exits with code 3 at the first
+definition or pull diagnostics request; ``--hang`` answers those only when they are cancelled.
 
 Run: python scripted_server.py [--push] [FAULT...]  (speaks LSP on stdin/stdout)
 """
@@ -87,8 +88,8 @@ WATCH_PY = {
 PUSH = "--push" in sys.argv
 
 
-def publish(uri: str, text: str) -> None:
-    errors = [
+def errors(text: str) -> list[dict[str, Any]]:
+    return [
         {
             "range": {"start": {"line": n, "character": 0}, "end": {"line": n, "character": 1}},
             "message": "ERR",
@@ -96,7 +97,21 @@ def publish(uri: str, text: str) -> None:
         for n, line in enumerate(text.split("\n"))
         if "ERR" in line
     ]
-    send({"method": "textDocument/publishDiagnostics", "params": {"uri": uri, "diagnostics": errors}})
+
+
+def publish(uri: str, text: str) -> None:
+    send({"method": "textDocument/publishDiagnostics", "params": {"uri": uri, "diagnostics": errors(text)}})
+
+
+def faulty(msg_id: int | str | None) -> bool:
+    """Act out ``--crash`` or ``--hang`` on a request; True if it is not to be answered now."""
+    if "--crash" in sys.argv:
+        sys.exit(3)
+    if "--hang" in sys.argv:
+        assert msg_id is not None
+        HANGING.add(msg_id)
+        return True
+    return False
 
 
 def opened(item: dict[str, Any]) -> None:
@@ -162,11 +177,12 @@ def main() -> None:
                 time.sleep(1)
                 publish(uri, TEXTS[uri])
         elif method == "textDocument/diagnostic":
-            if "HANG" in TEXTS.get(message["params"]["textDocument"]["uri"], ""):
+            text = TEXTS.get(message["params"]["textDocument"]["uri"], "")
+            if "HANG" in text:
                 assert msg_id is not None
                 HANGING.add(msg_id)
-            else:
-                send({"id": msg_id, "result": {"kind": "full", "items": []}})
+            elif not faulty(msg_id):
+                send({"id": msg_id, "result": {"kind": "full", "items": errors(text)}})
         elif method == "$/cancelRequest" and message["params"]["id"] in HANGING:
             HANGING.discard(message["params"]["id"])
             send({"id": message["params"]["id"], "error": {"code": -32800, "message": "cancelled"}})
@@ -176,7 +192,8 @@ def main() -> None:
             send({"id": msg_id, "result": RECEIVED})
         elif method == "textDocument/definition":
             assert isinstance(msg_id, int)
-            definition(msg_id, message["params"]["textDocument"]["uri"])
+            if not faulty(msg_id):
+                definition(msg_id, message["params"]["textDocument"]["uri"])
         elif method == "shutdown":
             send({"id": msg_id, "result": None})
         elif method == "exit":

@@ -180,3 +180,41 @@ async def test_a_server_dying_while_diagnostics_wait_for_its_publish_fails_them(
     _kill(bridge)
     with pytest.raises(ServerTerminated, match="exited with code"):
         await question
+
+
+def _two_servers(fault: str, *also: str) -> dict[str, dict[str, object]]:
+    """The scripted server twice for .py files: "scripted" as it is and "faulty" with ``fault``."""
+    servers = _scripted(*also)
+    servers["faulty"] = {"command": [sys.executable, str(SCRIPTED), fault, *also], "extensions": [".py"]}
+    return servers
+
+
+@pytest.mark.parametrize(
+    ("fault", "why"),
+    [("--crash", "exited with code 3"), ("--hang", "did not answer"), ("--refuse", "cannot start here")],
+)
+async def test_one_of_two_servers_failing_leaves_the_answer_of_the_other(
+    tmp_path: Path, bridge_factory: Factory, fault: str, why: str
+) -> None:
+    # One server's error (gather without return_exceptions) failed the whole question; one that
+    # could not start was left out of an answer that claimed to be complete.
+    a = tmp_path / "a.py"
+    a.write_text("x = 1\n")
+    bridge = bridge_factory(tmp_path, request_timeout=2.0, servers=_two_servers(fault))
+    answer = await bridge.definition(a, lsp.Position(line=0, character=0))
+    assert [where(tmp_path, span) for span in answer.value] == [("a.py", 1)]
+    assert not answer.complete
+    assert len(answer.notes) == 1 and answer.notes[0].startswith("faulty failed") and why in answer.notes[0]
+    diagnostics = await bridge.diagnostics_after_change(a, "x = 1\nERR\n")
+    assert [(d.range.start.line, d.message) for d in diagnostics.value] == [(1, "ERR")]
+    assert not diagnostics.complete and diagnostics.notes[0].startswith("faulty failed")
+
+
+async def test_a_question_fails_when_every_server_for_the_file_failed(
+    tmp_path: Path, bridge_factory: Factory
+) -> None:
+    a = tmp_path / "a.py"
+    a.write_text("x = 1\n")
+    bridge = bridge_factory(tmp_path, servers=_two_servers("--crash", "--crash"))
+    with pytest.raises(ServerTerminated, match="exited with code 3"):
+        await bridge.definition(a, lsp.Position(line=0, character=0))
