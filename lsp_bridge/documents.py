@@ -228,7 +228,14 @@ def lsp_lines(text: str) -> list[str]:
 
 def to_utf16(line: str, column: int) -> int:
     """A 0-based code point column on ``line`` as LSP's UTF-16 column."""
-    return len(line[:column].encode("utf-16-le")) // 2
+    return utf16_length(line[:column])
+
+
+def utf16_length(text: str) -> int:
+    """``text``'s length in UTF-16 code units. A lone surrogate (text decoded with
+    surrogateescape, or sent so by an editor) is one unit, as servers count it once JSON has
+    carried it as a ``\\udcxx`` escape (a strict encode raised UnicodeEncodeError)."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def utf16_position(text: str, offset: int) -> dict[str, int]:
@@ -240,7 +247,7 @@ def utf16_position(text: str, offset: int) -> dict[str, int]:
         line += head.count("\r") - head.count("\r\n")
         line_start = max(line_start, head.rfind("\r") + 1)
     segment = head[line_start:]
-    return {"line": line, "character": len(segment.encode("utf-16-le")) // 2}
+    return {"line": line, "character": utf16_length(segment)}
 
 
 def incremental_change(old: str, new: str) -> dict[str, Any]:

@@ -10,6 +10,7 @@ import pytest
 from lsprotocol import types as lsp
 
 from lsp_bridge import Bridge, BridgeError
+from lsp_bridge.documents import to_utf16
 from tests.conftest import copy_fixture, position, where
 
 Factory = Callable[..., Bridge]
@@ -103,3 +104,21 @@ async def test_after_the_watcher_overflowed_folders_made_meanwhile_are_watched(
     app.write_text("from extra.fresh import renamed\n\nrenamed()\n")
     answer = await bridge.definition(app, position(app, "renamed", nth=1))
     assert [where(root, span) for span in answer.value] == [("extra/fresh.py", 2)]
+
+
+async def test_a_buffer_with_a_lone_surrogate_is_synced_and_its_positions_counted(
+    project: Callable[[str], Path], bridge_factory: Factory
+) -> None:
+    # Text decoded with surrogateescape (or an editor sending a lone surrogate) made the UTF-16
+    # column of an incremental change raise UnicodeEncodeError, failing every later question.
+    # A lone surrogate is one UTF-16 unit, as servers count it once JSON has carried it.
+    root = project("py_project")
+    bridge = bridge_factory(root)
+    app = root / "app.py"
+    bridge.open_document(app, 's = "\udcff"; bad: int = "x"\n')
+    answer = await bridge.diagnostics_after_change(app)
+    assert [(d.range.start.line, d.range.start.character) for d in answer.value] == [(0, 20)]
+    assert to_utf16('s = "\udcff"; bad: int = "x"', 20) == 20
+    bridge.update_document(app, 's = "\udcff"; bad: int = "yy"; ok: str = 1\n')
+    answer = await bridge.diagnostics_after_change(app)
+    assert [(d.range.start.character, d.range.end.character) for d in answer.value] == [(20, 24), (36, 37)]
