@@ -528,6 +528,27 @@ def test_refs_fill_the_quickfix_list(editor: Editor, workspace: Path) -> None:
     assert editor.lua("return vim.fn.getqflist({title = 1}).title").startswith("lspilot")
 
 
+def test_refs_read_columns_from_the_buffer_of_that_exact_name(editor: Editor, workspace: Path) -> None:
+    # To bufnr(), "[id].py" is a pattern, which matches d.py: the lines of [id].py come from its
+    # own buffer, unsaved, not from d.py's buffer (nor from the disk).
+    (workspace / "[id].py").write_text("from a import area\n\nn = area(1)\n")
+    (workspace / "d.py").write_text("d = 1\n\nprint(d)\n")
+    editor.lua("vim.cmd.edit('d.py'); vim.cmd.edit(vim.fn.fnameescape('[id].py'))")
+    editor.lua("vim.api.nvim_buf_set_lines(0, 2, 3, false, {'s = \"\u00e9\u00e9\u00e9\"; n = area(1)'})")
+    editor.lua("vim.api.nvim_win_set_cursor(0, {1, 14}); vim.cmd('Lspilot refs')")  # on its import of area
+    editor.until("#vim.fn.getqflist() > 0")
+    found = cast(
+        list[list[Any]],
+        editor.lua(
+            "return vim.tbl_map(function(e)"
+            " local line = vim.api.nvim_buf_get_lines(e.bufnr, e.lnum - 1, e.lnum, false)[1] or ''"
+            " return {vim.fn.fnamemodify(vim.fn.bufname(e.bufnr), ':t'), e.lnum, line:sub(e.col, e.col + 3)}"
+            " end, vim.fn.getqflist())"
+        ),
+    )
+    assert ["[id].py", 3, "area"] in found, found
+
+
 def test_callers_list_each_call_site(editor: Editor) -> None:
     [entry] = navigate_from_area(editor, "callers")
     # the call, not the caller

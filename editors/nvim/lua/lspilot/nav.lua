@@ -20,11 +20,21 @@ local function absolute(root, path)
   return vim.fs.joinpath(root, path)
 end
 
+--- The loaded buffer of `file`, by its exact name (bufnr() would read `[id].tsx` as a pattern).
+local function loaded_buf(file)
+  local name = vim.fs.normalize(file)
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) and vim.fs.normalize(vim.api.nvim_buf_get_name(buf)) == name then
+      return buf
+    end
+  end
+end
+
 --- The lines of `file`: its loaded buffer's, else the file's (cached for one answer).
 local function file_lines(file, cache)
   if not cache[file] then
-    local buf = vim.fn.bufnr(file)
-    cache[file] = (buf ~= -1 and vim.api.nvim_buf_is_loaded(buf)) and vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+    local buf = loaded_buf(file)
+    cache[file] = buf and vim.api.nvim_buf_get_lines(buf, 0, -1, false)
       or (vim.fn.filereadable(file) == 1 and vim.fn.readfile(file) or {})
   end
   return cache[file]
