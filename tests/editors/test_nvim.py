@@ -659,6 +659,36 @@ def test_cancel_during_a_turn_stops_it_and_clears_pending_reviews(
     assert editor.finished() == "cancelled"
 
 
+def test_cancel_with_nothing_running_says_so(editor: Editor, fake: ScriptedModel) -> None:
+    fake.turns.append(Turn(text="done"))
+    editor.ask("hello")
+    assert editor.finished() == "end"
+    editor.lua("vim.cmd('Lspilot cancel')")
+    editor.until("vim.api.nvim_exec2('messages', {output = true}).output:find('nothing is running', 1, true)")
+    assert "lspilot: nothing is running in this chat's session" in editor.messages()
+
+
+def test_a_second_ask_while_a_turn_runs_is_told_to_wait_or_cancel(editor: Editor, fake: ScriptedModel) -> None:
+    fake.turns.extend([Turn(text="thinking it over", stall_after_chunks=2), Turn(text="done")])
+    editor.ask("take your time")
+    editor.until(CHAT_HAS, "think")
+    session = cast(str, editor.lua("return vim.tbl_values(require('lspilot.client').session)[1]"))
+    wait = "vim.api.nvim_exec2('messages', {output = true}).output:find('still running', 1, true)"
+    editor.lua("require('lspilot').ask('and now?', {on_done = function(err) _G.refused = err end})")
+    editor.until(wait)
+    editor.until("_G.refused ~= nil")
+    # The daemon refuses too (when the plugin did not know the turn runs): the same words.
+    editor.lua("vim.cmd('messages clear'); require('lspilot.client').running = {}; _G.refused = nil")
+    editor.lua("require('lspilot').ask('and now?', {on_done = function(err) _G.refused = err end})")
+    editor.until("_G.refused ~= nil")
+    editor.until(wait)
+    messages = editor.messages()
+    assert "a turn is still running in this chat; wait for it or :Lspilot cancel it" in messages
+    assert session not in messages, messages
+    editor.lua("vim.cmd('Lspilot cancel')")  # the first turn still answers to cancel
+    assert editor.finished() == "cancelled"
+
+
 def test_a_daemon_dying_mid_turn_ends_the_turn_and_the_next_ask_continues_the_session(
     editor: Editor, fake: ScriptedModel
 ) -> None:

@@ -15,6 +15,9 @@ M.status = ''
 --- exits: the next one continues it)
 M.session = {}
 
+---@type table<string, integer> session id -> the client whose daemon runs a turn in it
+M.running = {}
+
 ---@type table<integer, table<integer, function>> client id -> request id -> its callback
 local inflight = {}
 
@@ -168,6 +171,11 @@ function M.on_update(params, client_id)
   if client then
     M.session[client.root_dir] = params.sessionId
   end
+  if params.kind == 'status' and params.status == 'running' then
+    M.running[params.sessionId] = client_id
+  elseif params.kind == 'turnEnd' then
+    M.running[params.sessionId] = nil
+  end
   if params.kind == 'status' and params.status == 'waiting for review' then
     set_status('lspilot: waiting for review')
   elseif params.kind == 'status' and params.status then
@@ -195,6 +203,11 @@ local function start_config(root)
     on_exit = vim.schedule_wrap(util.protect('daemon exit', function(code, signal, client_id)
       require('lspilot.review').clear_client(client_id)
       set_status('')
+      for session_id, runner in pairs(M.running) do
+        if runner == client_id then
+          M.running[session_id] = nil
+        end
+      end
       local how = signal ~= 0 and ('signal %d'):format(signal) or ('code %d'):format(code)
       fail_inflight(client_id, ('the daemon exited (%s); see :Lspilot log'):format(how))
       if code ~= 0 or signal ~= 0 then

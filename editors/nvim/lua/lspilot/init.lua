@@ -9,6 +9,7 @@ local M = {}
 local token_count = 0
 ---@type table<integer, integer> client id -> the lspilot.ask request in flight
 local asking = {}
+local STILL_RUNNING = 'a turn is still running in this chat; wait for it or :Lspilot cancel it'
 
 --- Merge options (see :help lspilot-config) and attach to file buffers as they open.
 function M.setup(opts)
@@ -55,6 +56,13 @@ function M.ask(prompt, opts)
   end
   local argument = { prompt = prompt, agent = opts.agent, model = opts.model }
   argument.sessionId = opts.session_id or (not opts.new_session and session(c)) or nil
+  if argument.sessionId and client.running[argument.sessionId] then
+    util.notify(STILL_RUNNING, vim.log.levels.WARN)
+    if opts.on_done then
+      opts.on_done({ message = STILL_RUNNING }, nil)
+    end
+    return
+  end
   if client.is_file(buf) then
     argument.context = { uri = vim.uri_from_bufnr(buf) }
     if opts.range then
@@ -69,10 +77,16 @@ function M.ask(prompt, opts)
     require('lspilot.chat').open(false)
   end
   token_count = token_count + 1
-  asking[c.id] = client.exec(c, 'ask', argument, function(err, result)
-    asking[c.id] = nil
+  local id
+  id = client.exec(c, 'ask', argument, function(err, result)
+    if asking[c.id] == id then
+      asking[c.id] = nil
+    end
     if err and err.exited then -- on_exit told the user; the chat says where the turn stopped
       require('lspilot.chat').update({ kind = 'turnEnd', stopReason = 'error', error = err.message })
+    elseif err and (err.message or ''):find('already running', 1, true) then
+      err = { code = err.code, message = STILL_RUNNING } -- not the daemon's words with the session id
+      util.notify(STILL_RUNNING, vim.log.levels.WARN)
     elseif err then
       util.notify('ask: ' .. (err.message or tostring(err)), vim.log.levels.ERROR)
     else
@@ -82,6 +96,7 @@ function M.ask(prompt, opts)
       opts.on_done(err, result)
     end
   end, ('lspilot-ask-%d'):format(token_count))
+  asking[c.id] = id
 end
 
 --- Cancel the running turn of the current session; its pending reviews are dropped.
@@ -93,9 +108,11 @@ function M.cancel()
   local id = session(c)
   if id then
     require('lspilot.review').clear_session(id)
-    client.exec(c, 'cancel', { sessionId = id }, function(err)
+    client.exec(c, 'cancel', { sessionId = id }, function(err, result)
       if err then
         util.notify('cancel: ' .. (err.message or tostring(err)), vim.log.levels.WARN)
+      elseif result and not result.cancelled then
+        util.notify("nothing is running in this chat's session", vim.log.levels.INFO)
       end
     end)
   elseif asking[c.id] then
