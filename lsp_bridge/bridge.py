@@ -10,6 +10,7 @@ UTF-16 columns); the lsp tool converts for the model.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -21,10 +22,10 @@ from lsprotocol import types as lsp
 from . import install
 from .answers import Answer, each, failed_note
 from .connection import Decode, ServerConnection
-from .documents import Document, DocumentStore, uri_to_path
+from .documents import BOM, Document, DocumentStore, uri_to_path
 from .errors import BridgeError, NoServerForFile, ServerBroken, ServerStartError, UnsupportedOperation
 from .registry import BridgeConfig, Route, Router, ServerRegistry
-from .results import Span, locations_from_json, merge_locations
+from .results import Span, locations_from_json, merge_locations, without_bom
 from .spec import ServerSpec
 from .sync import Synchronizer
 
@@ -289,7 +290,12 @@ class Bridge:
     async def _locations(
         self, path: Path, method: str, provider: str, params: Callable[[Document], Any]
     ) -> Answer[list[Span]]:
-        _able, results, notes = await self._ask(path, method, provider, params, locations_from_json)
+        able, results, notes = await self._ask(path, method, provider, params, locations_from_json)
+        read_bom = self._sync.read_bom
+        results = [
+            without_bom(r, functools.partial(read_bom, c)) if c.spec.counts_disk_bom else r
+            for c, r in zip(able, results, strict=True)
+        ]
         return Answer(merge_locations(results), not notes, notes)
 
     async def definition(self, path: Path, pos: lsp.Position) -> Answer[list[Span]]:
@@ -427,7 +433,11 @@ class Bridge:
         doc = self.documents.get(self._resolved(path))
         if doc is None or doc.pins != 0:
             return
-        if written is not None and written == doc.text and self._sync.covers(str(doc.path.parent)):
+        if (
+            written is not None
+            and written.removeprefix(BOM) == doc.text
+            and self._sync.covers(str(doc.path.parent))
+        ):
             doc.overlay = False
         else:
             self.documents.clear_overlay(doc.path)
@@ -436,7 +446,11 @@ class Bridge:
         """What ``diagnostics_after_change`` last answered for ``path``, if that was for exactly
         ``text`` and no document has changed since; None otherwise. Sends nothing."""
         answered = self._answered.get(self._resolved(path))
-        if answered is None or answered[0] != text or answered[1] != self.documents.latest_version:
+        if (
+            answered is None
+            or answered[0] != text.removeprefix(BOM)
+            or answered[1] != self.documents.latest_version
+        ):
             return None
         return list(answered[2])
 

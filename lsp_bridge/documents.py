@@ -3,6 +3,10 @@
 One store serves all servers. Versions only grow. A document's text comes from disk unless an
 overlay (an editor's unsaved buffer) is set. Documents that nobody pinned are closed in LRU
 order beyond a cap.
+
+A UTF-8 BOM is not part of a document's text, as editors hide it: basedpyright and clangd count
+one they are sent as a column of the first line. Files they read from disk themselves keep it
+for them: ``DiskLines.has_bom`` tells which, so their first-line columns can be moved back.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from .errors import BridgeError
 log = logging.getLogger(__name__)
 
 BINARY_SNIFF = 8192
+BOM = "\ufeff"
 
 
 @dataclass
@@ -54,7 +59,8 @@ def normal_uri(uri: str) -> str:
 
 def read_text(path: Path) -> str:
     """A source file's text; a BridgeError for whatever cannot be: missing, unreadable, a folder,
-    a FIFO or device (opened without blocking, so a FIFO does not stall the event loop), binary."""
+    a FIFO or device (opened without blocking, so a FIFO does not stall the event loop), binary.
+    A leading BOM is left out (see the module's docstring)."""
     try:
         with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as file:
             mode = os.fstat(file.fileno()).st_mode
@@ -69,7 +75,7 @@ def read_text(path: Path) -> str:
         raise BridgeError(f"cannot read {path}: {error.strerror or error}") from None
     if b"\0" in data[:BINARY_SNIFF]:
         raise BridgeError(f"{path} is a binary file; language servers only read text")
-    return data.decode("utf-8", errors="replace")
+    return data.decode("utf-8", errors="replace").removeprefix(BOM)
 
 
 class DocumentStore:
@@ -103,6 +109,7 @@ class DocumentStore:
         return doc
 
     def set_overlay(self, path: Path, text: str) -> Document:
+        text = text.removeprefix(BOM)
         doc = self._docs.get(path)
         if doc is None:
             doc = Document(path, path.as_uri(), text, self._next_version(), overlay=True)
@@ -175,6 +182,7 @@ class DiskLines:
         self.cap = cap
         #: path text -> (watched, mtime_ns, size, lines)
         self._files: OrderedDict[str, tuple[bool, int, int, list[str]]] = OrderedDict()
+        self._bom: set[str] = set()  # the files read whose text starts with a BOM (not in lines)
 
     def get(self, name: str, covers: Callable[[str], bool]) -> list[str]:
         """The lines of the file ``name`` (none when it cannot be read); ``covers(folder)``
@@ -193,14 +201,25 @@ class DiskLines:
         watched = covers(os.path.dirname(name))  # before the read: a change after it is reported
         try:
             with open(name, "rb") as file:
-                lines = lsp_lines(file.read().decode(errors="replace"))
+                text = file.read().decode(errors="replace")
         except OSError:
             return []
+        if text.startswith(BOM):
+            self._bom.add(name)
+            text = text[1:]
+        else:
+            self._bom.discard(name)
+        lines = lsp_lines(text)
         self._files[name] = (watched, found.st_mtime_ns, found.st_size, lines)
         self._files.move_to_end(name)
         if len(self._files) > self.cap:
             self._files.popitem(last=False)
         return lines
+
+    def has_bom(self, name: str, covers: Callable[[str], bool]) -> bool:
+        """Whether the file ``name`` starts with a BOM (which its lines leave out)."""
+        self.get(name, covers)
+        return name in self._bom
 
     def forget(self, path: Path, folder_too: bool) -> None:
         """``path`` changed; with ``folder_too`` it may have been a folder: everything under it."""

@@ -10,6 +10,7 @@ Everything else is structured by the lsprotocol converter (see ``connection.py``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, cast
 
 from lsprotocol import types as lsp
@@ -90,6 +91,23 @@ def _one_by_one(items: list[dict[str, Any]]) -> list[Span]:
             raise ValueError(f"not a location: {item!r}")
         spans.append(found)
     return spans
+
+
+def without_bom(spans: list[Span], bom: Callable[[str], bool]) -> list[Span]:
+    """``spans`` with first-line columns one to the left in the files where ``bom(uri)``: a server
+    counts a BOM as a column of the first line (see ``documents``)."""
+    if all(span[1] and span[3] for span in spans):  # nothing on a first line: the usual case
+        return spans
+    return [_left(span) if not (span[1] and span[3]) and bom(span[0]) else span for span in spans]
+
+
+def _left(span: Span) -> Span:
+    uri, line, character, end_line, end_character = span
+    if line == 0 and character > 0:
+        character -= 1
+    if end_line == 0 and end_character > 0:
+        end_character -= 1
+    return (uri, line, character, end_line, end_character)
 
 
 def merge_locations(answers: list[list[Span]]) -> list[Span]:

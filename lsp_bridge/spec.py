@@ -57,6 +57,9 @@ class ServerSpec:
     #: Seconds after a change before a publish without a version can reflect it: what the server
     #: publishes sooner comes from its work on an earlier text.
     publish_delay: float = 0.0
+    #: It counts the BOM of a file it reads from disk itself (one it does not have open) as a
+    #: column of the first line (basedpyright, clangd; TypeScript's and jedi's servers drop it).
+    counts_disk_bom: bool = False
     enabled: bool = False  # used without configuration (one default per language)
 
     def language_id(self, path: str) -> str:

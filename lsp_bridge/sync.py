@@ -17,7 +17,7 @@ from typing import Any, cast
 from lsprotocol import types as lsp
 
 from .connection import ServerConnection
-from .documents import DiskLines, Document, DocumentStore, incremental_change, uri_to_path
+from .documents import DiskLines, Document, DocumentStore, incremental_change, normal_uri, uri_to_path
 from .globs import glob_regex
 from .watch import Watcher, merge_change, watch
 
@@ -46,6 +46,13 @@ class Synchronizer:
     def covers(self, folder: str) -> bool:
         """A watcher reports changes to the files directly in ``folder`` as they happen."""
         return any(watcher.covers(folder) for watcher in self._watchers.values())
+
+    def read_bom(self, conn: ServerConnection, uri: str) -> bool:
+        """Whether ``conn`` read the file ``uri`` from disk itself (it does not have it open) and
+        the file starts with a BOM, which a server with ``counts_disk_bom`` counts as a column of
+        the first line."""
+        uri = normal_uri(uri)
+        return uri not in conn.open_documents and self.disk.has_bom(str(uri_to_path(uri)), self.covers)
 
     def close(self) -> None:
         for watcher in self._watchers.values():

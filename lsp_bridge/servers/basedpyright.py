@@ -29,5 +29,6 @@ SPEC = ServerSpec(
     # The default mode floods warnings; "standard" reports what breaks code.
     settings={"basedpyright": {"analysis": {"typeCheckingMode": "standard"}}},
     readiness=PYRIGHT_READY,
+    counts_disk_bom=True,
     enabled=True,
 )

@@ -32,5 +32,6 @@ SPEC = ServerSpec(
     # clangd indexes the project in the background once the first file is opened and reports
     # it as $/progress "backgroundIndexProgress"; cross-file references are complete at its end.
     readiness=Readiness(open_starts_progress=("compile_commands.json",)),
+    counts_disk_bom=True,
     enabled=True,
 )

@@ -14,4 +14,5 @@ SPEC = ServerSpec(
     install=Install(kind="npm", packages=("pyright@1.1.414",)),
     settings={"python": {"analysis": {"typeCheckingMode": "standard"}}},
     readiness=PYRIGHT_READY,
+    counts_disk_bom=True,  # as basedpyright (measured there, not here): the same file reading
 )
