@@ -93,12 +93,15 @@ def _one_by_one(items: list[dict[str, Any]]) -> list[Span]:
     return spans
 
 
-def without_bom(spans: list[Span], bom: Callable[[str], bool]) -> list[Span]:
-    """``spans`` with first-line columns one to the left in the files where ``bom(uri)``: a server
-    counts a BOM as a column of the first line (see ``documents``)."""
-    if all(span[1] and span[3] for span in spans):  # nothing on a first line: the usual case
+def without_bom(spans: list[Span], bom: Callable[[set[str]], set[str]]) -> list[Span]:
+    """``spans`` with first-line columns one to the left in the files ``bom`` picks out of those
+    named on a first line: a server counts a BOM as a column of the first line (see
+    ``documents``)."""
+    first = {span[0] for span in spans if not (span[1] and span[3])}
+    moved = bom(first) if first else first
+    if not moved:  # the usual case
         return spans
-    return [_left(span) if not (span[1] and span[3]) and bom(span[0]) else span for span in spans]
+    return [_left(span) if span[0] in moved and not (span[1] and span[3]) else span for span in spans]
 
 
 def _left(span: Span) -> Span:

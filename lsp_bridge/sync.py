@@ -13,6 +13,7 @@ import logging
 import time
 from pathlib import Path
 from typing import Any, cast
+from urllib.parse import unquote
 
 from lsprotocol import types as lsp
 
@@ -47,12 +48,19 @@ class Synchronizer:
         """A watcher reports changes to the files directly in ``folder`` as they happen."""
         return any(watcher.covers(folder) for watcher in self._watchers.values())
 
-    def read_bom(self, conn: ServerConnection, uri: str) -> bool:
-        """Whether ``conn`` read the file ``uri`` from disk itself (it does not have it open) and
-        the file starts with a BOM, which a server with ``counts_disk_bom`` counts as a column of
-        the first line."""
-        uri = normal_uri(uri)
-        return uri not in conn.open_documents and self.disk.has_bom(str(uri_to_path(uri)), self.covers)
+    def read_bom(self, conn: ServerConnection, uris: set[str]) -> set[str]:
+        """Those of ``uris`` that ``conn`` read from disk itself (it does not have them open) and
+        that start with a BOM, which a server with ``counts_disk_bom`` counts as a column of the
+        first line. Called with the files of an answer's first-line locations (hundreds): each
+        path's text is had without Path objects, and the open-document check is only made for
+        the rare file with a BOM."""
+        disk, covers, opened = self.disk, self.covers, conn.open_documents
+        found: set[str] = set()
+        for uri in uris:
+            name = unquote(uri[7:]) if uri.startswith("file:///") else str(uri_to_path(uri))
+            if disk.has_bom(name, covers) and normal_uri(uri) not in opened:
+                found.add(uri)
+        return found
 
     def close(self) -> None:
         for watcher in self._watchers.values():
