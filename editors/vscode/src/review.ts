@@ -6,7 +6,7 @@
  */
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { type Proposal, type ReviewQueue } from "./core/review";
+import { proposedName, reviewLabel, reviewTitle, type Proposal, type ReviewQueue } from "./core/review";
 import { log } from "./log";
 
 export const SCHEME = "lspilot-proposal";
@@ -66,7 +66,7 @@ class ProposalFiles implements vscode.FileSystemProvider {
 }
 
 function proposedUri(proposal: Proposal): vscode.Uri {
-  const name = path.posix.basename(vscode.Uri.parse(proposal.params.uri).path);
+  const name = proposedName(proposal.params); // a move's new name
   return vscode.Uri.from({ scheme: SCHEME, path: `/${proposal.id}/proposed/${name}` });
 }
 
@@ -101,7 +101,7 @@ export class ReviewUi implements vscode.Disposable, vscode.CodeLensProvider {
       register("lspilot.rejectHunk", (id?: string, hunk?: string) => this.onHunk("reject", id, hunk)),
       register("lspilot.acceptAll", (id?: unknown) => this.onFile("accept", id)),
       register("lspilot.rejectAll", (id?: unknown) => this.onFile("reject", id)),
-      register("lspilot.openReview", (id?: string) => this.show(id ? this.queue.get(id) : this.queue.current)),
+      register("lspilot.openReview", (id?: string) => this.open(id)),
     ];
   }
 
@@ -136,8 +136,15 @@ export class ReviewUi implements vscode.Disposable, vscode.CodeLensProvider {
     return vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri)?.getText();
   }
 
+  /** A review link or the command: a review no longer pending leaves the one open as it is. */
+  private async open(proposalId?: string): Promise<void> {
+    const target = this.queue.toOpen(typeof proposalId === "string" ? proposalId : undefined);
+    if ("message" in target) return void vscode.window.showInformationMessage(`lspilot: ${target.message}`);
+    await this.show(target.proposal);
+  }
+
   private async show(proposal: Proposal | undefined): Promise<void> {
-    void vscode.commands.executeCommand("setContext", "lspilot.reviewing", proposal !== undefined);
+    void vscode.commands.executeCommand("setContext", "lspilot.reviewing", this.queue.reviewing);
     this.lensesChanged.fire();
     await this.closeStale();
     if (!proposal) return;
@@ -145,9 +152,7 @@ export class ReviewUi implements vscode.Disposable, vscode.CodeLensProvider {
     this.files.set(right, proposal.sideText());
     const left = originalUri(proposal);
     if (left.scheme === SCHEME) this.files.set(left, proposal.params.oldText);
-    const name = path.posix.basename(right.path);
-    const waiting = this.queue.proposals.length - 1;
-    const title = `lspilot: ${name} (proposed)${waiting ? ` — ${waiting} more queued` : ""}`;
+    const title = reviewTitle(proposal.params, this.queue.proposals.length - 1);
     log().info(`review ${proposal.id}: ${proposal.params.uri}, ${proposal.hunks.length} hunk(s)`);
     await vscode.commands.executeCommand("vscode.diff", left, right, title, { preview: false });
   }
@@ -187,7 +192,7 @@ export class ReviewUi implements vscode.Disposable, vscode.CodeLensProvider {
       this.queue.acceptAll(proposal.id, this.sideText(proposal));
     } else {
       const feedback = await vscode.window.showInputBox({
-        title: `Reject the change to ${path.posix.basename(proposal.params.uri)}`,
+        title: `Reject the change to ${reviewLabel(proposal.params)}`,
         prompt: "Tell the agent why (optional; Escape rejects without a word)",
         ignoreFocusOut: true,
       });

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { permissionChoices, permissionReply } from "../src/core/permissions";
 import type { CancellationLike, RequestPermissionParams, ReviewEditParams } from "../src/core/protocol";
-import { applyHunks, Proposal, ReviewQueue } from "../src/core/review";
+import { applyHunks, Proposal, proposedName, reviewTitle, ReviewQueue } from "../src/core/review";
 
 const OLD = "a\nb\nc\nd\ne\n";
 const NEW = "A\nb\nc\nd\nE1\nE2\n";
@@ -14,6 +14,7 @@ function params(proposalId: string): ReviewEditParams {
     toolCallId: "t",
     proposalId,
     uri: "file:///x.py",
+    newUri: null,
     baseVersion: 1,
     isNewFile: false,
     isDeletion: false,
@@ -141,4 +142,28 @@ test("permission choices come in a fixed order; feedback only travels with a rej
   assert.deepEqual(permissionReply(choices[3], " not here "), { optionId: "reject_always", feedback: "not here" });
   assert.deepEqual(permissionReply(choices[2], ""), { optionId: "reject_once" });
   assert.deepEqual(permissionReply(undefined), { cancelled: true });
+});
+
+test("a move's review names where the file goes, a deletion's says it deletes", () => {
+  const move: ReviewEditParams = { ...params("m"), uri: "file:///ws/a%20b.py", newUri: "file:///ws/pkg/shapes.py" };
+  assert.equal(reviewTitle(move), "lspilot: a b.py → shapes.py (proposed move)");
+  assert.equal(proposedName(move), "shapes.py"); // the proposed side has the new name (and its language)
+  const deletion: ReviewEditParams = { ...params("d"), isDeletion: true, newText: "", hunks: [] };
+  assert.equal(reviewTitle(deletion, 2), "lspilot: x.py (proposed deletion) — 2 more queued");
+  assert.equal(reviewTitle(params("p")), "lspilot: x.py (proposed)");
+});
+
+test("opening a review no longer pending leaves the one under review open", async () => {
+  const queue = new ReviewQueue();
+  const gone = queue.enqueue(params("gone"));
+  void queue.enqueue(params("open"));
+  queue.rejectAll("gone");
+  await gone;
+  assert.deepEqual(queue.toOpen("gone"), { message: "that review is over (no longer pending)" });
+  assert.ok(queue.reviewing, "the review keys and buttons stay");
+  const open = queue.toOpen();
+  assert.ok("proposal" in open && open.proposal.id === "open");
+  queue.rejectAll("open");
+  assert.equal(queue.reviewing, false);
+  assert.deepEqual(queue.toOpen(), { message: "nothing to review" });
 });

@@ -181,9 +181,13 @@ export interface ReviewEditParams {
   sessionId: string;
   toolCallId: string;
   proposalId: string;
+  /** The file whose text is `oldText`. */
   uri: string;
+  /** Where a move puts the file (null otherwise). */
+  newUri: string | null;
   baseVersion: number | null;
   isNewFile: boolean;
+  /** The change deletes the file (`newText` is then empty). */
   isDeletion: boolean;
   oldText: string;
   newText: string;

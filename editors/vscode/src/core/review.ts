@@ -184,6 +184,40 @@ export class Proposal {
   }
 }
 
+/** The last part of a file URI's path, decoded. */
+export function fileName(uri: string): string {
+  const last = uri.split(/[?#]/)[0]!.split("/").pop() ?? uri;
+  try {
+    return decodeURIComponent(last);
+  } catch {
+    return last;
+  }
+}
+
+/** The file a review is about, as the user reads it: "a.py", "a.py → b.py" (a move), "a.py (deletion)". */
+export function reviewLabel(params: ReviewEditParams): string {
+  const name = fileName(params.uri);
+  if (params.newUri) return `${name} → ${fileName(params.newUri)}`;
+  if (params.isDeletion) return `${name} (deletion)`;
+  if (params.isNewFile) return `${name} (new)`;
+  return name;
+}
+
+/** The review diff's title; `waiting`: how many more reviews are queued behind it. */
+export function reviewTitle(params: ReviewEditParams, waiting = 0): string {
+  const name = fileName(params.uri);
+  let what = `${name} (proposed)`;
+  if (params.newUri) what = `${name} → ${fileName(params.newUri)} (proposed move)`;
+  else if (params.isDeletion) what = `${name} (proposed deletion)`;
+  else if (params.isNewFile) what = `${name} (proposed new file)`;
+  return `lspilot: ${what}${waiting ? ` — ${waiting} more queued` : ""}`;
+}
+
+/** The name of the proposed side: where the file ends up (its new name for a move). */
+export function proposedName(params: ReviewEditParams): string {
+  return fileName(params.newUri ?? params.uri);
+}
+
 type Listener<T> = (value: T) => void;
 
 class Emitter<T> {
@@ -218,6 +252,22 @@ export class ReviewQueue {
 
   get current(): Proposal | undefined {
     return this.pending[0]?.proposal;
+  }
+
+  /** A review is open (the editor's review keys and buttons apply). */
+  get reviewing(): boolean {
+    return this.pending.length > 0;
+  }
+
+  /**
+   * What `lspilot.openReview` shows: the proposal asked for (else the current one), or why
+   * there is none. A review no longer pending leaves the one under review as it is.
+   */
+  toOpen(proposalId?: string): { proposal: Proposal } | { message: string } {
+    const proposal = proposalId === undefined ? this.current : this.get(proposalId);
+    if (proposal) return { proposal };
+    if (proposalId !== undefined) return { message: "that review is over (no longer pending)" };
+    return { message: "nothing to review" };
   }
 
   get proposals(): Proposal[] {
