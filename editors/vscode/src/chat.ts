@@ -1,15 +1,16 @@
 /**
- * Asking and watching: the ask / cancel / sessions commands, the transcript of the current session,
- * and a status bar item while a turn runs. The chat view (chatView.ts) renders the transcript.
+ * Asking and watching: the ask / cancel / sessions commands, the transcript of the session shown,
+ * and a status bar item while a turn runs (in any session). The state is core/chat.ts's; the
+ * chat view (chatView.ts) renders the transcript.
  */
 import * as vscode from "vscode";
-import { Transcript } from "./core/chat";
+import { ChatState, STILL_RUNNING, type Transcript } from "./core/chat";
 import type { AskArgs, ReviewEditParams, Update } from "./core/protocol";
 import { log, reportError } from "./log";
 import type { Server } from "./server";
 
 export class Chat implements vscode.Disposable {
-  readonly transcript = new Transcript();
+  readonly state = new ChatState();
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
   private readonly status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 100);
@@ -24,16 +25,25 @@ export class Chat implements vscode.Disposable {
     this.server = server;
   }
 
+  get transcript(): Transcript {
+    return this.state.transcript;
+  }
+
   onUpdate(update: Update): void {
-    this.transcript.apply(update);
-    if (update.kind === "status" && update.status === "running") this.showRunning("working");
-    if (update.kind === "toolCall" && update.status === "running") this.showRunning(update.title || update.tool);
-    if (update.kind === "turnEnd") this.status.hide();
+    this.state.update(update);
+    this.showStatus();
     this.changed.fire();
   }
 
   onReview(params: ReviewEditParams): void {
-    this.transcript.noteReview(params.proposalId, params.uri);
+    this.transcript.noteReview(params);
+    this.changed.fire();
+  }
+
+  /** The daemon stopped or crashed: its turns are over. */
+  onClosed(): void {
+    this.state.closed();
+    this.showStatus();
     this.changed.fire();
   }
 
@@ -57,21 +67,21 @@ export class Chat implements vscode.Disposable {
   async ask(args: AskArgs): Promise<void> {
     const lspilot = await this.server?.ready();
     if (!lspilot) return;
-    const sessionId = args.sessionId ?? this.transcript.sessionId;
     void vscode.commands.executeCommand("lspilot.chat.focus");
     try {
-      const result = await lspilot.ask({ ...args, ...(sessionId ? { sessionId } : {}) });
+      const result = await this.state.ask(lspilot, args);
       log().info(`turn ${result.turnId} ended: ${result.stopReason}`);
       if (result.stopReason === "error") void vscode.window.showWarningMessage("lspilot: the turn ended with an error (see the chat)");
     } catch (error) {
-      await reportError("ask failed", error);
+      if (error instanceof Error && error.message === STILL_RUNNING) void vscode.window.showWarningMessage(`lspilot: ${STILL_RUNNING}`);
+      else await reportError("ask failed", error);
     } finally {
-      this.status.hide();
+      this.showStatus(); // a refused ask leaves the running turn's item
     }
   }
 
   private async cancel(): Promise<void> {
-    const sessionId = this.transcript.sessionId;
+    const sessionId = this.state.cancelTarget() ?? this.transcript.sessionId;
     const lspilot = this.server?.lspilot;
     if (!sessionId || !lspilot) return;
     const { cancelled } = await lspilot.cancel(sessionId);
@@ -79,8 +89,7 @@ export class Chat implements vscode.Disposable {
   }
 
   newSession(): void {
-    this.transcript.sessionId = undefined;
-    this.transcript.entries = [];
+    this.state.newSession();
     this.changed.fire();
   }
 
@@ -99,12 +108,15 @@ export class Chat implements vscode.Disposable {
     const picked = await vscode.window.showQuickPick(items, { title: "lspilot sessions" });
     if (!picked) return;
     if (!picked.sessionId) return this.newSession();
-    this.transcript.load(await lspilot.history(picked.sessionId));
-    this.transcript.running = sessions.find((s) => s.sessionId === picked.sessionId)?.running ?? false;
+    const running = sessions.find((s) => s.sessionId === picked.sessionId)?.running ?? false;
+    this.state.show(await lspilot.history(picked.sessionId), running);
     this.changed.fire();
   }
 
-  private showRunning(what: string): void {
+  /** The status bar item while any turn runs (a turn of another session than the one shown too). */
+  private showStatus(): void {
+    const what = this.state.status();
+    if (what === undefined) return this.status.hide();
     this.status.text = `$(sync~spin) lspilot: ${what}`;
     this.status.show();
   }

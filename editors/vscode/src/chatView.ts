@@ -123,7 +123,7 @@ function page(nonce: string, cspSource: string): string {
       else if (e.type === "plan") log.append(div("status", e.todos.map((t) => (t.status === "completed" ? "☑ " : "☐ ") + t.content).join("\\n")));
       else if (e.type === "end") log.append(div("end", "— " + e.stopReason + (e.error ? ": " + e.error : "")));
       else if (e.type === "review") {
-        const name = e.uri ? decodeURIComponent(e.uri.split("/").pop()) : "a change";
+        const name = e.label || (e.uri ? decodeURIComponent(e.uri.split("/").pop()) : "a change");
         if (data.pending.includes(e.proposalId)) {
           const d = div("tool", "");
           const a = document.createElement("a");

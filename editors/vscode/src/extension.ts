@@ -26,7 +26,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const view = new ChatView(chat, queue);
   const running = server;
   server.onDidChangeRunning((up) => {
-    if (!up) queue.cancelAll(); // the daemon went away: its reviews cannot be answered
+    if (up) return;
+    queue.cancelAll(); // the daemon went away: its reviews cannot be answered...
+    chat.onClosed(); // ...and its turns are over
   });
   context.subscriptions.push(
     log(),

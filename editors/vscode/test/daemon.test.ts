@@ -7,11 +7,11 @@ import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
 import { CancellationTokenSource } from "vscode-jsonrpc/node";
-import { Transcript } from "../src/core/chat";
+import { ChatState, STILL_RUNNING, Transcript } from "../src/core/chat";
 import { answerPlaces, utf16Column } from "../src/core/navigation";
 import type { PermissionChoice, PermissionPrompt } from "../src/core/permissions";
 import type { RequestPermissionParams, ReviewEditParams, Update } from "../src/core/protocol";
-import { ReviewQueue, type Proposal } from "../src/core/review";
+import { reviewTitle, ReviewQueue, type Proposal } from "../src/core/review";
 import { setUp, type Daemon, type ToolCall } from "./harness";
 
 const TIMEOUT = { timeout: 150_000 };
@@ -19,21 +19,22 @@ const TWO_FUNCTIONS =
   "def area(r: float) -> float:\n    return 3.14 * r * r\n\n\ndef name() -> str:\n    return 'circle'\n";
 const PROPOSAL = TWO_FUNCTIONS.replace("3.14 * r * r", "undefined_pi * r * r").replace("'circle'", "'disc'");
 
-/** Wire the extension's core (queue, permission prompt, transcript) to the test daemon. */
+/** Wire the extension's core (queue, permission prompt, chat state) to the test daemon. */
 function wire(daemon: Daemon, permissions: PermissionPrompt = refuseAll) {
   const queue = new ReviewQueue();
-  const transcript = new Transcript();
+  const state = new ChatState();
+  const transcript = state.transcript;
   const reviews: ReviewEditParams[] = [];
   daemon.client.attach({
     review: queue,
     permissions,
-    onUpdate: (update: Update) => transcript.apply(update),
+    onUpdate: (update: Update) => state.update(update),
     onReview: (params) => {
       reviews.push(params);
-      transcript.noteReview(params.proposalId, params.uri);
+      transcript.noteReview(params);
     },
   });
-  return { queue, transcript, reviews };
+  return { queue, state, transcript, reviews };
 }
 
 const refuseAll: PermissionPrompt = {
@@ -268,6 +269,94 @@ test("cancel stops a running turn, by lspilot.cancel and by $/cancelRequest", TI
       "take your time",
       "once more",
     ]);
+  } finally {
+    await t.close();
+  }
+});
+
+test("the daemon dying mid-turn ends the turn shown; no turn runs after", TIMEOUT, async () => {
+  const t = await setUp({}, [{ text: "thinking it over", stall_after_chunks: 2 }]);
+  try {
+    const { state } = wire(t.daemon);
+    const asking = state.ask(t.daemon.client, { prompt: "take your time" });
+    asking.catch(() => undefined); // the request is rejected once the connection is disposed
+    await t.daemon.until(() => t.daemon.kinds().includes("text"), "streamed text");
+    assert.equal(state.transcript.running, true);
+    assert.equal(state.status(), "working");
+    t.daemon.connection.onClose(() => state.closed()); // as the extension hears its client stop
+    await t.daemon.kill();
+    assert.equal(state.transcript.running, false, "the chat no longer shows working…");
+    const end = { type: "end", stopReason: "error", error: "the connection to the daemon closed" };
+    assert.deepEqual(state.transcript.entries.at(-1), end);
+    assert.equal(state.status(), undefined);
+  } finally {
+    await t.close();
+  }
+});
+
+test("a turn runs on while the user looks at another session; a second ask there is refused in words", TIMEOUT, async () => {
+  const t = await setUp({}, [{ text: "one" }, { text: "thinking it over", stall_after_chunks: 2 }]);
+  try {
+    const { state } = wire(t.daemon);
+    const first = await state.ask(t.daemon.client, { prompt: "first" });
+    state.newSession();
+    const asking = state.ask(t.daemon.client, { prompt: "second" });
+    const streamed = () => t.daemon.updates.some((u) => u.kind === "text" && u.sessionId !== first.sessionId);
+    await t.daemon.until(streamed, "the second session's text");
+    const second = state.transcript.sessionId;
+    assert.ok(second && second !== first.sessionId, "the new session is shown from its first turn");
+    // Asking again in the running session is refused, in words; the running turn's status stays.
+    await assert.rejects(state.ask(t.daemon.client, { prompt: "and now?" }), { message: STILL_RUNNING });
+    assert.equal(state.status(), "working");
+    // The daemon's refusal (of a turn this state did not know of) reads the same.
+    const unaware = new ChatState().ask(t.daemon.client, { sessionId: second, prompt: "and now?" });
+    await assert.rejects(unaware, { message: STILL_RUNNING });
+    // The user looks at the first session: the running turn's updates leave it shown.
+    state.show(await t.daemon.client.history(first.sessionId), false);
+    const shown = JSON.stringify(state.transcript.entries);
+    assert.ok(shown.includes('"one"'), shown);
+    assert.equal(state.status(), "working");
+    assert.equal(state.cancelTarget(), second, "cancel still reaches the running turn");
+    assert.deepEqual(await t.daemon.client.cancel(second), { cancelled: true });
+    assert.equal((await asking).stopReason, "cancelled");
+    await t.daemon.until(() => t.daemon.kinds().at(-1) === "turnEnd", "the turn's end");
+    assert.equal(state.transcript.sessionId, first.sessionId);
+    assert.equal(JSON.stringify(state.transcript.entries), shown);
+    assert.equal(state.transcript.running, false);
+    assert.equal(state.status(), undefined);
+  } finally {
+    await t.close();
+  }
+});
+
+test("a move's review names where the file goes, a deletion's says it deletes", TIMEOUT, async () => {
+  const patch = [
+    "*** Begin Patch",
+    "*** Update File: a.py",
+    "*** Move to: shapes.py",
+    "@@",
+    "-    return 'circle'",
+    "+    return 'disc'",
+    "*** Delete File: b.py",
+    "*** End Patch",
+  ].join("\n");
+  const t = await setUp({ "a.py": TWO_FUNCTIONS, "b.py": "x = 1\n" }, [
+    { tool_calls: [["read", { filePath: "a.py" }]] },
+    { tool_calls: [["read", { filePath: "b.py" }]] },
+    { tool_calls: [["apply_patch", { patchText: patch }]] },
+    { text: "moved" },
+  ]);
+  try {
+    const { queue, state } = wire(t.daemon);
+    const titles: string[] = [];
+    onEachProposal(queue, (proposal) => {
+      titles.push(reviewTitle(proposal.params));
+      queue.acceptAll(proposal.id);
+    });
+    assert.equal((await state.ask(t.daemon.client, { prompt: "move a.py, drop b.py" })).stopReason, "end");
+    assert.deepEqual(titles.sort(), ["lspilot: a.py → shapes.py (proposed move)", "lspilot: b.py (proposed deletion)"]);
+    const links = state.transcript.entries.flatMap((e) => (e.type === "review" ? [e.label] : []));
+    assert.deepEqual(links.sort(), ["a.py → shapes.py", "b.py (deletion)"]);
   } finally {
     await t.close();
   }

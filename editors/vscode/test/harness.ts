@@ -196,6 +196,14 @@ export class Daemon {
     return uri;
   }
 
+  /** Kill the daemon (as a crash would); resolves once its connection closed. */
+  async kill(): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.connection.onClose(() => resolve()));
+    const exited = once(this.process, "exit");
+    this.process.kill("SIGKILL");
+    await Promise.all([closed, exited]);
+  }
+
   async stop(): Promise<void> {
     if (this.process.exitCode === null && this.process.signalCode === null) {
       const exited = once(this.process, "exit");

@@ -1,15 +1,17 @@
 /**
  * The chat transcript: `lspilot/update` notifications (and `lspilot.history` for a redraw)
- * folded into entries the chat view renders. Plain TypeScript.
+ * folded into entries the chat view renders; and which turns run, for the status bar, cancel and
+ * a second ask. Plain TypeScript.
  */
-import type { History, StopReason, ToolStatus, Update } from "./protocol";
+import type { AskArgs, AskResult, History, ReviewEditParams, StopReason, ToolStatus, Update } from "./protocol";
+import { reviewLabel } from "./review";
 
 export type Entry =
   | { type: "user"; text: string }
   | { type: "text"; id: string; text: string }
   | { type: "reasoning"; id: string; text: string }
   | { type: "tool"; id: string; tool: string; status: ToolStatus; title: string; output?: string }
-  | { type: "review"; proposalId: string; uri?: string; settled: boolean }
+  | { type: "review"; proposalId: string; uri?: string; label?: string; settled: boolean }
   | { type: "plan"; todos: { content: string; status: string }[] }
   | { type: "status"; text: string }
   | { type: "end"; stopReason: StopReason; error?: string };
@@ -39,13 +41,19 @@ function streamId(turnId: string, messageId: string | null | undefined, kind: "t
 }
 
 export class Transcript {
+  /** The session shown; undefined: a new one, shown once the next turn starts. */
   sessionId: string | undefined;
   running = false;
   entries: Entry[] = [];
 
-  /** Fold one update in; updates of another session start a fresh transcript. */
+  /**
+   * Fold one update in. Updates of another session are not shown (the user picked what to look
+   * at), except that a new session is shown from the start of its first turn.
+   */
   apply(update: Update): void {
     if (update.sessionId !== this.sessionId) {
+      const starts = update.kind === "status" && update.status === "running";
+      if (this.sessionId !== undefined || !starts) return;
       this.sessionId = update.sessionId;
       this.entries = [];
     }
@@ -101,11 +109,22 @@ export class Transcript {
     }
   }
 
-  /** A review link's file, once the review request has told us. */
-  noteReview(proposalId: string, uri: string): void {
+  /** A review link's file (and where a move takes it), once the review request has told us. */
+  noteReview(params: ReviewEditParams): void {
+    if (params.sessionId !== this.sessionId) return;
+    const { proposalId, uri } = params;
+    const label = reviewLabel(params);
     const entry = this.entries.find((e) => e.type === "review" && e.proposalId === proposalId);
-    if (entry && entry.type === "review") entry.uri = uri;
-    else this.entries.push({ type: "review", proposalId, uri, settled: false });
+    if (entry && entry.type === "review") Object.assign(entry, { uri, label });
+    else this.entries.push({ type: "review", proposalId, uri, label, settled: false });
+  }
+
+  /** The turn shown stopped without its turnEnd (the daemon went away): say so. */
+  stopped(error: string): void {
+    if (!this.running) return;
+    this.running = false;
+    for (const entry of this.entries) if (entry.type === "review") entry.settled = true;
+    this.entries.push({ type: "end", stopReason: "error", error });
   }
 
   settleReview(proposalId: string): void {
@@ -131,5 +150,93 @@ export class Transcript {
         } else if (part.kind === "error") this.entries.push({ type: "status", text: `error: ${part.text ?? ""}` });
       }
     }
+  }
+}
+
+/** The refusal of an ask while a turn runs in its session. */
+export const STILL_RUNNING = "a turn is still running in this chat; wait for it or cancel it";
+
+/** The client side of asking: only `ask` of {@link LspilotClient}, so tests can wrap it. */
+export interface Asker {
+  ask(args: AskArgs): Promise<AskResult>;
+}
+
+/**
+ * The chat's state: the transcript shown, and the turns running in any session (a turn keeps
+ * running when the user looks at another session; the status bar and cancel still reach it).
+ */
+export class ChatState {
+  readonly transcript = new Transcript();
+  /** Session -> what its running turn does; the turn updated last is last. */
+  private readonly turns = new Map<string, string>();
+
+  update(update: Update): void {
+    this.transcript.apply(update);
+    const { sessionId } = update;
+    if (update.kind === "status" && update.status === "running") this.doing(sessionId, "working");
+    else if (update.kind === "toolCall" && update.status === "running") this.doing(sessionId, update.title || update.tool);
+    else if (update.kind === "status" && update.status === "waiting for review") this.doing(sessionId, "waiting for review");
+    else if (update.kind === "turnEnd") this.turns.delete(sessionId);
+  }
+
+  /**
+   * Run a turn in the session shown (or `args.sessionId`). While a turn runs there it is refused
+   * here, in words for the user, and nothing the running turn shows changes.
+   */
+  async ask(client: Asker, args: AskArgs): Promise<AskResult> {
+    const sessionId = args.sessionId ?? this.transcript.sessionId;
+    if (sessionId !== undefined && this.turns.has(sessionId)) throw new Error(STILL_RUNNING);
+    let result: AskResult;
+    try {
+      result = await client.ask({ ...args, ...(sessionId ? { sessionId } : {}) });
+    } catch (error) {
+      // The daemon knew a turn runs there before this client did (its words name the session id).
+      if (error instanceof Error && error.message.includes("already running")) throw new Error(STILL_RUNNING);
+      throw error;
+    }
+    this.turns.delete(result.sessionId); // over, also if its turnEnd went missing
+    return result;
+  }
+
+  /** The connection to the daemon closed: no turn runs any more. */
+  closed(): void {
+    this.turns.clear();
+    this.transcript.stopped("the connection to the daemon closed");
+  }
+
+  /** Look at a stored session (its turn may be running). */
+  show(history: History, running: boolean): void {
+    this.transcript.load(history);
+    this.transcript.running = running || this.turns.has(history.id);
+  }
+
+  /** Show a new session: the next ask starts it. */
+  newSession(): void {
+    this.transcript.sessionId = undefined;
+    this.transcript.running = false;
+    this.transcript.entries = [];
+  }
+
+  running(sessionId: string): boolean {
+    return this.turns.has(sessionId);
+  }
+
+  /** What the status bar says: the turn updated last (undefined: no turn runs). */
+  status(): string | undefined {
+    const doing = [...this.turns.values()].at(-1);
+    if (doing === undefined) return undefined;
+    return this.turns.size > 1 ? `${doing} (+${this.turns.size - 1} more)` : doing;
+  }
+
+  /** The session cancel stops: the one shown if its turn runs, else the turn updated last. */
+  cancelTarget(): string | undefined {
+    const shown = this.transcript.sessionId;
+    if (shown !== undefined && this.turns.has(shown)) return shown;
+    return [...this.turns.keys()].at(-1);
+  }
+
+  private doing(sessionId: string, what: string): void {
+    this.turns.delete(sessionId);
+    this.turns.set(sessionId, what);
   }
 }
