@@ -139,6 +139,13 @@ def tool_results(fake: ScriptedModel) -> list[str]:
     return [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "tool"]
 
 
+def read_then(fake: ScriptedModel, path: str, call: tuple[str, dict[str, Any]], answer: str = "done") -> None:
+    """The model reads ``path``, makes ``call`` (a change to it), then answers ``answer``."""
+    fake.turns.extend(
+        [Turn(tool_calls=[("read", {"filePath": path})]), Turn(tool_calls=[call]), Turn(text=answer)]
+    )
+
+
 CHAT_HAS = (
     "table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr('lspilot://chat'), 0, -1, false), '\\n')"
     ":find(args[1], 1, true)"
@@ -204,13 +211,7 @@ def test_two_hunks_render_inline_and_accept_one_reject_the_other(
     editor: Editor, fake: ScriptedModel, workspace: Path
 ) -> None:
     proposal = TWO_FUNCTIONS.replace("3.14 * r * r", "undefined_pi * r * r").replace("'circle'", "'disc'")
-    fake.turns.extend(
-        [
-            Turn(tool_calls=[("read", {"filePath": "a.py"})]),
-            Turn(tool_calls=[("write", {"filePath": "a.py", "content": proposal})]),
-            Turn(text="done"),
-        ]
-    )
+    read_then(fake, "a.py", ("write", {"filePath": "a.py", "content": proposal}))
     editor.ask("rename things")
     editor.pending(2)
     # Nothing is applied yet: removed lines are marked in place, proposed lines are virtual lines.
@@ -255,13 +256,7 @@ def test_accept_all_on_a_file_not_open_opens_it_in_a_split_and_changes_its_buffe
     editor: Editor, fake: ScriptedModel, workspace: Path
 ) -> None:
     edit = {"filePath": "b.py", "oldString": "area(2)", "newString": "area(3)"}
-    fake.turns.extend(
-        [
-            Turn(tool_calls=[("read", {"filePath": "b.py"})]),
-            Turn(tool_calls=[("edit", edit)]),
-            Turn(text="done"),
-        ]
-    )
+    read_then(fake, "b.py", ("edit", edit))
     original = "from a import area\n\nprint(area(2))\n"
     editor.ask("bigger")
     editor.pending(1)
@@ -286,13 +281,7 @@ def test_a_crlf_file_is_reviewed_without_carriage_returns_and_keeps_its_line_end
 ) -> None:
     (workspace / "c.py").write_bytes("x = 1\r\ny = '\u00e9'\r\n".encode())
     edit = {"filePath": "c.py", "oldString": "x = 1", "newString": "x = 2  # \u00e9"}
-    fake.turns.extend(
-        [
-            Turn(tool_calls=[("read", {"filePath": "c.py"})]),
-            Turn(tool_calls=[("edit", edit)]),
-            Turn(text="done"),
-        ]
-    )
+    read_then(fake, "c.py", ("edit", edit))
     editor.ask("two")
     editor.pending(1)
     [mark] = cast(list[dict[str, Any]], editor.lua(EXTMARKS, "c.py"))
@@ -308,13 +297,7 @@ def test_a_review_whose_buffer_was_closed_is_shown_again_by_next(
     editor: Editor, fake: ScriptedModel, workspace: Path, close: str
 ) -> None:
     edit = {"filePath": "b.py", "oldString": "area(2)", "newString": "area(3)"}
-    fake.turns.extend(
-        [
-            Turn(tool_calls=[("read", {"filePath": "b.py"})]),
-            Turn(tool_calls=[("edit", edit)]),
-            Turn(text="done"),
-        ]
-    )
+    read_then(fake, "b.py", ("edit", edit))
     editor.ask("bigger")
     editor.pending(1)
     editor.lua(f"vim.cmd('{close} ' .. vim.fn.bufnr('b.py'))")
@@ -332,13 +315,7 @@ def test_a_review_whose_buffer_was_closed_is_shown_again_by_next(
 def accept_patch_taking_a_away(editor: Editor, fake: ScriptedModel, workspace: Path, patch: str) -> None:
     """The model reads a.py and applies ``patch`` (which deletes or moves it); the user accepts
     it all; a.py is gone from the disk and from Neovim's buffers."""
-    fake.turns.extend(
-        [
-            Turn(tool_calls=[("read", {"filePath": "a.py"})]),
-            Turn(tool_calls=[("apply_patch", {"patchText": patch})]),
-            Turn(text="done"),
-        ]
-    )
+    read_then(fake, "a.py", ("apply_patch", {"patchText": patch}))
     editor.ask("change a.py")
     editor.pending(1)
     editor.lua("vim.cmd('Lspilot accept-all')")
@@ -374,13 +351,7 @@ def test_a_move_without_line_changes_waits_for_the_user(
     editor: Editor, fake: ScriptedModel, workspace: Path
 ) -> None:
     move = {"patchText": "*** Begin Patch\n*** Update File: b.py\n*** Move to: c.py\n*** End Patch"}
-    fake.turns.extend(
-        [
-            Turn(tool_calls=[("read", {"filePath": "b.py"})]),
-            Turn(tool_calls=[("apply_patch", move)]),
-            Turn(text="kept b.py"),
-        ]
-    )
+    read_then(fake, "b.py", ("apply_patch", move), "kept b.py")
     editor.ask("rename b.py")
     editor.pending(1)  # not accepted on the user's behalf because no line differs
     [mark] = cast(list[dict[str, Any]], editor.lua(EXTMARKS, "b.py"))
@@ -395,20 +366,8 @@ def test_deleting_an_empty_file_says_so_and_waits_for_the_user(
     editor: Editor, fake: ScriptedModel, workspace: Path
 ) -> None:
     (workspace / "empty.py").write_text("")
-    fake.turns.extend(
-        [
-            Turn(tool_calls=[("read", {"filePath": "empty.py"})]),
-            Turn(
-                tool_calls=[
-                    (
-                        "apply_patch",
-                        {"patchText": "*** Begin Patch\n*** Delete File: empty.py\n*** End Patch"},
-                    )
-                ]
-            ),
-            Turn(text="deleted"),
-        ]
-    )
+    delete = {"patchText": "*** Begin Patch\n*** Delete File: empty.py\n*** End Patch"}
+    read_then(fake, "empty.py", ("apply_patch", delete), "deleted")
     editor.ask("remove empty.py")
     editor.pending(1)
     [mark] = cast(list[dict[str, Any]], editor.lua(EXTMARKS, "empty.py"))
@@ -423,13 +382,7 @@ def test_an_empty_file_not_open_gets_the_accepted_text(
 ) -> None:
     # Neovim sends an empty buffer as "\n" (one empty line, 'eol'): that is the file's "" on disk.
     (workspace / "empty.py").write_text("")
-    fake.turns.extend(
-        [
-            Turn(tool_calls=[("read", {"filePath": "empty.py"})]),
-            Turn(tool_calls=[("write", {"filePath": "empty.py", "content": "X = 1\n"})]),
-            Turn(text="done"),
-        ]
-    )
+    read_then(fake, "empty.py", ("write", {"filePath": "empty.py", "content": "X = 1\n"}))
     editor.ask("fill empty.py")
     editor.pending(1)
     editor.lua("vim.cmd('Lspilot accept-all')")
@@ -440,13 +393,7 @@ def test_an_empty_file_not_open_gets_the_accepted_text(
 
 def test_reject_with_feedback_reaches_the_model(editor: Editor, fake: ScriptedModel, workspace: Path) -> None:
     edit = {"filePath": "a.py", "oldString": "3.14", "newString": "22 / 7"}
-    fake.turns.extend(
-        [
-            Turn(tool_calls=[("read", {"filePath": "a.py"})]),
-            Turn(tool_calls=[("edit", edit)]),
-            Turn(text="ok, keeping 3.14"),
-        ]
-    )
+    read_then(fake, "a.py", ("edit", edit), "ok, keeping 3.14")
     editor.ask("approximate pi")
     editor.pending(1)
     editor.lua("""
@@ -668,7 +615,9 @@ def test_cancel_with_nothing_running_says_so(editor: Editor, fake: ScriptedModel
     assert "lspilot: nothing is running in this chat's session" in editor.messages()
 
 
-def test_a_second_ask_while_a_turn_runs_is_told_to_wait_or_cancel(editor: Editor, fake: ScriptedModel) -> None:
+def test_a_second_ask_while_a_turn_runs_is_told_to_wait_or_cancel(
+    editor: Editor, fake: ScriptedModel
+) -> None:
     fake.turns.extend([Turn(text="thinking it over", stall_after_chunks=2), Turn(text="done")])
     editor.ask("take your time")
     editor.until(CHAT_HAS, "think")
