@@ -150,6 +150,7 @@ CHAT_HAS = (
     "table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr('lspilot://chat'), 0, -1, false), '\\n')"
     ":find(args[1], 1, true)"
 )
+MESSAGES_HAS = "vim.api.nvim_exec2('messages', {output = true}).output:find(args[1], 1, true)"
 PENDING_HUNKS = "(require('lspilot').pending()[1] or {hunks = {}}).hunks"
 EXTMARKS = """
 local buf = vim.fn.bufnr(...)
@@ -611,7 +612,7 @@ def test_cancel_with_nothing_running_says_so(editor: Editor, fake: ScriptedModel
     editor.ask("hello")
     assert editor.finished() == "end"
     editor.lua("vim.cmd('Lspilot cancel')")
-    editor.until("vim.api.nvim_exec2('messages', {output = true}).output:find('nothing is running', 1, true)")
+    editor.until(MESSAGES_HAS, "nothing is running")
     assert "lspilot: nothing is running in this chat's session" in editor.messages()
 
 
@@ -622,15 +623,14 @@ def test_a_second_ask_while_a_turn_runs_is_told_to_wait_or_cancel(
     editor.ask("take your time")
     editor.until(CHAT_HAS, "think")
     session = cast(str, editor.lua("return vim.tbl_values(require('lspilot.client').session)[1]"))
-    wait = "vim.api.nvim_exec2('messages', {output = true}).output:find('still running', 1, true)"
     editor.lua("require('lspilot').ask('and now?', {on_done = function(err) _G.refused = err end})")
-    editor.until(wait)
+    editor.until(MESSAGES_HAS, "still running")
     editor.until("_G.refused ~= nil")
     # The daemon refuses too (when the plugin did not know the turn runs): the same words.
     editor.lua("vim.cmd('messages clear'); require('lspilot.client').running = {}; _G.refused = nil")
     editor.lua("require('lspilot').ask('and now?', {on_done = function(err) _G.refused = err end})")
     editor.until("_G.refused ~= nil")
-    editor.until(wait)
+    editor.until(MESSAGES_HAS, "still running")
     messages = editor.messages()
     assert "a turn is still running in this chat; wait for it or :Lspilot cancel it" in messages
     assert session not in messages, messages
