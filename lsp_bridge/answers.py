@@ -27,10 +27,6 @@ class Answer(Generic[T]):
     notes: list[str] = field(default_factory=list[str])
 
 
-def failed_note(server: str, error: BaseException, others: Sequence[str]) -> str:
-    return f"{server} failed ({error}); the answer is only from {', '.join(others)}"
-
-
 async def each(
     servers: Sequence[S], work: Callable[[S], Awaitable[T]], name: Callable[[S], str], notes: list[str]
 ) -> tuple[list[S], list[T]]:
@@ -46,5 +42,6 @@ async def each(
         if isinstance(result, BaseException):
             if not isinstance(result, BridgeError) or not answered:
                 raise result
-            notes.append(failed_note(name(server), result, [name(s) for s, _r in answered]))
+            others = ", ".join(name(s) for s, _r in answered)
+            notes.append(f"{name(server)} failed ({result}); the answer is only from {others}")
     return [s for s, _r in answered], [r for _s, r in answered]

@@ -20,7 +20,7 @@ from typing import Any, cast
 from lsprotocol import types as lsp
 
 from . import install
-from .answers import Answer, each, failed_note
+from .answers import Answer, each
 from .connection import Decode, ServerConnection
 from .documents import BOM, Document, DocumentStore, uri_to_path
 from .errors import BridgeError, NoServerForFile, ServerBroken, ServerStartError, UnsupportedOperation
@@ -91,17 +91,12 @@ class Bridge:
         if len(route.targets) == 1:  # the usual case: no gather (a task, more loop turns)
             spec, root = route.targets[0]
             return [await self._connection(spec, root)]
-        results = await asyncio.gather(
-            *(self._connection(spec, root) for spec, root in route.targets),
-            return_exceptions=True,
+        before = len(notes)
+        _started, connections = await each(
+            route.targets, lambda target: self._connection(*target), lambda target: target[0].name, notes
         )
-        connections = [r for r in results if isinstance(r, ServerConnection)]
-        for (spec, _root), error in zip(route.targets, results, strict=True):
-            if isinstance(error, BaseException):
-                if not isinstance(error, BridgeError) or not connections:
-                    raise error
-                log.warning("%s", error)
-                notes.append(failed_note(spec.name, error, [c.spec.name for c in connections]))
+        for note in notes[before:]:
+            log.warning("%s", note)
         return connections
 
     async def _connection(self, spec: ServerSpec, root: Path) -> ServerConnection:
@@ -404,8 +399,9 @@ class Bridge:
         if len(connections) == 1:  # no gather: it would cost a task and extra event loop turns
             results = [await self._diagnostics(connections[0], doc, notes)]
         else:
-            each_server = await each(connections, lambda c: self._diagnostics(c, doc, notes), _name, notes)
-            results = each_server[1]
+            _answered, results = await each(
+                connections, lambda c: self._diagnostics(c, doc, notes), _name, notes
+            )
         merged = [d for result in results for d in result]
         if not notes and asked[1] == self.documents.latest_version:
             self._answered.pop(doc.path, None)
