@@ -181,7 +181,7 @@ def replacements(body: str, chunks: list[Chunk], shown: str) -> list[Replacement
     for number, chunk in enumerate(chunks, 1):
         where = f"{shown}, chunk {number}"
         if chunk.context:
-            found = next((i for i in range(cursor, len(bare)) if chunk.context in bare[i]), None)
+            found = _context_line(bare, chunk.context, cursor)
             if found is None:
                 raise PatchError(f"{where}: the line after @@ ({chunk.context!r}) is not in the file.")
             cursor = found + 1
@@ -213,6 +213,8 @@ def replacements(body: str, chunks: list[Chunk], shown: str) -> list[Replacement
                     f"{where}: these lines were not found in the file (after line {cursor}):\n"
                     f"{shown_old}\nRead the file again and make the context and '-' lines match it exactly."
                 )
+            if chunk.hint is None and not chunk.context and not chunk.at_end:
+                _refuse_ambiguous(bare, old, found, cursor, where)
             at = found
             if chunk.hint is not None:
                 shift = at - (chunk.hint - 1)
@@ -251,6 +253,43 @@ def _out_of_order(
         f"drop a repeated {word}, merge overlapping ones into one, or put them in file order. "
         "Nothing was changed."
     )
+
+
+_WORD = re.compile(r"\w")
+
+
+def _context_line(lines: list[str], context: str, start: int) -> int | None:
+    """The first line from ``start`` that the text after "@@" names: the whole line (stripped),
+    else a part of it that begins and ends where words do (``def foo`` names ``def foo(a):``,
+    never ``def foobar():``, whose body would then be changed instead)."""
+    wanted = context.strip()
+    found = next((i for i in range(start, len(lines)) if lines[i].strip() == wanted), None)
+    if found is not None:
+        return found
+    edges = re.escape(wanted)
+    if _WORD.match(wanted[:1]):
+        edges = r"(?<!\w)" + edges
+    if _WORD.match(wanted[-1:]):
+        edges += r"(?!\w)"
+    pattern = re.compile(edges)
+    return next((i for i in range(start, len(lines)) if pattern.search(lines[i])), None)
+
+
+def _refuse_ambiguous(lines: list[str], old: list[str], found: int, start: int, where: str) -> None:
+    """A chunk with neither a line number nor an "@@" line must fit one place after ``start``:
+    of several, taking the first would as likely change the wrong one."""
+    n = len(old)
+    same = next(same for same in _LEVELS if all(same(lines[found + k], old[k]) for k in range(n)))
+    places = [
+        i for i in range(start, len(lines) - n + 1) if all(same(lines[i + k], old[k]) for k in range(n))
+    ]
+    if len(places) > 1:
+        shown = ", ".join(str(i + 1) for i in places[:10]) + (" ..." if len(places) > 10 else "")
+        raise PatchError(
+            f"{where}: its lines fit {len(places)} places (starting at lines {shown}), so it is "
+            "not clear which to change. Add an '@@' line naming the function or class it is in "
+            "(e.g. '@@ def name'), or more unchanged context lines. Nothing was changed."
+        )
 
 
 def _seek(

@@ -263,3 +263,33 @@ async def test_a_symlink_is_moved_as_a_link_and_put_back_on_failure(h: Harness) 
         outcome.result is not None
         and outcome.result.output == "Applied the patch:\n  R alias.txt -> sub/alias.txt"
     )
+
+
+async def test_the_line_after_at_at_names_whole_words(h: Harness) -> None:
+    # "@@ def foo" is not "def foobar():": the chunk below it goes into foo, not into foobar.
+    path = h.root / "a.py"
+    path.write_text("def foobar():\n    return 1\n\n\ndef foo():\n    return 1\n")
+    h.env.session.record_read(path)
+    h.human.replies = [ONCE]
+    patch = "*** Begin Patch\n*** Update File: a.py\n@@ def foo\n-    return 1\n+    return 2\n*** End Patch"
+    await h.ok("apply_patch", {"patchText": patch})
+    assert path.read_text() == "def foobar():\n    return 1\n\n\ndef foo():\n    return 2\n"
+
+
+async def test_a_chunk_that_fits_several_places_is_refused(h: Harness) -> None:
+    # Without an "@@" line or a line number, the first of two equal places is a guess.
+    path = h.root / "a.py"
+    text = "def a():\n    x = 1\n    return x\n\n\ndef b():\n    x = 1\n    return x\n"
+    path.write_text(text)
+    h.env.session.record_read(path)
+    chunk = "@@\n     x = 1\n-    return x\n+    return x + 1\n"
+    outcome = await h.call("apply_patch", {"patchText": f"*** Begin Patch\n*** Update File: a.py\n{chunk}"})
+    assert outcome.error is not None
+    assert outcome.error.startswith("a.py, chunk 1: its lines fit 2 places (starting at lines 2, 7)")
+    assert path.read_text() == text and h.human.asked == []
+    h.human.replies = [ONCE]  # naming the function picks one
+    named = chunk.replace("@@\n", "@@ def b\n")
+    await h.ok("apply_patch", {"patchText": f"*** Begin Patch\n*** Update File: a.py\n{named}"})
+    assert path.read_text() == text.replace("x = 1\n    return x\n", "x = 1\n    return x + 1\n").replace(
+        "return x + 1", "return x", 1
+    )
