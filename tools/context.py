@@ -13,6 +13,7 @@ import hashlib
 import logging
 import os
 import time
+import urllib.parse
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -147,6 +148,20 @@ def real_path(path: Path) -> Path:
     if not real.startswith("/") or real.endswith(" (deleted)"):
         return path.resolve()
     return Path(real)
+
+
+def _plain(path: str, root: Path) -> str:
+    """``path`` with ``~`` expanded, a ``file://`` URI as its path, and (on POSIX) backslashes
+    as separators unless a file is really named so."""
+    if path.startswith("~"):
+        return os.path.expanduser(path)
+    if path.startswith("file://"):
+        parsed = urllib.parse.urlsplit(path)
+        if parsed.scheme == "file" and parsed.netloc in ("", "localhost"):
+            path = urllib.parse.unquote(parsed.path)
+    if "\\" in path and os.sep == "/" and not os.path.lexists(os.path.join(root, path)):
+        path = path.replace("\\", "/")
+    return path
 
 
 def is_within(path: Path, folder: Path) -> bool:
@@ -284,9 +299,13 @@ class ToolContext:
         user accepted, before writing: the edit tools' diagnostics of the old text wait for it."""
 
     def resolve(self, path: str) -> Path:
-        """``path`` (absolute, ``~``, or relative to the workspace root) made absolute and normalised."""
-        if path.startswith("~"):
-            path = os.path.expanduser(path)
+        """``path`` (absolute, ``~``, or relative to the workspace root) made absolute and normalised.
+
+        Models also name files as ``file://`` URIs (copied from a language server's answer) and
+        with Windows separators (``src\\app.py``): taken as written, the first made ``write``
+        create a folder called ``file:`` and the second a file whose name holds backslashes."""
+        if path.startswith(("~", "file://")) or "\\" in path:
+            path = _plain(path, self.root)
         return Path(os.path.normpath(os.path.join(self.root, path)))  # join keeps an absolute path
 
     def relative(self, path: Path) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tools import Applied, FileChange, PermissionRequest, Reply, ToolContext
+from tools import Applied, FileChange, PermissionRequest, Reply, Rule, ToolContext
 from tools.base import ToolError
 from tools.changes import DiskChanges, commit
 
@@ -329,3 +329,18 @@ def test_a_failure_of_any_kind_while_writing_undoes_everything(tmp_path: Path) -
         commit(changes)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["old.txt"]
     assert old.read_bytes() == b"caf\xe9\n"
+
+
+async def test_file_uris_and_windows_separators_name_the_workspace_file(harness: Harness) -> None:
+    # Taken as written, these made write create a folder "file:" and a file named "sub\e.py".
+    harness.env.permissions.rules.append(Rule("edit", "*", "allow"))
+    root = harness.root
+    await harness.ok("write", {"filePath": f"file://{root}/my%20notes.txt", "content": "a\n"})
+    await harness.ok("write", {"filePath": "sub\\e.py", "content": "b\n"})
+    assert sorted(os.listdir(root)) == ["my notes.txt", "sub"]
+    assert (root / "sub/e.py").read_text() == "b\n"
+    outcome = await harness.ok("read", {"filePath": "sub\\e.py"})
+    assert outcome.result is not None and outcome.result.title == "sub/e.py"
+    (root / "odd\\name.txt").write_text("c\n")  # a file really named so is still found
+    outcome = await harness.ok("read", {"filePath": "odd\\name.txt"})
+    assert outcome.result is not None and "c" in outcome.result.output
