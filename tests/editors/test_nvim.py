@@ -409,6 +409,32 @@ def test_reject_with_feedback_reaches_the_model(editor: Editor, fake: ScriptedMo
     assert editor.lua("return vim.bo.modified") is False
 
 
+def test_an_answer_right_after_typing_is_judged_on_the_typed_text(
+    editor: Editor, fake: ScriptedModel
+) -> None:
+    # Neovim debounces didChange (150 ms) and flushes before requests, not before replies: the
+    # daemon must see the line typed just before the accept (it refuses), not the older text.
+    read_then(fake, "a.py", ("edit", {"filePath": "a.py", "oldString": "3.14", "newString": "22 / 7"}))
+    editor.ask("approximate pi")
+    editor.pending(1)
+    editor.lua("""
+        vim.api.nvim_buf_set_lines(vim.fn.bufnr('a.py'), 5, 6, false, {"    return 'typed'"})
+        vim.cmd('Lspilot accept-all')
+    """)
+    assert editor.finished() == "end"
+    told = tool_results(fake)[-1]
+    assert "a.py changed in the editor during the review; nothing was applied" in told, told
+    assert editor.buffer("a.py") == TWO_FUNCTIONS.replace("'circle'", "'typed'").splitlines()
+    # An ask right after editing another buffer reads that buffer's newest text.
+    fake.turns.extend([Turn(tool_calls=[("read", {"filePath": "b.py"})]), Turn(text="ok")])
+    editor.lua("vim.cmd('split b.py'); vim.cmd('wincmd p')")
+    editor.until("#vim.lsp.get_clients({name = 'lspilot', bufnr = vim.fn.bufnr('b.py')}) == 1")
+    editor.lua("vim.api.nvim_buf_set_lines(vim.fn.bufnr('b.py'), 0, 1, false, {'from a import area  # typed'})")
+    editor.ask("what does b.py import?")
+    assert editor.finished() == "end"
+    assert "from a import area  # typed" in tool_results(fake)[-1], tool_results(fake)
+
+
 def test_a_permission_prompt_is_answered_through_vim_ui_select(editor: Editor, fake: ScriptedModel) -> None:
     read_env = Turn(tool_calls=[("read", {"filePath": ".env"})])
     fake.turns.extend([read_env, Turn(text="read it"), read_env, Turn(text="understood")])

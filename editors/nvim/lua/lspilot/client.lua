@@ -194,6 +194,11 @@ local function start_config(root)
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fs.basename(root) } },
     init_options = { lspilot = { review = true, permissions = true, follow = opts.follow } },
+    -- Every edit goes to the daemon at once. Neovim flushes debounced changes before a request
+    -- or notification, but not before a reply: a review or permission answer sent within
+    -- 150 ms of typing would be judged against the buffer's older text. (Neovim applies the
+    -- smallest debounce of the clients that share the sync kind and position encoding.)
+    flags = { debounce_text_changes = 0 },
     handlers = handlers(),
     on_init = function(client)
       vim.schedule(util.protect('attaching buffers', function()
