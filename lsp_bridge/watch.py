@@ -119,6 +119,9 @@ class InotifyWatcher:
         self._root = root
         self._dirs: dict[int, Path] = {}
         self._folders: set[str] = set()
+        # The names of the files in each watched folder, as last seen: after an overflow, those
+        # gone are reported as deleted.
+        self._files: dict[str, set[str]] = {}
         self._add_tree(root, changes=None)
 
     def _add_tree(self, top: Path, changes: Changes | None) -> None:
@@ -133,10 +136,29 @@ class InotifyWatcher:
                 continue
             self._dirs[wd] = Path(folder)
             self._folders.add(folder)
+            names = self._files[folder] = {f for f in filenames if not f.endswith(TEMP_SUFFIX)}
             if changes is not None:  # a new directory: its files appeared with it
-                for filename in filenames:
-                    if not filename.endswith(TEMP_SUFFIX):
-                        merge_change(changes, Path(folder, filename), FileChangeType.Created)
+                for filename in names:
+                    merge_change(changes, Path(folder, filename), FileChangeType.Created)
+
+    def _rescan(self, changes: Changes) -> None:
+        """Events were lost: watch the folders made meanwhile, report every file as created
+        (servers learn of the new ones and re-read the others) and those gone as deleted."""
+        log.warning("inotify queue overflowed; rescanning %s", self._root)
+        changes[Path("/")] = FileChangeType.Changed
+        before = self._files
+        self._dirs, self._folders, self._files = {}, set(), {}  # a watched folder keeps its wd
+        self._add_tree(self._root, changes)
+        for folder, names in before.items():
+            for name in names - self._files.get(folder, set()):
+                path = Path(folder, name)
+                if not os.path.lexists(path):  # not just in a folder the walk could not watch
+                    merge_change(changes, path, FileChangeType.Deleted)
+
+    def _forget_folder(self, folder: str) -> None:
+        inside = folder + os.sep
+        for known in [f for f in self._files if f == folder or f.startswith(inside)]:
+            del self._files[known]
 
     def drain(self) -> Changes:
         changes: Changes = {}
@@ -156,31 +178,33 @@ class InotifyWatcher:
             name = data[offset : offset + length].rstrip(b"\0")
             offset += length
             if mask & _IN_Q_OVERFLOW:
-                # Events were lost: folders made meanwhile are watched now, and every file is
-                # reported as created (servers learn of the new ones and re-read the others).
-                log.warning("inotify queue overflowed; rescanning %s", self._root)
-                changes[Path("/")] = FileChangeType.Changed
-                self._add_tree(self._root, changes)
+                self._rescan(changes)
                 continue
             folder = self._dirs.get(wd)
             if mask & _IN_IGNORED:
                 gone = self._dirs.pop(wd, None)
                 if gone is not None:
                     self._folders.discard(str(gone))
+                    self._files.pop(str(gone), None)
                 continue
             if folder is None or not name or name.endswith(_TEMP_SUFFIX):
                 continue
-            path = folder / os.fsdecode(name)
+            filename = os.fsdecode(name)
+            path = folder / filename
             if mask & _IN_ISDIR:
-                if mask & (_IN_CREATE | _IN_MOVED_TO) and path.name not in IGNORED_DIRS:
+                if mask & (_IN_CREATE | _IN_MOVED_TO) and filename not in IGNORED_DIRS:
                     self._add_tree(path, changes)
                 elif mask & (_IN_DELETE | _IN_MOVED_FROM):
                     merge_change(changes, path, FileChangeType.Deleted)  # a folder went away
+                    self._forget_folder(str(path))
                 continue
+            names = self._files.setdefault(str(folder), set())
             if mask & (_IN_CREATE | _IN_MOVED_TO):
                 merge_change(changes, path, FileChangeType.Created)
+                names.add(filename)
             elif mask & (_IN_DELETE | _IN_MOVED_FROM):
                 merge_change(changes, path, FileChangeType.Deleted)
+                names.discard(filename)
             else:
                 merge_change(changes, path, FileChangeType.Changed)
 

@@ -7,7 +7,8 @@ ids are per sender, so this is legal; a client that keeps its own pending reques
 server's requests in one table keyed by id loses its request and waits forever.
 
 It also registers a ``**/*.py`` file watcher and answers ``scripted/received`` with the
-didChange and didChangeWatchedFiles notifications it got, as ``[method, uris]`` pairs.
+didChange and didChangeWatchedFiles notifications it got, as ``[method, uris]`` pairs (the URI
+of a deleted file with a ``-`` before it).
 
 Pull diagnostics answer at once (an error for each line containing ``ERR``), except for a
 document whose text contains ``HANG``: that request is answered only when the client cancels it.
@@ -187,7 +188,8 @@ def main() -> None:
             HANGING.discard(message["params"]["id"])
             send({"id": message["params"]["id"], "error": {"code": -32800, "message": "cancelled"}})
         elif method == "workspace/didChangeWatchedFiles":
-            RECEIVED.append((method, [change["uri"] for change in message["params"]["changes"]]))
+            changes = message["params"]["changes"]
+            RECEIVED.append((method, [("-" if c["type"] == 3 else "") + c["uri"] for c in changes]))
         elif method == "scripted/received":
             send({"id": msg_id, "result": RECEIVED})
         elif method == "textDocument/definition":

@@ -13,6 +13,7 @@ from lsprotocol import types as lsp
 from lsp_bridge import Answer, Bridge, BridgeError, Span
 from lsp_bridge.documents import to_utf16, uri_to_path
 from tests.conftest import copy_fixture, position, where
+from tests.lsp_bridge.test_protocol import scripted_servers
 
 Factory = Callable[..., Bridge]
 
@@ -105,6 +106,35 @@ async def test_after_the_watcher_overflowed_folders_made_meanwhile_are_watched(
     app.write_text("from extra.fresh import renamed\n\nrenamed()\n")
     answer = await bridge.definition(app, position(app, "renamed", nth=1))
     assert [where(root, span) for span in answer.value] == [("extra/fresh.py", 2)]
+
+
+async def test_after_the_watcher_overflowed_files_deleted_meanwhile_are_reported(
+    tmp_path: Path, bridge_factory: Factory
+) -> None:
+    # The rescan after an overflow reported the files it found as created, but not those gone
+    # since: a server that does not rescan its project (basedpyright does, on a new file) kept
+    # them. A file made and deleted between two drains is never reported.
+    a, gone, made = tmp_path / "a.py", tmp_path / "gone.py", tmp_path / "made.py"
+    (tmp_path / "old").mkdir()
+    for path in (a, gone, tmp_path / "old/more.py"):
+        path.write_text("x = 1\n")
+    bridge = bridge_factory(tmp_path, servers=scripted_servers())
+    await bridge.definition(a, lsp.Position(line=0, character=0))
+    made.write_text("y = 1\n")
+    await bridge.definition(a, lsp.Position(line=0, character=0))
+    for n in range(6000):  # three events each
+        (tmp_path / f"note{n}.txt").write_text("x")
+    for path in (gone, made, tmp_path / "old/more.py"):
+        path.unlink()
+    (tmp_path / "old").rmdir()
+    (tmp_path / "brief.py").write_text("z = 1\n")
+    (tmp_path / "brief.py").unlink()
+    await bridge.definition(a, lsp.Position(line=0, character=0))
+    received = await bridge.connections[0].request("scripted/received", None, 10.0)
+    assert [sorted(uris) for _method, uris in received] == [
+        [made.as_uri()],
+        [f"-{gone.as_uri()}", f"-{made.as_uri()}", f"-{(tmp_path / 'old/more.py').as_uri()}"],
+    ]
 
 
 async def test_a_buffer_with_a_lone_surrogate_is_synced_and_its_positions_counted(
