@@ -67,8 +67,16 @@ def check_encodes(text: str, encoding: str, shown: str) -> None:
 
 
 def normalize(text: str) -> str:
-    """The model's strings with ``\\n`` line endings, as ``body`` has them."""
+    """New text from the model with ``\\n`` line endings (a lone ``\\r`` in it is kept)."""
     return text.replace("\r\n", "\n")
+
+
+def as_lines(text: str) -> str:
+    """Text with every line break a ``\\n``: ``\\r\\n`` and a lone ``\\r`` too, which ends a line
+    for read, the language servers and VS Code. ``body`` and ``oldString`` are compared so; a lone
+    ``\\r`` becomes one ``\\n``, so body offsets still map onto the raw text."""
+    text = text.replace("\r\n", "\n")
+    return text.replace("\r", "\n") if "\r" in text else text
 
 
 @dataclass
@@ -79,7 +87,8 @@ class FileText:
 
     def __post_init__(self) -> None:
         crlf = self.raw.count("\r\n")
-        self.newline = "\r\n" if crlf and crlf * 2 >= self.raw.count("\n") else "\n"
+        lf, cr = self.raw.count("\n") - crlf, self.raw.count("\r") - crlf
+        self.newline = "\r\n" if crlf and crlf >= lf and crlf >= cr else "\r" if cr > lf else "\n"
 
     @classmethod
     def from_bytes(cls, data: bytes) -> FileText:
@@ -91,14 +100,14 @@ class FileText:
 
     @property
     def body(self) -> str:
-        return normalize(self.raw[len(self.bom) :])
+        return as_lines(self.raw[len(self.bom) :])
 
     def _crlf_positions(self) -> list[int]:
         """Body offsets of the ``\\n`` of every ``\\r\\n`` in raw."""
         return [m.start() - n for n, m in enumerate(re.finditer("\r\n", self.raw[len(self.bom) :]))]
 
     def with_newlines(self, text: str) -> str:
-        return text.replace("\n", "\r\n") if self.newline == "\r\n" else text
+        return text.replace("\n", self.newline) if self.newline != "\n" else text
 
     def replace(self, replacements: Iterable[Replacement]) -> None:
         """Apply non-overlapping replacements given in body offsets."""
@@ -115,8 +124,23 @@ class FileText:
             out += [self.raw[at:start], self.with_newlines(normalize(rep.text))]
             at = end
         out.append(self.raw[at:])
+        if "\r" in self.raw or "\r" in self.newline:
+            _keep_breaks_apart(out)
         self.raw = "".join(out)
 
     def set_body(self, body: str) -> None:
         """Replace the whole text (``write``), keeping the BOM and the usual line ending."""
         self.raw = self.bom + self.with_newlines(normalize(body))
+
+
+def _keep_breaks_apart(out: list[str]) -> None:
+    """Where a piece ending in a lone ``\\r`` would meet one starting with ``\\n`` (text put
+    after a lone ``\\r``, or a deletion between the two), the two breaks would read as one
+    ``\\r\\n``: the ``\\n`` is written as ``\\r\\n``, which no neighbour can join."""
+    left = ""  # the text so far ends as this piece does
+    for index, piece in enumerate(out):
+        if not piece:
+            continue
+        if left.endswith("\r") and piece.startswith("\n"):
+            out[index] = "\r" + piece
+        left = piece

@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ._editing import Target, load, locked, propose, target
 from ._match import Content, Found, MatchError, find
-from ._text import FileText, normalize
+from ._text import FileText, as_lines, normalize
 from .base import Tool, ToolError, ToolResult
 from .changes import FileChange
 from .context import ToolContext
@@ -34,7 +34,7 @@ def apply_edit(
 ) -> tuple[FileText, Found | None]:
     """``text`` after one edit (changed in place when given); no ``Found`` when the edit fills a
     missing or empty file."""
-    old, new = normalize(old), normalize(new)
+    old, new = as_lines(old), normalize(new)
     if text is None and old:
         raise ToolError(
             f"File not found: {file.shown}. To create it, send an empty oldString (or use write)."

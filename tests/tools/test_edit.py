@@ -137,6 +137,21 @@ async def test_crlf_bom_latin1_and_mode_are_kept(h: Harness) -> None:
     assert crlf.read_bytes() == b"\xef\xbb\xbfx\r\ny\r\n"
 
 
+async def test_a_lone_cr_ends_a_line_for_edit_as_for_read(h: Harness) -> None:
+    # read (like the language servers and VS Code) shows "a = 1\rb = 2" as two lines; the
+    # oldString copied from it used to be "not found" however it was written.
+    stray = await seen(h, "stray.py", b"a = 1\rb = 2\nc = 3\n")
+    shown = await h.ok("read", {"filePath": "stray.py"})
+    assert shown.result is not None and "     2\tb = 2\n     3\tc = 3" in shown.result.output
+    h.human.replies = [ONCE]
+    await h.ok("edit", edit("stray.py", "b = 2\nc = 3", "b = 20\nc = 30"))
+    assert stray.read_bytes() == b"a = 1\rb = 20\nc = 30\n"  # the untouched break is kept
+    old_mac = await seen(h, "mac.txt", b"one\rtwo\rthree\r")
+    h.human.replies = [ONCE]
+    await h.ok("edit", edit("mac.txt", "two\n", "TWO\nextra\n"))
+    assert old_mac.read_bytes() == b"one\rTWO\rextra\rthree\r"  # new lines end as the file's do
+
+
 async def test_read_before_write_and_outside_changes(h: Harness) -> None:
     path = h.root / "a.py"
     path.write_text("x = 1\n")
