@@ -29,6 +29,8 @@ async def diagnostics(bridge: Bridge, sources: Sources, path: Path | None) -> Na
     files, skipped = [path], 0
     if path is None:
         files, skipped = _workspace_files(bridge, sources.root)
+        if sources.hidden is not None:
+            files = [f for f in files if sources.shows(f)]
     if not files:
         raise ToolError(
             "No file in the workspace is handled by a language server; there is nothing to check."

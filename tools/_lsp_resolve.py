@@ -176,7 +176,8 @@ async def workspace_symbols(bridge: Bridge, sources: Sources, query: str, near: 
         hits.notes += answer.notes
         for item in answer.value:
             location = item.location
-            if isinstance(location, lsp.Location):  # not a bare URI (no server here sends those)
+            if isinstance(location, lsp.Location) and sources.shows_uri(location.uri):
+                # (not a bare URI: no server here sends those; nor in a file read rules deny)
                 chain = (*_parts(item.container_name or ""), item.name)
                 symbol = Symbol(chain, item.kind, uri_to_path(location.uri), location.range)
                 start = name_position(sources, symbol)  # some servers give the whole declaration
@@ -256,6 +257,12 @@ def first_use(sources: Sources, path: Path, name: str) -> lsp.Position | None:
 
 def _missing(wanted: str, where: str, pool: list[Symbol], hits: Hits, sources: Sources) -> str:
     message = f"No symbol named {wanted!r} in {where}."
+    if sources.left_out:
+        message = (
+            f"No symbol named {wanted!r} in {where} that may be shown: "
+            f"{'a symbol' if sources.left_out == 1 else f'{sources.left_out} symbols'} found in files "
+            "the read rules deny were left out. This is configured by the user."
+        )
     if not hits.complete:
         message += " The language server was still loading, so it may not know every symbol yet: " + (
             "; ".join(hits.notes)

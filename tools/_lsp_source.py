@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,6 +83,11 @@ class Sources:
 
     root: Path
     bridge: Bridge
+    #: Whether the read rules deny a file (by its ``relative`` text): its results are left out,
+    #: so the lsp tool shows no more of it than read would. None: no rule denies anything.
+    hidden: Callable[[str], bool] | None = None
+    #: How many results were left out for ``hidden``.
+    left_out: int = 0
     _lines: dict[Path, list[str]] = field(default_factory=dict[Path, list[str]])
     _names: dict[str, tuple[str, Path]] = field(init=False, repr=False)
 
@@ -113,6 +119,19 @@ class Sources:
     def relative(self, path: Path) -> str:
         """Workspace-relative text for paths inside the root, absolute text for the rest."""
         return _relative(self.root, path)
+
+    def shows(self, path: Path) -> bool:
+        """False (and counted) for a file whose results are left out."""
+        if self.hidden is None or not self.hidden(self.relative(path)):
+            return True
+        self.left_out += 1
+        return False
+
+    def shows_uri(self, uri: str) -> bool:
+        if self.hidden is None or not self.hidden(self.named(uri)[0]):
+            return True
+        self.left_out += 1
+        return False
 
     def named(self, uri: str) -> tuple[str, Path]:
         """A URI's ``relative`` text and its path."""

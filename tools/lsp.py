@@ -8,6 +8,7 @@ file-not-found suggestions. The editor server's navigate command calls ``navigat
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -35,8 +36,8 @@ from ._lsp_resolve import (
 )
 from ._lsp_source import KEYWORDS, Sources, name_at, names_on
 from .base import Tool, ToolError, ToolResult
-from .context import ToolContext
-from .permission import PermissionRequest
+from .context import ToolContext, real_path
+from .permission import PermissionDenied, PermissionRequest, wildcard_any, wildcard_match
 from .read import _missing  # pyright: ignore[reportPrivateUsage] - the same suggestions as read
 
 Operation = Literal[
@@ -126,30 +127,40 @@ async def navigate(
     character: int | None = None,
     symbol: str | None = None,
     query: str | None = None,
+    hidden: Callable[[str], bool] | None = None,
 ) -> Navigation:
     """Answer ``operation`` at ``path``/``line``/``character`` (1-based) or at ``symbol``, in the
-    workspace ``root`` (symlinks resolved, as ``ToolEnv.root`` is).
+    workspace ``root`` (symlinks resolved, as ``ToolEnv.root`` is); results in files ``hidden``
+    names (by workspace-relative path: those the read rules deny) are left out, with a note.
 
     Raises ``ToolError`` with a message saying what to do instead when it cannot answer.
     """
-    sources = Sources(root, bridge)
+    sources = Sources(root, bridge, hidden)
     question = Question(operation, path, line, character, symbol, query)
     if path is not None and not path.is_file():
         raise ToolError(f"{sources.relative(path)} is not a file; give the lsp tool a source file.")
     try:
         if operation == "diagnostics":
-            return await diagnostics(bridge, sources, path)
-        if operation == "documentSymbol":
-            return await _document_symbols(bridge, sources, path, symbol)
-        if operation == "workspaceSymbol":
-            return await _workspace_symbols(bridge, sources, path, query or symbol)
-        return await _at_position(bridge, sources, question)
+            answer = await diagnostics(bridge, sources, path)
+        elif operation == "documentSymbol":
+            answer = await _document_symbols(bridge, sources, path, symbol)
+        elif operation == "workspaceSymbol":
+            answer = await _workspace_symbols(bridge, sources, path, query or symbol)
+        else:
+            answer = await _at_position(bridge, sources, question)
     except UnsupportedOperation as error:
         raise ToolError(_unsupported(error, operation, path)) from None
     except NoServerForFile as error:
         raise ToolError(_no_server(bridge, error, path)) from None
     except BridgeError as error:
         raise ToolError(f"The language server could not answer {operation}: {error}") from None
+    if sources.left_out:
+        answer.text += (
+            f"\n\n({fmt.plural(sources.left_out, 'result')} in files the read rules deny "
+            f"{'was' if sources.left_out == 1 else 'were'} left out.)"
+        )
+        answer.metadata["skipped"] = sources.left_out
+    return answer
 
 
 async def _document_symbols(
@@ -275,24 +286,33 @@ async def _ask(bridge: Bridge, sources: Sources, operation: Operation, target: T
             "goToImplementation": bridge.implementation,
         }
         answer = await asks[operation](path, pos)
-        lines, metadata = fmt.locations(sources, answer.value, one, many, f"{prep} {subject}")
-        return _reply(lines, metadata, len(answer.value), answer, f"No {many} {prep} {subject}.")
+        found = answer.value
+        if sources.hidden is not None:
+            found = [span for span in found if sources.shows_uri(span[0])]
+        lines, metadata = fmt.locations(sources, found, one, many, f"{prep} {subject}")
+        return _reply(lines, metadata, len(found), answer, f"No {many} {prep} {subject}.")
     if operation == "hover":
         hovers = await bridge.hover(path, pos)
         text = fmt.hover_text(hovers.value)
         return _reply([text], {}, 1 if text else 0, hovers, f"No hover information for {subject}.")
     prepared = await bridge.prepare_call_hierarchy(path, pos)
-    if operation == "prepareCallHierarchy" or not prepared.value:
-        lines = [fmt.item_line(sources, item) for item in prepared.value]
-        items = {"items": [fmt.item_data(sources, item) for item in prepared.value]}
+    items = prepared.value
+    if sources.hidden is not None:
+        items = [item for item in items if sources.shows_uri(item.uri)]
+    if operation == "prepareCallHierarchy" or not items:
+        lines = [fmt.item_line(sources, item) for item in items]
+        data = {"items": [fmt.item_data(sources, item) for item in items]}
         empty = f"No function or method at {subject} for a call hierarchy."
-        return _reply(lines, items, len(prepared.value), prepared, empty)
+        return _reply(lines, data, len(items), prepared, empty)
     lines, metadata, count = [], {"calls": [], "items": []}, 0
     notes, complete = list(prepared.notes), prepared.complete
-    for item in prepared.value:
+    for item in items:
         ask = bridge.incoming_calls if operation == "incomingCalls" else bridge.outgoing_calls
         calls = await ask(item)
-        part, data, shown = fmt.calls(sources, item, calls.value)
+        found = calls.value
+        if sources.hidden is not None:
+            found = [call for call in found if sources.shows_uri(_other(call).uri)]
+        part, data, shown = fmt.calls(sources, item, found)
         lines += part
         metadata["calls"] += data["calls"]
         metadata["items"].append(data["item"])
@@ -300,6 +320,11 @@ async def _ask(bridge: Bridge, sources: Sources, operation: Operation, target: T
         complete &= calls.complete
         notes += calls.notes
     return Reply(lines, metadata, count, complete, notes, resolved=True)
+
+
+def _other(call: lsp.CallHierarchyIncomingCall | lsp.CallHierarchyOutgoingCall) -> lsp.CallHierarchyItem:
+    """The caller of an incoming call, the callee of an outgoing one."""
+    return call.from_ if isinstance(call, lsp.CallHierarchyIncomingCall) else call.to
 
 
 def _quoted(name: str) -> str:
@@ -391,10 +416,16 @@ class Lsp(Tool[LspParams]):
 
     async def run(self, params: LspParams, ctx: ToolContext) -> ToolResult:
         path: Path | None = None
+        hidden = read_denied(ctx)
         if params.filePath:
             path = await ctx.authorize(params.filePath, "lsp", f"{params.operation} in {params.filePath}")
             if not path.exists():
                 raise ToolError(_missing(path, ctx))
+            if hidden is not None and hidden(shown := ctx.relative(real_path(path))):
+                raise PermissionDenied(
+                    f"Permission denied: read {shown} (a read rule denies it), and the lsp tool shows "
+                    "no more than read would. This is configured by the user; do not retry it."
+                )
         else:  # a question about the whole workspace: its pattern is "*"
             what = params.query or params.symbol
             title = f"{params.operation}{f' {what!r}' if what else ''} in the workspace"
@@ -408,5 +439,22 @@ class Lsp(Tool[LspParams]):
             character=params.character,
             symbol=params.symbol,
             query=params.query,
+            hidden=hidden,
         )
         return ToolResult(answer.title, answer.text, answer.metadata)
+
+
+def read_denied(ctx: ToolContext) -> Callable[[str], bool] | None:
+    """Whether the ``read`` rules deny a workspace-relative path (None when no rule denies
+    anything, as by default: then nothing is checked)."""
+    engine = ctx.env.permissions
+    denies = [r.pattern for r in engine.rules if r.action == "deny" and wildcard_match("read", r.permission)]
+    candidates = wildcard_any(denies)
+    if candidates is None:
+        return None
+    fullmatch = candidates.fullmatch
+
+    def hidden(relative: str) -> bool:
+        return fullmatch(relative) is not None and engine.action("read", relative) == "deny"
+
+    return hidden

@@ -10,6 +10,7 @@ from typing import Any
 from lsp_bridge import Bridge
 from tests.conftest import position
 from tests.tools.conftest import Harness, MakeHarness
+from tools import Rule
 from tools._lsp_format import locations
 from tools._lsp_source import Sources
 
@@ -214,6 +215,28 @@ async def test_errors_say_what_to_do(lsp_harness: MakeHarness) -> None:
     assert "needs line (and character) or symbol" in message
     message = await error(h, operation="workspaceSymbol")
     assert "workspaceSymbol needs query" in message
+
+
+async def test_files_the_read_rules_deny_are_not_shown(lsp_harness: MakeHarness) -> None:
+    # The lsp tool only asked "lsp": a file read denies showed its outline, and its lines came
+    # with references, symbols and call sites.
+    h = lsp_harness("py_project")
+    h.env.permissions.rules.append(Rule("read", "pkg/calc.py", "deny"))
+    denied = await error(h, operation="documentSymbol", filePath="pkg/calc.py")
+    assert denied.startswith("Permission denied: read pkg/calc.py")
+    text, meta = await lsp(h, operation="findReferences", filePath="app.py", symbol="total_area")
+    assert "pkg/calc.py" not in text and "def total_area" not in text
+    assert text.startswith("2 references to total_area at app.py:1:32 in 1 file:")
+    assert text.endswith("\n\n(2 results in files the read rules deny were left out.)")
+    assert meta["skipped"] == 2 and {loc["path"] for loc in meta["locations"]} == {"app.py"}
+    text, _ = await lsp(h, operation="workspaceSymbol", query="total")
+    assert "total_area" not in text and "total_volume (function) pkg/geometry.py:35:5" in text
+    text, _ = await lsp(h, operation="outgoingCalls", filePath="app.py", symbol="main")
+    assert "pkg/calc.py" not in text and "3 callees in 2 files:" in text
+    missing = await error(h, operation="incomingCalls", symbol="total_area")
+    assert "that may be shown" in missing and "read rules deny" in missing
+    text, meta = await lsp(h, operation="diagnostics")
+    assert meta["checked"] == 5 and meta["skipped"] == 1
 
 
 async def test_source_lines_are_counted_as_lsp_counts_them(lsp_harness: MakeHarness) -> None:
