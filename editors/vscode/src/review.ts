@@ -97,8 +97,8 @@ export class ReviewUi implements vscode.Disposable, vscode.CodeLensProvider {
   commands(): vscode.Disposable[] {
     const register = vscode.commands.registerCommand;
     return [
-      register("lspilot.acceptHunk", (id?: string, hunk?: string) => this.onHunk("accept", id, hunk)),
-      register("lspilot.rejectHunk", (id?: string, hunk?: string) => this.onHunk("reject", id, hunk)),
+      register("lspilot.acceptHunk", (id?: unknown, hunk?: unknown) => this.onHunk("accept", id, hunk)),
+      register("lspilot.rejectHunk", (id?: unknown, hunk?: unknown) => this.onHunk("reject", id, hunk)),
       register("lspilot.acceptAll", (id?: unknown) => this.onFile("accept", id)),
       register("lspilot.rejectAll", (id?: unknown) => this.onFile("reject", id)),
       register("lspilot.openReview", (id?: string) => this.open(id)),
@@ -106,10 +106,9 @@ export class ReviewUi implements vscode.Disposable, vscode.CodeLensProvider {
   }
 
   provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
-    const proposal = this.queue.current;
+    const proposal = this.owning(document.uri); // any pending review's diff can be answered
     if (!proposal) return [];
     const proposed = document.uri.toString() === proposedUri(proposal).toString();
-    if (!proposed && document.uri.toString() !== originalUri(proposal).toString()) return [];
     if (proposed) proposal.noteProposedSide(document.getText()); // lenses follow the user's edits
     const lenses: vscode.CodeLens[] = [];
     for (const place of proposed ? proposal.sideLayout() : proposal.layout()) {
@@ -130,17 +129,39 @@ export class ReviewUi implements vscode.Disposable, vscode.CodeLensProvider {
     for (const d of this.disposables) d.dispose();
   }
 
+  /** The pending proposal whose review diff shows `uri` (either side); the one under review first. */
+  private owning(uri: vscode.Uri | undefined): Proposal | undefined {
+    const key = uri?.toString();
+    if (key === undefined) return undefined;
+    return this.queue.proposals.find((p) => proposedUri(p).toString() === key || originalUri(p).toString() === key);
+  }
+
+  /**
+   * What a command acts on: the proposal it names (a CodeLens), else the one whose diff it was
+   * run from (the editor title passes its file; a key or the palette, the active editor's, else
+   * the one under review).
+   */
+  private target(arg: unknown): Proposal | undefined {
+    if (typeof arg === "string") return this.queue.get(arg);
+    if (arg instanceof vscode.Uri) return this.owning(arg); // another diff (git's) is no review
+    return this.owning(vscode.window.activeTextEditor?.document.uri) ?? this.queue.current;
+  }
+
   /** The proposed side's text as the editor holds it (with the user's unsaved edits). */
   private sideText(proposal: Proposal): string | undefined {
     const uri = proposedUri(proposal).toString();
     return vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri)?.getText();
   }
 
-  /** A review link or the command: a review no longer pending leaves the one open as it is. */
+  /**
+   * A review link or the command: a queued review becomes the one under review (the queue
+   * shows it); a review no longer pending leaves the one open as it is.
+   */
   private async open(proposalId?: string): Promise<void> {
+    const before = this.queue.current;
     const target = this.queue.toOpen(typeof proposalId === "string" ? proposalId : undefined);
     if ("message" in target) return void vscode.window.showInformationMessage(`lspilot: ${target.message}`);
-    await this.show(target.proposal);
+    if (this.queue.current === before) await this.show(target.proposal);
   }
 
   private async show(proposal: Proposal | undefined): Promise<void> {
@@ -173,10 +194,10 @@ export class ReviewUi implements vscode.Disposable, vscode.CodeLensProvider {
     await vscode.workspace.applyEdit(edit);
   }
 
-  private async onHunk(action: "accept" | "reject", proposalId?: string, hunkId?: string): Promise<void> {
-    const proposal = proposalId ? this.queue.get(proposalId) : this.queue.current;
+  private async onHunk(action: "accept" | "reject", proposalId?: unknown, hunkId?: unknown): Promise<void> {
+    const proposal = this.target(proposalId);
     if (!proposal) return void vscode.window.showInformationMessage("lspilot: nothing to review");
-    const hunk = hunkId ?? this.hunkAtCursor(proposal);
+    const hunk = typeof hunkId === "string" ? hunkId : this.hunkAtCursor(proposal);
     if (!hunk) return;
     const side = this.sideText(proposal);
     const finishing = proposal.layout().filter((p) => p.state === "pending").length === 1;
@@ -186,7 +207,7 @@ export class ReviewUi implements vscode.Disposable, vscode.CodeLensProvider {
   }
 
   private async onFile(action: "accept" | "reject", proposalId?: unknown): Promise<void> {
-    const proposal = typeof proposalId === "string" ? this.queue.get(proposalId) : this.queue.current;
+    const proposal = this.target(proposalId);
     if (!proposal) return void vscode.window.showInformationMessage("lspilot: nothing to review");
     if (action === "accept") {
       this.queue.acceptAll(proposal.id, this.sideText(proposal));

@@ -25,6 +25,7 @@ function wire(daemon: Daemon, permissions: PermissionPrompt = refuseAll) {
   const state = new ChatState();
   const transcript = state.transcript;
   const reviews: ReviewEditParams[] = [];
+  const waiting: { count: number; resolve: () => void }[] = [];
   daemon.client.attach({
     review: queue,
     permissions,
@@ -32,9 +33,13 @@ function wire(daemon: Daemon, permissions: PermissionPrompt = refuseAll) {
     onReview: (params) => {
       reviews.push(params);
       transcript.noteReview(params);
+      queueMicrotask(() => waiting.filter((w) => reviews.length >= w.count).forEach((w) => w.resolve())); // queued by then
     },
   });
-  return { queue, state, transcript, reviews };
+  /** Resolves once `count` reviews have arrived (and are queued). */
+  const reviewed = (count: number) =>
+    reviews.length >= count ? Promise.resolve() : new Promise<void>((resolve) => waiting.push({ count, resolve }));
+  return { queue, state, transcript, reviews, reviewed };
 }
 
 const refuseAll: PermissionPrompt = {
@@ -324,6 +329,42 @@ test("a turn runs on while the user looks at another session; a second ask there
     assert.equal(JSON.stringify(state.transcript.entries), shown);
     assert.equal(state.transcript.running, false);
     assert.equal(state.status(), undefined);
+  } finally {
+    await t.close();
+  }
+});
+
+test("a queued review opened from its link is answered first; the other turn waits on", TIMEOUT, async () => {
+  const t = await setUp({ "a.py": TWO_FUNCTIONS, "b.py": "x = 1\n" }, [
+    { tool_calls: [["read", { filePath: "a.py" }]] },
+    { tool_calls: [["edit", { filePath: "a.py", oldString: "3.14", newString: "22 / 7" }]] },
+    { tool_calls: [["read", { filePath: "b.py" }]] },
+    { tool_calls: [["edit", { filePath: "b.py", oldString: "x = 1", newString: "x = 2" }]] },
+    { text: "b done" },
+    { text: "a done" },
+  ]);
+  try {
+    const { queue, state, reviewed } = wire(t.daemon);
+    const a = await t.daemon.open(path.join(t.ws, "a.py"));
+    const b = await t.daemon.open(path.join(t.ws, "b.py"));
+    const first = t.daemon.client.ask({ prompt: "approximate pi" });
+    await reviewed(1);
+    state.newSession();
+    const second = t.daemon.client.ask({ prompt: "bump x" }); // another session
+    await reviewed(2);
+    const [under, queued] = queue.proposals;
+    assert.equal(queued!.params.uri, b);
+    const opened = queue.toOpen(queued!.id); // the chat's review link
+    assert.ok("proposal" in opened && opened.proposal === queued);
+    assert.equal(queue.current, queued, "the diff opened is the one the buttons answer");
+    queue.acceptAll(queued!.id);
+    assert.equal((await second).stopReason, "end");
+    assert.equal(t.daemon.buffers.get(b)!.text, "x = 2\n");
+    assert.equal(queue.current, under, "the displaced review is shown again");
+    assert.equal(t.daemon.buffers.get(a)!.text, TWO_FUNCTIONS, "and still waits for the user");
+    queue.acceptAll(under!.id);
+    assert.equal((await first).stopReason, "end");
+    assert.match(t.daemon.buffers.get(a)!.text, /22 \/ 7/);
   } finally {
     await t.close();
   }

@@ -167,3 +167,25 @@ test("opening a review no longer pending leaves the one under review open", asyn
   assert.equal(queue.reviewing, false);
   assert.deepEqual(queue.toOpen(), { message: "nothing to review" });
 });
+
+test("opening a queued review makes it the one under review; the displaced one comes next", async () => {
+  const queue = new ReviewQueue();
+  const shown: (string | undefined)[] = [];
+  queue.onDidChangeCurrent((p) => shown.push(p?.id));
+  const first = queue.enqueue(params("p1"));
+  const second = queue.enqueue(params("p2"));
+  void queue.enqueue(params("p3"));
+  const opened = queue.toOpen("p3");
+  assert.ok("proposal" in opened && opened.proposal.id === "p3");
+  assert.equal(queue.current?.id, "p3", "its diff gets the lenses and the title buttons");
+  assert.deepEqual(shown, ["p1", "p3"]);
+  assert.deepEqual(queue.toOpen("p3"), { proposal: queue.current }); // already current: nothing fires
+  assert.deepEqual(shown, ["p1", "p3"]);
+  queue.acceptAll("p3");
+  assert.deepEqual(shown, ["p1", "p3", "p1"], "back to the one it displaced");
+  queue.rejectAll("p1");
+  assert.deepEqual(await first, { decision: "reject" });
+  assert.equal(queue.current?.id, "p2");
+  queue.acceptAll("p2");
+  assert.deepEqual(await second, { decision: "accept" });
+});

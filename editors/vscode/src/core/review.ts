@@ -261,11 +261,16 @@ export class ReviewQueue {
 
   /**
    * What `lspilot.openReview` shows: the proposal asked for (else the current one), or why
-   * there is none. A review no longer pending leaves the one under review as it is.
+   * there is none. A queued proposal asked for becomes the one under review (its diff gets the
+   * Accept / Reject lenses and buttons; the one it displaces waits next in line). A review no
+   * longer pending leaves the one under review as it is.
    */
   toOpen(proposalId?: string): { proposal: Proposal } | { message: string } {
     const proposal = proposalId === undefined ? this.current : this.get(proposalId);
-    if (proposal) return { proposal };
+    if (proposal) {
+      if (proposal !== this.current) this.promote(proposal);
+      return { proposal };
+    }
     if (proposalId !== undefined) return { message: "that review is over (no longer pending)" };
     return { message: "nothing to review" };
   }
@@ -319,6 +324,14 @@ export class ReviewQueue {
   /** Stop reviewing everything (the connection went away or the user gave up). */
   cancelAll(): void {
     for (const { proposal } of [...this.pending]) this.finish(proposal.id, { decision: "cancelled" });
+  }
+
+  /** Put `proposal` first in line and show it. */
+  private promote(proposal: Proposal): void {
+    const index = this.pending.findIndex((p) => p.proposal === proposal);
+    const [entry] = this.pending.splice(index, 1);
+    this.pending.unshift(entry!);
+    this.shown.fire(proposal);
   }
 
   private decide(proposalId: string, change: (proposal: Proposal) => void, feedback?: string): void {
