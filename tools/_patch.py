@@ -43,7 +43,7 @@ _UNIFIED_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@")
 
 
 def parse(text: str) -> list[FilePatch]:
-    lines = text.replace("\r\n", "\n").strip("\n").split("\n")
+    lines = _unfenced(text.replace("\r\n", "\n").strip("\n").split("\n"))
     if any(line.startswith("*** Begin Patch") for line in lines[:3]):
         patches = _parse_begin_patch(lines)
     else:
@@ -56,12 +56,28 @@ def parse(text: str) -> list[FilePatch]:
     return patches
 
 
+def _unfenced(lines: list[str]) -> list[str]:
+    """The patch without the Markdown fence models often put around it (```diff ... ```)."""
+    if len(lines) > 1 and lines[0].startswith("```") and lines[-1].strip() == "```":
+        return lines[1:-1]
+    return lines
+
+
 def _parse_begin_patch(lines: list[str]) -> list[FilePatch]:
     patches: list[FilePatch] = []
     current: FilePatch | None = None
+    blanks = 0  # empty lines of an added file not yet known to be inside it (not at its end)
     for number, line in enumerate(lines, 1):
-        if line.startswith(("*** Begin Patch", "*** End Patch")):
+        if line.startswith("*** End Patch"):
+            break  # anything after it is not the patch's
+        if line.startswith("*** Begin Patch"):
             continue
+        if current is not None and current.kind == "add" and not line:
+            blanks += 1  # "+" forgotten on an empty line; at the end of the file, a separator
+            continue
+        if blanks and current is not None and line.startswith("+"):
+            current.content += "\n" * blanks
+        blanks = 0
         header = re.match(r"^\*\*\* (Add|Delete|Update) File: (.+)$", line)
         if header:
             kind = header.group(1).lower()
@@ -141,6 +157,8 @@ def _parse_unified(lines: list[str]) -> list[FilePatch]:
             current = None if line.startswith("diff --git") else current
         elif (hunk := _UNIFIED_HUNK.match(line)) is not None:
             current.chunks.append(Chunk(hint=int(hunk.group(1))))
+        elif line.startswith("@@") and current.kind == "update":  # "@@", "@@ def f": no numbers
+            current.chunks.append(Chunk(context=line.strip("@ ")))
         elif current.kind == "add":
             if line.startswith("+"):
                 current.content += line[1:] + "\n"

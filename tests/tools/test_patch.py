@@ -293,3 +293,18 @@ async def test_a_chunk_that_fits_several_places_is_refused(h: Harness) -> None:
     assert path.read_text() == text.replace("x = 1\n    return x\n", "x = 1\n    return x + 1\n").replace(
         "return x + 1", "return x", 1
     )
+
+
+async def test_patches_as_models_send_them(h: Harness) -> None:
+    # A Markdown fence around the patch, a unified hunk without line numbers, an added file's
+    # empty line without its "+", and chatter after "*** End Patch" were all refused.
+    util = h.root / "util.py"
+    h.human.replies = [ONCE, ONCE]
+    fenced = "```diff\n--- a/util.py\n+++ b/util.py\n@@ def other\n-    return 2\n+    return 3\n```"
+    await h.ok("apply_patch", {"patchText": fenced})
+    assert util.read_text() == "def helper():\n    return 1\n\n\ndef other():\n    return 3\n"
+    added = "```\n*** Begin Patch\n*** Add File: two.py\n+a = 1\n\n+b = 2\n\n*** End Patch\n```"
+    await h.ok("apply_patch", {"patchText": added})
+    assert (h.root / "two.py").read_text() == "a = 1\n\nb = 2\n"
+    [patch] = parse("*** Begin Patch\n*** Delete File: old.py\n*** End Patch\nDone: removed old.py.")
+    assert (patch.kind, patch.path) == ("delete", "old.py")
