@@ -1,40 +1,33 @@
 """The Bridge: the one object the rest of lspilot uses to ask language servers questions.
 
-It owns the server pool (one process per (server, root), started lazily, stopped when idle,
-restarted with backoff after a crash), the document store and the file watchers. Before every
-request it re-syncs what changed on disk, opens the document where the server needs it, and
-waits until the server is ready so answers are complete. Positions are LSP positions (0-based,
-UTF-16 columns); the lsp tool converts for the model.
+It owns the server pool (``pool.ServerPool``: one process per (server, root), started lazily,
+stopped when idle, restarted with backoff after a crash), the document store and the file
+watchers. Before every request it re-syncs what changed on disk, opens the document where the
+server needs it, and waits until the server is ready so answers are complete. Positions are LSP
+positions (0-based, UTF-16 columns); the lsp tool converts for the model.
 """
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
 from lsprotocol import types as lsp
 
-from . import install
 from .answers import Answer, each
 from .connection import Decode, ServerConnection
+from .diagnostics import of_version
 from .documents import BOM, Document, DocumentStore, uri_to_path
-from .errors import BridgeError, NoServerForFile, ServerBroken, ServerStartError, UnsupportedOperation
+from .errors import NoServerForFile, UnsupportedOperation
+from .pool import ServerPool
 from .registry import BridgeConfig, Route, Router, ServerRegistry
 from .results import Span, locations_from_json, merge_locations, without_bom
-from .spec import ServerSpec
 from .sync import Synchronizer
 
 log = logging.getLogger(__name__)
-
-Key = tuple[str, Path]
-
-CRASH_WINDOW = 180.0
-CRASHES_BEFORE_BROKEN = 5
 
 
 class Bridge:
@@ -43,17 +36,9 @@ class Bridge:
         self.config = config
         self.registry = ServerRegistry.from_config(config.servers)
         self.documents = DocumentStore(config.max_open_documents)
-        self._connections: dict[Key, ServerConnection] = {}
-        self._locks: dict[Key, asyncio.Lock] = {}
-        self._crashes: dict[Key, list[float]] = {}
-        self._idle: dict[Key, asyncio.TimerHandle] = {}
-        self._last_used: dict[Key, float] = {}
-        self._last_stderr: dict[Key, str] = {}
         self._sync = Synchronizer(self.documents)
+        self._pool = ServerPool(config, self._sync)
         self._router = Router(self.registry, self.workspace)
-        self._stopping: set[asyncio.Task[None]] = set()
-        self._starting: set[ServerConnection] = set()  # started, not yet initialized
-        self._closed = False
         # The last complete diagnostics per document: (its text, the store's version, them).
         self._answered: dict[Path, tuple[str, int, list[lsp.Diagnostic]]] = {}
 
@@ -63,16 +48,16 @@ class Bridge:
     async def __aexit__(self, *_exc: object) -> None:
         await self.shutdown()
 
-    # -- the pool --------------------------------------------------------------------------
+    # -- servers and paths ---------------------------------------------------------------------
 
     @property
     def connections(self) -> list[ServerConnection]:
-        return [c for c in self._connections.values() if c.alive]
+        return self._pool.alive
 
     async def connections_for(self, path: Path) -> list[ServerConnection]:
         """Running, synced connections of every enabled server for ``path`` (those that started,
         if some did)."""
-        return await self._connections_at(self._route(path), [])
+        return await self._pool.at(self._route(path), [])
 
     def _resolved(self, path: Path) -> Path:
         """``path.resolve()``, from the route cache when a server handles the file."""
@@ -85,120 +70,9 @@ class Bridge:
         self._sync.drain()  # a created or deleted file may move a root: see Router
         return self._router.route(path, self._sync.layout_version)
 
-    async def _connections_at(self, route: Route, notes: list[str]) -> list[ServerConnection]:
-        """The route's running connections; one that cannot start is left out with a note,
-        unless none started."""
-        if len(route.targets) == 1:  # the usual case: no gather (a task, more loop turns)
-            spec, root = route.targets[0]
-            return [await self._connection(spec, root)]
-        before = len(notes)
-        _started, connections = await each(
-            route.targets, lambda target: self._connection(*target), lambda target: target[0].name, notes
-        )
-        for note in notes[before:]:
-            log.warning("%s", note)
-        return connections
-
-    async def _connection(self, spec: ServerSpec, root: Path) -> ServerConnection:
-        if self._closed:
-            raise BridgeError("the bridge is shut down")
-        key = (spec.name, root)
-        conn = self._connections.get(key)
-        if conn is not None and conn.alive:  # the usual case: no lock, no event loop round trip
-            self._touch(key)
-            return conn
-        async with self._locks.setdefault(key, asyncio.Lock()):
-            conn = self._connections.get(key)
-            if conn is None or not conn.alive:
-                if conn is not None:
-                    await conn.stop(graceful=False)
-                conn = await self._start(spec, root, key)
-                self._connections[key] = conn
-        self._touch(key)
-        return conn
-
-    async def _start(self, spec: ServerSpec, root: Path, key: Key) -> ServerConnection:
-        crashes = [t for t in self._crashes.get(key, []) if time.monotonic() - t < CRASH_WINDOW]
-        self._crashes[key] = crashes
-        if len(crashes) >= CRASHES_BEFORE_BROKEN:
-            raise ServerBroken(
-                f"{spec.name} crashed {len(crashes)} times in {CRASH_WINDOW:g}s; not restarting"
-                f"{self._last_stderr.get(key, '')}"
-            )
-        if crashes:  # back off: 0.5 s, 1 s, 2 s ... after consecutive crashes
-            await asyncio.sleep(min(0.5 * 2 ** (len(crashes) - 1), 8.0))
-        argv = await self._command(spec)
-        if self._closed:  # shut down during the back-off or the install
-            raise BridgeError("the bridge is shut down")
-        conn = ServerConnection(spec, root, argv)
-        conn.on_exit = self._on_exit
-        log.info("starting %s for %s", spec.name, root)
-        self._starting.add(conn)
-        try:
-            await conn.start(self.config.start_timeout)
-        except ServerStartError:
-            if self._closed:  # shutdown() stopped it
-                raise BridgeError("the bridge is shut down") from None
-            raise
-        finally:
-            self._starting.discard(conn)
-        self._sync.watch(root)
-        return conn
-
-    def _on_exit(self, conn: ServerConnection) -> None:
-        key = (conn.spec.name, conn.root)
-        self._crashes.setdefault(key, []).append(time.monotonic())
-        if conn.process is not None:
-            self._last_stderr[key] = f"\n--- stderr (tail) ---\n{conn.process.stderr_text()}"
-
-    async def _command(self, spec: ServerSpec) -> list[str]:
-        status = install.status(spec, self.config.data_dir)
-        if status.state in ("missing", "outdated") and spec.install.kind != "system":
-            if not self.config.auto_install:
-                if status.command is not None:
-                    return status.command
-                raise install.missing_error(spec)
-            log.warning("installing %s into %s", spec.name, self.config.data_dir)
-            status = await install.install(spec, self.config.data_dir)
-        if status.command is None:
-            raise install.missing_error(spec)
-        return status.command
-
-    def _touch(self, key: Key) -> None:
-        """Note a use; one timer per server checks for idleness (not a new timer per request)."""
-        loop = asyncio.get_running_loop()
-        self._last_used[key] = loop.time()
-        if key not in self._idle:
-            self._idle[key] = loop.call_later(self.config.idle_timeout, self._check_idle, key)
-
-    def _check_idle(self, key: Key) -> None:
-        loop = asyncio.get_running_loop()
-        idle_for = loop.time() - self._last_used.get(key, 0.0)
-        if idle_for >= self.config.idle_timeout:
-            del self._idle[key]
-            self._stopping.add(task := loop.create_task(self._stop_idle(key)))
-            task.add_done_callback(self._stopping.discard)
-        else:
-            self._idle[key] = loop.call_later(self.config.idle_timeout - idle_for, self._check_idle, key)
-
-    async def _stop_idle(self, key: Key) -> None:
-        conn = self._connections.pop(key, None)
-        if conn is not None:
-            log.info("stopping idle %s for %s", *key)
-            await conn.stop()
-            self._sync.forget(conn)
-
     async def shutdown(self) -> None:
         """Stop every server (shutdown, exit, then signals) and every watcher."""
-        self._closed = True
-        for timer in self._idle.values():
-            timer.cancel()
-        self._idle.clear()
-        await asyncio.gather(
-            *(c.stop() for c in self._connections.values()),
-            *(c.stop(graceful=False) for c in self._starting),
-        )
-        self._connections.clear()
+        await self._pool.shutdown()
         self._sync.close()
 
     # -- documents ---------------------------------------------------------------------------
@@ -220,7 +94,7 @@ class Bridge:
 
     async def _prepare(self, path: Path, notes: list[str]) -> tuple[list[ServerConnection], Document]:
         route = self._route(path)
-        connections = await self._connections_at(route, notes)
+        connections = await self._pool.at(route, notes)
         alive = self.connections
         doc = self._sync.refresh(alive, route.path)
         for conn in connections:
@@ -229,9 +103,9 @@ class Bridge:
         return connections, doc
 
     async def _ready(self, conn: ServerConnection, notes: list[str]) -> bool:
-        if conn.ready or await conn.wait_ready(self.config.ready_timeout):
+        if conn.loading.ready or await conn.loading.wait(self.config.ready_timeout):
             return True
-        busy = ", ".join(conn.busy) or "its project load"
+        busy = ", ".join(conn.loading.busy) or "its project load"
         notes.append(
             f"{conn.spec.name} was still busy ({busy}) after {self.config.ready_timeout:g}s; "
             "the answer may be incomplete"
@@ -273,7 +147,7 @@ class Bridge:
         timeout = self.config.request_timeout
 
         async def one(conn: ServerConnection) -> Any:
-            if not conn.ready:
+            if not conn.loading.ready:
                 await self._ready(conn, notes)
             return await conn.request(method, params(doc), timeout, read_only=True, decode=decode)
 
@@ -454,35 +328,7 @@ class Bridge:
         self, conn: ServerConnection, doc: Document, notes: list[str]
     ) -> list[lsp.Diagnostic]:
         await self._ready(conn, notes)
-        if conn.pull_diagnostics:
-            params: dict[str, Any] = {"textDocument": {"uri": doc.uri}}
-            identifier = _pull_identifier(conn)
-            if identifier is not None:
-                params["identifier"] = identifier
-            return await conn.request(
-                "textDocument/diagnostic",
-                params,
-                self.config.request_timeout,
-                read_only=True,
-                decode=conn.diagnostics_from_json,
-            )
-        version, _text, sent_seq, sent_at = conn.open_documents[doc.uri]
-        # Without a version, the first publish that arrived after the change was sent and late
-        # enough to reflect it (see ServerSpec.publish_delay).
-        after = sent_at + conn.spec.publish_delay
-        pushed = await conn.wait_published(
-            doc.uri,
-            lambda p: p.version == version if p.version is not None else p.seq > sent_seq and p.at >= after,
-            self.config.diagnostics_timeout,
-        )
-        if pushed is None:
-            notes.append(
-                f"{conn.spec.name} published no diagnostics for version {version} within "
-                f"{self.config.diagnostics_timeout:g}s"
-            )
-            current = conn.diagnostics.get(doc.uri)
-            return current.diagnostics if current else []
-        return pushed.diagnostics
+        return await of_version(conn, doc, self.config, notes)
 
 
 def _name(conn: ServerConnection) -> str:
@@ -502,14 +348,3 @@ def _at(doc: Document, pos: lsp.Position) -> dict[str, Any]:
     """TextDocumentPositionParams as JSON: the params of every question about a position, built
     without lsprotocol objects and their unstructuring (most of the bridge's cost per question)."""
     return {"textDocument": {"uri": doc.uri}, "position": {"line": pos.line, "character": pos.character}}
-
-
-def _pull_identifier(conn: ServerConnection) -> str | None:
-    provider = conn.capabilities.diagnostic_provider
-    identifier = getattr(provider, "identifier", None)
-    if identifier is None:
-        for reg in conn.registrations.values():
-            options: Any = reg.register_options
-            if reg.method == "textDocument/diagnostic" and isinstance(options, dict):
-                identifier = cast(dict[str, Any], options).get("identifier")
-    return identifier if isinstance(identifier, str) else None

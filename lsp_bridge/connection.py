@@ -1,15 +1,16 @@
 """One running language server for one workspace root, on pygls's LanguageClient.
 
-It initializes with honest client capabilities, answers the server's requests, tracks
-readiness ($/progress and per-server log signals), dynamic registrations and pushed diagnostics,
-and sends requests with a timeout that ends in $/cancelRequest. When the process dies, every
-pending request fails at once with ServerTerminated.
+It initializes with honest client capabilities, answers the server's requests, tracks dynamic
+registrations, feeds readiness signals ($/progress, log messages) to ``readiness.Loading`` and
+pushed diagnostics to ``publishes.Publishes``, and sends requests with a timeout that ends in
+$/cancelRequest. When the process dies, every pending request fails at once with
+ServerTerminated.
 
 The server's requests and notifications are dispatched by pygls (its handlers, lsprotocol types
 and converter), except the frequent ones (progress, requests answered with null), read in
 ``_on_server_message``; our requests and their answers go through ``rpc.RpcStream`` (see there
-why not through pygls). An answer is read by the caller's ``decode`` from raw JSON, by default into the
-method's lsprotocol result type through the same converter.
+why not through pygls). An answer is read by the caller's ``decode`` from raw JSON, by default
+into the method's lsprotocol result type through the same converter.
 """
 
 from __future__ import annotations
@@ -19,9 +20,7 @@ import contextlib
 import itertools
 import logging
 import os
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -30,9 +29,10 @@ from pygls.lsp.client import LanguageClient
 from pygls.protocol import default_converter
 
 from .capabilities import client_capabilities
-from .documents import normal_uri
 from .errors import RequestFailed, RequestTimeout, ServerStartError, ServerTerminated
 from .process import ServerProcess, spawn
+from .publishes import Publishes
+from .readiness import Loading
 from .rpc import Message, RpcStream
 from .spec import ServerSpec
 
@@ -42,7 +42,6 @@ CONTENT_MODIFIED = -32801
 SERVER_CANCELLED = -32802
 INTERNAL_ERROR = -32603
 READ_ONLY_RETRIES = 3
-RESCAN_BARRIER_TIMEOUT = 10.0  # seconds
 OUTPUT_CLOSED_GRACE = 2.0  # seconds a server whose stdout closed has to exit before it is killed
 
 Decode = Callable[[Any], Any]
@@ -61,14 +60,6 @@ NULL_REPLIES = frozenset(
 )
 
 
-@dataclass
-class PushedDiagnostics:
-    version: int | None
-    diagnostics: list[lsp.Diagnostic]
-    seq: int  # how many publishes had arrived when this one did
-    at: float  # when it arrived (time.monotonic)
-
-
 class ServerConnection:
     """A started, initialized server process for ``(spec, root)``."""
 
@@ -78,7 +69,7 @@ class ServerConnection:
         self.argv = argv
         self.capabilities = lsp.ServerCapabilities()
         self.registrations: dict[str, lsp.Registration] = {}
-        self.diagnostics: dict[str, PushedDiagnostics] = {}
+        self.published = Publishes()
         # uri -> (version, text sent, publishDiagnostics count when it was sent, when: monotonic)
         self.open_documents: dict[str, tuple[int, str, int, float]] = {}
         # the document store's latest version when open_documents were last brought up to date
@@ -86,22 +77,10 @@ class ServerConnection:
         self.process: ServerProcess | None = None
         self._spawning: asyncio.Future[ServerProcess] | None = None
         self.on_exit: Callable[[ServerConnection], None] | None = None
-        self._publish_seq = 0
-        self._published = asyncio.Event()  # replaced after every publish; waiters re-check
-        self._progress: set[str] = set()
-        self._progress_idle = asyncio.Event()
-        self._progress_idle.set()
-        self._log_ready = asyncio.Event()
-        if spec.readiness.log_pattern is None:
-            self._log_ready.set()
-        self._rescan_barriers = 0  # expect_rescan requests not answered yet
         self._terminated = asyncio.Event()
         self._why_ended = "is not running"
-        self._opened = False
-        self._load_done = asyncio.Event()  # a progress ended after the first didOpen
-        if not any((root / name).exists() for name in spec.readiness.open_starts_progress):
-            self._load_done.set()
         self._rpc = RpcStream(spec.name, self._on_server_message)
+        self.loading = Loading(spec.readiness, root, self._rpc)
         self._stopping = False
         self._tasks: list[asyncio.Task[None]] = []
         self._converter = default_converter()
@@ -177,9 +156,10 @@ class ServerConnection:
                 await asyncio.wait_for(self.process.proc.wait(), timeout)
         await self.process.stop()
         self._rpc.close()
-        for task in self._tasks:
+        tasks = [*self._tasks, *self.loading.tasks]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     @property
     def rpc(self) -> RpcStream:
@@ -189,6 +169,11 @@ class ServerConnection:
     @property
     def alive(self) -> bool:
         return self.process is not None and not self._terminated.is_set()
+
+    def check_alive(self) -> None:
+        """Raise ServerTerminated if the server is gone."""
+        if self._terminated.is_set():
+            raise self._gone()
 
     async def _watch_exit(self) -> None:
         assert self.process is not None
@@ -224,8 +209,8 @@ class ServerConnection:
         self._why_ended = why
         self._rpc.close(why)
         # Wake whoever waits for readiness or a publish: what they do next raises ServerTerminated.
-        for event in (self._log_ready, self._load_done, self._progress_idle, self._published):
-            event.set()
+        self.loading.wake()
+        self.published.wake()
         if not self._stopping:
             log.warning("%s (root %s) %s", self.spec.name, self.root, why)
             if self.on_exit is not None:
@@ -252,7 +237,7 @@ class ServerConnection:
                 progress = cast(dict[str, Any], params)
                 value: Any = progress.get("value")
                 kind = cast(dict[str, Any], value).get("kind") if isinstance(value, dict) else None
-                self._on_progress(str(progress.get("token")), kind)
+                self.loading.on_progress(str(progress.get("token")), kind)
             return
         protocol = self.client.protocol
         structured: Any = protocol.structure_message(message)
@@ -321,71 +306,11 @@ class ServerConnection:
         if self._terminated.is_set():
             raise self._gone()
         if method == "textDocument/didOpen":
-            self._opened = True
+            self.loading.opened = True
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params if isinstance(params, dict) else self._converter.unstructure(params)
         self._rpc.send(message)
-
-    # -- readiness -----------------------------------------------------------------------
-
-    async def wait_ready(self, bound: float) -> bool:
-        """Wait until the server's answers are complete; False if ``bound`` passed first."""
-
-        if self.ready:
-            return True
-
-        async def ready() -> None:
-            await self._log_ready.wait()
-            if self._opened:
-                await self._load_done.wait()
-            if self.spec.readiness.progress:
-                while not self._progress_idle.is_set():
-                    await self._progress_idle.wait()
-
-        try:
-            await asyncio.wait_for(ready(), bound)
-        except TimeoutError:
-            return False
-        return True
-
-    @property
-    def ready(self) -> bool:
-        """Whether answers are complete now (``wait_ready`` without waiting)."""
-        return (
-            self._log_ready.is_set()
-            and (not self._opened or self._load_done.is_set())
-            and (not self.spec.readiness.progress or self._progress_idle.is_set())
-        )
-
-    def expect_rescan(self) -> None:
-        """Files were created or deleted (the notification is sent): servers with a load log
-        message load again.
-
-        A load log already on its way describes the old file list (basedpyright logs twice at
-        start), so only a log that follows the answer to a request sent now counts. The server
-        answers it before it rescans: pyright rescans from a timer. A ``$/`` request the server
-        does not know gets MethodNotFound at once (the LSP specification requires it).
-        """
-        if self.spec.readiness.log_pattern is None:
-            return
-        self._log_ready.clear()
-        self._rescan_barriers += 1
-        self._tasks = [task for task in self._tasks if not task.done()]
-        self._tasks.append(asyncio.create_task(self._pass_rescan_barrier()))
-
-    async def _pass_rescan_barrier(self) -> None:
-        try:
-            await self._rpc.call("$/lspilot/rescanBarrier", None, RESCAN_BARRIER_TIMEOUT)
-        except (RequestTimeout, ServerTerminated):
-            pass  # then any later load log counts; wait_ready's bound still holds
-        finally:
-            self._rescan_barriers -= 1
-
-    @property
-    def busy(self) -> list[str]:
-        """Progress tokens still running (for messages about incomplete answers)."""
-        return sorted(self._progress)
 
     # -- capabilities ----------------------------------------------------------------------
 
@@ -406,29 +331,6 @@ class ServerConnection:
         kind = sync.change if isinstance(sync, lsp.TextDocumentSyncOptions) else sync
         return kind == lsp.TextDocumentSyncKind.Incremental
 
-    # -- pushed diagnostics ----------------------------------------------------------------
-
-    async def wait_published(
-        self, uri: str, predicate: Callable[[PushedDiagnostics], bool], timeout: float
-    ) -> PushedDiagnostics | None:
-        async def arrived() -> PushedDiagnostics:
-            while True:
-                if self._terminated.is_set():
-                    raise self._gone()
-                current = self.diagnostics.get(uri)
-                if current is not None and predicate(current):
-                    return current
-                await self._published.wait()
-
-        try:
-            return await asyncio.wait_for(arrived(), timeout)
-        except TimeoutError:
-            return None
-
-    @property
-    def publish_seq(self) -> int:
-        return self._publish_seq
-
     # -- server -> client ------------------------------------------------------------------
 
     def _register_handlers(self) -> None:
@@ -444,7 +346,7 @@ class ServerConnection:
             ),
             "window/logMessage": self._on_log_message,
             "window/showMessage": self._on_log_message,
-            "textDocument/publishDiagnostics": self._on_publish_diagnostics,
+            "textDocument/publishDiagnostics": self.published.add,
             "telemetry/event": lambda _params: None,
             "$/typescriptVersion": lambda _params: None,
             "textDocument/clangd.fileStatus": lambda _params: None,
@@ -464,31 +366,9 @@ class ServerConnection:
         for unregistration in params.unregisterations:
             self.registrations.pop(unregistration.id, None)
 
-    def _on_progress(self, token: str, kind: Any) -> None:
-        if kind == "begin":
-            self._progress.add(token)
-        elif kind == "end":
-            self._progress.discard(token)
-            if self._opened:
-                self._load_done.set()
-        if self._progress:
-            self._progress_idle.clear()
-        else:
-            self._progress_idle.set()
-
     def _on_log_message(self, params: lsp.LogMessageParams) -> None:
         log.debug("%s: %s", self.spec.name, params.message)
-        pattern = self.spec.readiness.log_pattern
-        if pattern is not None and not self._rescan_barriers and pattern.search(params.message):
-            self._log_ready.set()
-
-    def _on_publish_diagnostics(self, params: lsp.PublishDiagnosticsParams) -> None:
-        self._publish_seq += 1
-        self.diagnostics[normal_uri(params.uri)] = PushedDiagnostics(
-            params.version, list(params.diagnostics), self._publish_seq, time.monotonic()
-        )
-        published, self._published = self._published, asyncio.Event()
-        published.set()
+        self.loading.on_log(params.message)
 
 
 def _function(handler: Callable[[Any], Any]) -> Callable[[Any], Any]:

@@ -117,7 +117,7 @@ class Synchronizer:
         sent = conn.open_documents.get(doc.uri)
         if sent is not None and sent[0] == doc.version:
             return
-        seq = conn.publish_seq
+        seq = conn.published.seq
         if sent is None:
             item = {"uri": doc.uri, "languageId": conn.spec.language_id(doc.path.name)}
             conn.notify(
@@ -172,7 +172,7 @@ class Synchronizer:
                     kind != lsp.FileChangeType.Changed and conn.spec.handles(path.name)
                     for path, kind in changes.items()
                 ):  # only source files change what the server counts (and logs it has loaded)
-                    conn.expect_rescan()
+                    conn.loading.expect_rescan()
 
 
 def watched_file_globs(conn: ServerConnection) -> list[str | lsp.RelativePattern]:

@@ -157,7 +157,7 @@ async def test_a_server_dying_while_a_question_waits_for_it_to_load_fails_the_qu
     busy.write_text("BUSY = 1\n")
     bridge = bridge_factory(tmp_path, ready_timeout=60.0, servers=scripted_servers())
     await _definition(bridge, busy)  # opens it: its load begins
-    assert not bridge.connections[0].ready
+    assert not bridge.connections[0].loading.ready
     question = asyncio.create_task(_definition(bridge, busy))
     await asyncio.sleep(0)  # up to its wait for the load
     _kill(bridge)

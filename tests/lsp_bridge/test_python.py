@@ -132,7 +132,7 @@ async def test_a_load_log_sent_before_files_were_created_does_not_end_the_rescan
     calc = root / "pkg/calc.py"
     assert len((await bridge.references(calc, position(calc, "total_area"))).value) == 4
     conn = bridge.connections[0]
-    expect_rescan = conn.expect_rescan
+    expect_rescan = conn.loading.expect_rescan
     ready_after_late_log: list[bool] = []
 
     def rescan_then_late_log() -> None:
@@ -144,9 +144,9 @@ async def test_a_load_log_sent_before_files_were_created_does_not_end_the_rescan
                 "params": {"type": 4, "message": "Found 6 source files"},
             }
         )
-        ready_after_late_log.append(conn.ready)
+        ready_after_late_log.append(conn.loading.ready)
 
-    monkeypatch.setattr(conn, "expect_rescan", rescan_then_late_log)
+    monkeypatch.setattr(conn.loading, "expect_rescan", rescan_then_late_log)
     (root / "extra.py").write_text("from pkg.calc import total_area\n\ntotal_area([])\n")
 
     after = await bridge.references(calc, position(calc, "total_area"))
