@@ -151,34 +151,43 @@ def trimmed_boundary(content: Content, old: str) -> list[Span]:
 def context_aware(content: Content, old: str) -> list[Span]:
     """Same first and last line, same length, at least half the middle lines unchanged."""
 
-    def accept(block: list[str], wanted: list[str]) -> bool:
+    def score(block: list[str], wanted: list[str]) -> float | None:
         middle = [(a.strip(), b.strip()) for a, b in zip(block[1:-1], wanted[1:-1], strict=True)]
         same = sum(a == b for a, b in middle if a or b)
         counted = sum(1 for a, b in middle if a or b)
-        return counted == 0 or same / counted >= CONTEXT_SHARE
+        share = same / counted if counted else 1.0
+        return share if share >= CONTEXT_SHARE else None
 
-    return _anchored(content, old, accept, same_length=True)
+    return _anchored(content, old, score, same_length=True)
 
 
 def block_anchored(content: Content, old: str) -> list[Span]:
     """Same first and last line; the middle lines similar as a whole (rapidfuzz ratio)."""
 
-    def accept(block: list[str], wanted: list[str]) -> bool:
+    def score(block: list[str], wanted: list[str]) -> float | None:
         got = "\n".join(line.strip() for line in block[1:-1])
         want = "\n".join(line.strip() for line in wanted[1:-1])
-        return fuzz.ratio(got, want) >= ANCHOR_SIMILARITY
+        ratio = fuzz.ratio(got, want)
+        return ratio if ratio >= ANCHOR_SIMILARITY else None
 
-    return _anchored(content, old, accept, same_length=False)
+    return _anchored(content, old, score, same_length=False)
 
 
 def _anchored(
-    content: Content, old: str, accept: Callable[[list[str], list[str]], bool], same_length: bool
+    content: Content,
+    old: str,
+    score: Callable[[list[str], list[str]], float | None],
+    same_length: bool,
 ) -> list[Span]:
-    """Blocks between lines equal to ``old``'s first and last line that ``accept`` takes.
+    """Blocks between lines equal to ``old``'s first and last line that ``score`` accepts (not
+    None): from each first line, the block scoring best among those about as long as ``old``
+    (the nearest length on a tie). Taking the shortest instead cut a function at an early
+    ``return`` equal to its last line, leaving the rest of it behind the new text.
 
-    Without ``same_length``, a pair of anchors much further apart whose first middle lines look
-    like ``old``'s is returned too (that is what loose matchers elsewhere replace), so that the
-    proportion check refuses it by name instead of the edit quietly failing or deleting lines.
+    Without ``same_length``, when none is near, a pair of anchors much further apart whose first
+    middle lines look like ``old``'s is returned too (that is what loose matchers elsewhere
+    replace), so that the proportion check refuses it by name instead of the edit quietly failing
+    or deleting lines.
     """
     wanted = old.split("\n")
     keep_newline = wanted[-1] == ""
@@ -192,14 +201,23 @@ def _anchored(
     reach = n + slack if same_length else FAR_FACTOR * n
     spans: list[Span] = []
     for i in [i for i, line in enumerate(content.stripped) if line == first]:
-        for size in range(max(3, n - slack), min(reach, len(content.lines) - i) + 1):
+        best: tuple[float, int, int] | None = None  # (score, -distance from n, size)
+        sizes = range(max(3, n - slack), min(reach, len(content.lines) - i) + 1)
+        for size in sizes:
             if content.stripped[i + size - 1] != last:
                 continue
             block = [line.rstrip("\n") for line in content.lines[i : i + size]]
-            near = size <= n + slack
-            if accept(block, wanted) if near else accept(block[: n - 1] + block[-1:], wanted):
-                spans.append(content.span(i, size, keep_newline))
+            if size <= n + slack:
+                got = score(block, wanted)
+                if got is not None and (best is None or (got, -abs(size - n)) > best[:2]):
+                    best = (got, -abs(size - n), size)
+            elif best is not None:
                 break
+            elif score(block[: n - 1] + block[-1:], wanted) is not None:
+                best = (0.0, 0, size)
+                break
+        if best is not None:
+            spans.append(content.span(i, best[2], keep_newline))
     return spans
 
 

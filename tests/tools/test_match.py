@@ -193,6 +193,25 @@ def test_cascade(case: Case) -> None:
     assert text == case.result
 
 
+def test_an_anchored_block_is_not_cut_at_an_early_last_line() -> None:
+    # A handler with an early "return response" equal to its last line: block-anchored took the
+    # shortest block that passed (16 of 20 lines) and left the handler's last 4 lines behind.
+    lines = [
+        "def handler(request):",
+        *(f"    step_{i}(request, value={i})" for i in range(14)),
+        "    return response",
+        *(f"    late_{i}(request)" for i in range(3)),
+        "    return response",
+    ]
+    text = "\n".join([*lines, "", "other()"]) + "\n"
+    old = "\n".join([lines[0], *(line.replace("request", "req") for line in lines[1:-1]), lines[-1]])
+    found = find(Content(text), old, "def handler(request):\n    return None")
+    assert found.matcher == "block-anchored"
+    [rep] = found.replacements
+    after = text[: rep.start] + rep.text + text[rep.end :]
+    assert after == "def handler(request):\n    return None\n\nother()\n"
+
+
 def test_overlapping_places_are_ambiguous() -> None:
     with pytest.raises(MatchError, match="matches 2 places"):
         find(Content("aaa\n"), "aa", "b")
