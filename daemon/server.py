@@ -15,8 +15,15 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
+from cattrs.errors import ClassValidationError
+from cattrs.v import transform_error
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerNotInitialized
+from pygls.exceptions import (
+    FeatureRequestError,
+    JsonRpcException,
+    JsonRpcInvalidParams,
+    JsonRpcServerNotInitialized,
+)
 from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
@@ -41,11 +48,35 @@ class Protocol(LanguageServerProtocol):
         _progress_token.set(params.work_done_token)
         return (yield from super().lsp_workspace__execute_command(params))
 
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        """A request whose params do not fit its method is answered with an invalid-params error
+        naming the problem. (pygls raises while the JSON is parsed, before it knows the message is
+        a request: the editor got no answer and waited forever.)"""
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as error:
+            if "id" not in data or "method" not in data or "error" in data:
+                raise
+            cause = error.__cause__
+            problems = transform_error(cause) if isinstance(cause, ClassValidationError) else [str(error)]
+            message = f"invalid params for {data['method']}: {'; '.join(problems)}"
+            log.info("%s (request %r)", message, data["id"])
+            self._send_response(data["id"], error=types.ResponseError(JsonRpcInvalidParams.CODE, message))
+            return ANSWERED
+
+    def handle_message(self, message: Any) -> None:
+        if message is not ANSWERED:
+            super().handle_message(message)
+
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         server = self._server
         if isinstance(server, Server) and server.hub is not None:
             server.hub.cancel_request(msg_id)
         super()._handle_cancel_notification(msg_id)
+
+
+#: What ``Protocol.structure_message`` returns for a request it has already answered with an error.
+ANSWERED = object()
 
 
 class ExpectedErrors(logging.Filter):
@@ -67,6 +98,15 @@ _EXPECTED_ERRORS = ExpectedErrors()
 
 class Server(LanguageServer):
     hub: Hub | None = None
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """pygls pops these up in the editor ("Error in server: ..."): a message from the editor that
+        is not JSON, or a notification whose handler failed. The user can do nothing about either:
+        they go to the log, which the editor's log mirrors as ``window/logMessage``. (A failed
+        request is answered with its error, as pygls does.)"""
+        if source is FeatureRequestError:
+            return
+        log.warning("could not handle a message from the editor (%s): %s", source.__name__, error)
 
     def the_hub(self) -> Hub:
         if self.hub is None:

@@ -4,6 +4,8 @@ the real daemon process, which runs real litellm against the scripted model serv
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import json
 import logging
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -390,6 +392,34 @@ async def test_malformed_arguments_are_a_json_rpc_error_naming_the_problem(
     with pytest.raises(Exception, match=r"no session nope"):
         await editor.command("lspilot.history", {"sessionId": "nope"})
     assert await editor.command("lspilot.sessions") == []
+
+
+async def test_a_request_with_malformed_params_is_answered_and_nothing_pops_up(
+    connect: Callable[..., Any],
+) -> None:
+    editor: Editor = await connect("neovim", FULL)
+    protocol = editor.client.protocol
+    assert protocol.writer is not None
+
+    writer = protocol.writer
+
+    def send(raw: bytes) -> None:
+        writer.write(b"Content-Length: %d\r\n\r\n" % len(raw) + raw)
+
+    for number, (method, params) in enumerate(
+        [(types.TEXT_DOCUMENT_CODE_ACTION, {}), (types.WORKSPACE_EXECUTE_COMMAND, {"arguments": []})]
+    ):
+        answer: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        protocol._request_futures[f"bad-{number}"] = answer  # pyright: ignore[reportPrivateUsage]
+        request = {"jsonrpc": "2.0", "id": f"bad-{number}", "method": method, "params": params}
+        send(json.dumps(request).encode())
+        with pytest.raises(JsonRpcInvalidParams, match=f"invalid params for {method}: "):
+            async with asyncio.timeout(30):  # before the fix: never answered
+                await asyncio.wrap_future(answer)
+    send(b"{not json")
+    assert await editor.command("lspilot.sessions") == []  # still serving
+    assert editor.client.messages == []  # no "Error in server: ..." popups
+    assert any("could not handle a message" in m.message for m in editor.client.log_messages)
 
 
 TWO_FUNCTIONS = (
