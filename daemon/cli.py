@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import re
 import sys
 import time
@@ -185,7 +186,13 @@ def _sessions(args: argparse.Namespace) -> int:
                 stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(row["updated"]))
                 print(f"{row['id']}  {stamp}  {row['agent']:8} {row['title']}")
             return 0
-        if not args.id or store.session_root(args.id) is None:
+        if not args.id:
+            print(
+                f"lspilot sessions {args.action}: name a session (see `lspilot sessions list`)",
+                file=sys.stderr,
+            )
+            return 2
+        if store.session_root(args.id) is None:
             print(f"lspilot sessions {args.action}: no session {args.id!r}", file=sys.stderr)
             return 2
         if args.action == "export" and args.format == "json":
@@ -245,6 +252,11 @@ def main(argv: list[str] | None = None) -> int:
         return args.run(args)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`lspilot sessions list | head -1`): stop quietly. stdout points at
+        # /dev/null from now on, so the interpreter's last flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # as a process killed by SIGPIPE
     except Exception as error:
         if not _is_user_error(error):
             raise

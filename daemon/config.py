@@ -141,9 +141,15 @@ def load(workspace: Path) -> Config:
     for file in files:
         if file.is_file():
             try:
-                table = tomllib.loads(file.read_text())
+                table = tomllib.loads(file.read_text(encoding="utf-8"))
             except tomllib.TOMLDecodeError as error:
                 raise ConfigError(f"{file}: invalid TOML: {error}") from None
+            except UnicodeDecodeError as error:
+                raise ConfigError(
+                    f"{file}: invalid TOML: not UTF-8 text ({error.reason} at byte {error.start})"
+                ) from None
+            except OSError as error:
+                raise ConfigError(f"{file}: cannot be read: {error.strerror or error}") from None
             unknown = set(table) - TOP_LEVEL_KEYS
             if unknown:
                 raise ConfigError(

@@ -101,15 +101,26 @@ def _statements(script: str) -> list[str]:
 
 class Store:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        """Open (creating or migrating) the database; a ``ConfigError`` naming the file when it is
+        not one SQLite can use (damaged, not a database, its folder not writable)."""
         self.path = path
-        self.db = sqlite3.connect(path, isolation_level=None)
-        self.db.execute("PRAGMA busy_timeout=5000")  # first: two daemons may open the file at once
-        self._wal()
-        # WAL + NORMAL: every write survives a killed process; only a power cut may lose the last ones.
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        self._migrate()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(path, isolation_level=None)
+        except (OSError, sqlite3.Error) as error:
+            raise ConfigError(_unusable(path, error)) from None
+        try:
+            self.db.execute("PRAGMA busy_timeout=5000")  # first: two daemons may open the file at once
+            self._wal()
+            # WAL + NORMAL: every write survives a killed process; only a power cut may lose the last ones.
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+        except BaseException as error:
+            self.db.close()
+            if isinstance(error, sqlite3.Error):
+                raise ConfigError(_unusable(path, error)) from None
+            raise
 
     def _wal(self) -> None:
         """Switch to WAL. On a new file that another process is switching too, SQLite answers
@@ -118,8 +129,8 @@ class Store:
             try:
                 self.db.execute("PRAGMA journal_mode=WAL")
                 return
-            except sqlite3.OperationalError:
-                if attempt == WAL_TRIES - 1:
+            except sqlite3.OperationalError as error:
+                if attempt == WAL_TRIES - 1 or error.sqlite_errorname not in ("SQLITE_BUSY", "SQLITE_LOCKED"):
                     raise
                 time.sleep(0.1)  # blocking, like the busy timeout itself: the store is synchronous
 
@@ -229,6 +240,14 @@ class Store:
         fields = ", ".join(f"'{name}', {name}" for name in columns)
         sql = f"SELECT json_group_array(json_object({fields})) FROM {table} WHERE {where}"
         return json.loads(self.db.execute(sql, args).fetchone()[0])
+
+
+def _unusable(path: Path, error: BaseException) -> str:
+    reason = getattr(error, "strerror", None) or str(error)
+    return (
+        f"{path} cannot be used as lspilot's session database ({reason}): move it away if it is "
+        "damaged, check that its folder is writable, or set LSPILOT_DATA_DIR to use another place"
+    )
 
 
 Row = dict[str, Any]
