@@ -200,6 +200,37 @@ test("permissions: always is remembered, a reject with feedback reaches the mode
   }
 });
 
+test("two permission prompts at once are asked one after the other", TIMEOUT, async () => {
+  // The model's two reads run at once; VS Code shows one quick pick at a time, a second one
+  // dismisses the first (which stopped the turn). This prompt behaves the same way.
+  const files = { ".env": "TOKEN=one\n", "prod.env": "TOKEN=two\n" };
+  const reads: ToolCall[] = [["read", { filePath: ".env" }], ["read", { filePath: "prod.env" }]];
+  const t = await setUp(files, [{ tool_calls: reads }, { text: "read both" }]);
+  try {
+    let open: ((choice: PermissionChoice | undefined) => void) | undefined;
+    const asked: string[] = [];
+    const user: PermissionPrompt = {
+      pick: (params, choices) =>
+        new Promise((resolve) => {
+          open?.(undefined); // a quick pick replaced is dismissed
+          open = resolve;
+          asked.push(params.patterns.join());
+          // The user takes a moment to read it (a second request arrives meanwhile), then allows.
+          setTimeout(() => resolve(choices.find((c) => c.kind === "allow_once")), 500);
+        }),
+      feedback: () => Promise.resolve(undefined),
+    };
+    wire(t.daemon, user);
+    assert.equal((await t.daemon.client.ask({ prompt: "read the env files" })).stopReason, "end");
+    assert.deepEqual(asked.sort(), [".env", "prod.env"]);
+    const told = (await t.model.lastToolResults()).join("\n");
+    assert.match(told, /TOKEN=one/);
+    assert.match(told, /TOKEN=two/);
+  } finally {
+    await t.close();
+  }
+});
+
 test("a dismissed permission prompt stops the turn", TIMEOUT, async () => {
   const t = await setUp({ ".env": "TOKEN=x\n" }, [{ tool_calls: [["read", { filePath: ".env" }]] }]);
   try {

@@ -9,10 +9,12 @@ import {
   Methods,
   type AskArgs,
   type AskResult,
+  type CancellationLike,
   type DisposableLike,
   type History,
   type NavigateAnswer,
   type NavigateArgs,
+  type PermissionReply,
   type RequestPermissionParams,
   type ResolveArgs,
   type ReviewEditParams,
@@ -31,7 +33,23 @@ export interface Handlers {
 }
 
 export class LspilotClient {
+  /** The permission prompt shown last (settled once it is answered): prompts go one at a time. */
+  private prompting: Promise<unknown> = Promise.resolve();
+
   constructor(private readonly rpc: Rpc) {}
+
+  /**
+   * One permission prompt at a time, in arrival order: the model's tool calls of one step run
+   * at once, and VS Code shows one quick pick, so a second prompt would dismiss the first (a
+   * dismissed prompt stops the turn). A request withdrawn while it waits is never shown.
+   */
+  private askPermission(params: RequestPermissionParams, prompt: PermissionPrompt, token?: CancellationLike): Promise<PermissionReply> {
+    const reply = this.prompting.then(() =>
+      token?.isCancellationRequested ? { cancelled: true as const } : answerPermission(params, prompt, token),
+    );
+    this.prompting = reply.catch(() => undefined);
+    return reply;
+  }
 
   /** Route the daemon's notifications and requests to `handlers`. */
   attach(handlers: Handlers): DisposableLike[] {
@@ -43,7 +61,7 @@ export class LspilotClient {
         return handlers.review.enqueue(review, token);
       }),
       this.rpc.onRequest(Methods.requestPermission, (params, token) =>
-        answerPermission(params as RequestPermissionParams, handlers.permissions, token),
+        this.askPermission(params as RequestPermissionParams, handlers.permissions, token),
       ),
     ];
   }
