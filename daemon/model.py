@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Literal, TypeVar
 
+LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
 _lock = threading.Lock()
 _module: ModuleType | None = None
 T = TypeVar("T")
@@ -31,6 +32,10 @@ def litellm() -> ModuleType:
         if _module is not None:
             return _module
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        # Before the import, which logs (at DEBUG under `lspilot -v`) through a handler of its own
+        # that writes every record below WARNING to stdout.
+        for name in LOGGERS:
+            logging.getLogger(name).setLevel(logging.WARNING)
         gc.disable()  # the import makes ~300k objects: full collections meanwhile stall every thread
         try:
             import litellm as module  # noqa: PLC0415 - costly; imported on first use only
@@ -41,7 +46,7 @@ def litellm() -> ModuleType:
         module.drop_params = True  # providers that reject an option drop it instead of failing
         module.telemetry = False
         # litellm's own handler writes INFO records to stdout; route its loggers to ours instead.
-        for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
+        for name in LOGGERS:
             logger = logging.getLogger(name)
             for handler in list(logger.handlers):
                 logger.removeHandler(handler)

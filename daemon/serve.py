@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 from typing import Any, BinaryIO, Protocol
 
@@ -145,8 +146,18 @@ class DropEarlyAnswer:
         self.out.close()
 
 
+def _own_stdout() -> BinaryIO:
+    """The JSON-RPC stream, on a descriptor of its own; file descriptor 1 (``sys.stdout``, and the
+    stdout that child processes inherit) goes to stderr from now on, so nothing else that prints
+    can land in the middle of a message."""
+    sys.stdout.flush()
+    transport = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    return transport
+
+
 def main() -> int:
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    stdin, stdout = sys.stdin.buffer, _own_stdout()
     first = read_message(stdin)
     request = body(first)
     answered = None

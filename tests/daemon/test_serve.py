@@ -860,3 +860,73 @@ async def test_without_lspilot_options_deletions_and_moves_are_file_operations_n
     assert not b.exists() and not c.exists() and d.read_text() == "C = 1\n"
     assert editor.buffers[d.as_uri()][0] == "C = 2\n"  # the change, in the (unsaved) buffer
     assert tool_results(fake)[-1] == "Applied the patch:\n  D b.py\n  R c.py -> d.py"
+
+
+async def test_stdout_carries_only_json_rpc_also_with_verbose_logging(
+    tmp_path: Path, workspace: Path, fake: ScriptedModel
+) -> None:
+    # litellm's own handler writes its records below WARNING to stdout; with -v its import logs
+    # at DEBUG, in the middle of the editor's stream. A project's own tool may print, and so may
+    # the commands it runs.
+    tools = workspace / ".lspilot" / "tools"
+    tools.mkdir(parents=True)
+    (tools / "noisy.py").write_text(
+        "import subprocess\n"
+        "from pydantic import BaseModel, ConfigDict\n"
+        "from tools import ToolResult, define_tool\n"
+        "class P(BaseModel):\n"
+        "    model_config = ConfigDict(extra='forbid')\n"
+        "@define_tool('Prints.', P)\n"
+        "async def tool(params, ctx):\n"
+        "    print('debugging my tool')\n"
+        "    subprocess.run(['echo', 'and its command'])\n"
+        "    return ToolResult('noisy', 'done')\n"
+    )
+    fake.turns.extend([Turn(tool_calls=[("noisy", {})]), Turn(text="hello")])
+    env = {
+        "PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "LSPILOT_DATA_DIR": str(tmp_path / "data"),
+        "LSPILOT_CONFIG_DIR": str(tmp_path / "user-config"),
+        "LSPILOT_MODEL": "openai/scripted",
+        "LSPILOT_API_BASE": fake.api_base,
+        "OPENAI_API_KEY": "sk-fake",
+    }
+    proc = await asyncio.create_subprocess_exec(
+        *(LSPILOT, "-v", "serve"),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env=env,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    stdin, stdout = proc.stdin, proc.stdout
+
+    def send(message: dict[str, Any]) -> None:
+        stdin.write(serve.frame({"jsonrpc": "2.0", **message}))
+
+    async def answer(request_id: int) -> dict[str, Any]:
+        """Messages until the answer to ``request_id``; every byte must be a framed message."""
+        while True:
+            length = None
+            while (line := await stdout.readline()) not in (b"\r\n", b""):
+                name, _, value = line.decode(errors="replace").partition(":")
+                assert name in ("Content-Length", "Content-Type"), f"not JSON-RPC on stdout: {line!r}"
+                length = int(value) if name == "Content-Length" else length
+            assert length is not None, "stdout ended"
+            message = json.loads(await stdout.readexactly(length))
+            if message.get("id") == request_id and "method" not in message:
+                return message
+
+    async with asyncio.timeout(120):
+        initialize = {"processId": None, "rootUri": workspace.as_uri(), "capabilities": {}}
+        send({"id": 1, "method": "initialize", "params": initialize})
+        await answer(1)
+        send({"method": "initialized", "params": {}})
+        ask = {"command": "lspilot.ask", "arguments": [{"prompt": "hi"}]}
+        send({"id": 2, "method": "workspace/executeCommand", "params": ask})
+        assert (await answer(2))["result"]["stopReason"] == "end"
+        send({"id": 3, "method": "shutdown"})
+        await answer(3)
+        send({"method": "exit"})
+        assert await proc.wait() == 0
