@@ -19,6 +19,7 @@ from typing import Any
 
 from . import check_command, lsp_command
 from . import config as configuration
+from .redact import REDACTOR
 from .serve import VERSION
 
 log = logging.getLogger(__name__)
@@ -33,6 +34,9 @@ def _setup_logging(verbose: bool) -> Path:
     console = logging.StreamHandler(sys.stderr)
     console.setLevel(logging.DEBUG if verbose else logging.WARNING)
     console.setFormatter(logging.Formatter("lspilot: %(message)s"))
+    REDACTOR.add_environment(os.environ)
+    for each in (handler, console):
+        each.addFilter(REDACTOR)
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, handlers=[handler, console])
     logging.getLogger("pygls").setLevel(logging.WARNING)
     return logfile

@@ -20,6 +20,8 @@ from lsprotocol import types
 
 from tools import PermissionRequest, Reply, Rule, ToolError
 
+from .redact import REDACTOR
+
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
 
@@ -43,6 +45,7 @@ class EditorLog(logging.Handler):
 
     def __init__(self, server: LanguageServer, loop: asyncio.AbstractEventLoop) -> None:
         super().__init__(logging.WARNING)
+        self.addFilter(REDACTOR)
         self.server = server
         self.loop = loop
 

@@ -16,6 +16,7 @@ from .agents import Agent, AgentConfigError, configured_agents, pick_agent
 from .config import ConfigError
 from .loop import Listener, Loop
 from .model import ModelSettings
+from .redact import REDACTOR
 from .store import Store, StoredSession
 
 
@@ -56,6 +57,7 @@ class Runtime:
             )
         base = api_base or os.environ.get("LSPILOT_API_BASE") or raw.get("api_base")
         options: dict[str, Any] = dict(raw.get("provider_options", {}))
+        REDACTOR.add_options(options)  # api_key, extra_headers' tokens: never in the logs
         return ModelSettings(str(name), str(base) if base else None, options)
 
     def loop(

@@ -576,3 +576,25 @@ async def test_task_runs_a_subagent_in_a_child_session(workspace: Path, fake: Sc
     await loop.run_turn("again")
     [bad] = [m for m in fake.requests[-1]["messages"] if m["role"] == "tool"][-1:]
     assert "There is no subagent 'wizard'; use one of: explore, general." in bad["content"]
+
+
+def test_api_keys_reach_neither_the_logs_nor_the_session_store(
+    workspace: Path, fake: ScriptedModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # -v logs each request's options, custom headers included (a proxy's or gateway's key).
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment-0123456789")
+    (workspace / "lspilot.toml").write_text(
+        '[provider_options]\napi_key = "sk-from-the-config-0123456789"\n'
+        'extra_headers = { "x-api-key" = "gateway-key-0123456789", "X-Trace" = "not a secret" }\n'
+    )
+    script(fake, Turn(error=500), Turn(text="the answer"))
+    command = [LSPILOT, "-v", "run", "hi", "--root", str(workspace), "--model", "openai/scripted"]
+    command += ["--api-base", fake.api_base]
+    ran = subprocess.run(command, check=False, capture_output=True, text=True, env=os.environ, timeout=120)
+    assert (ran.returncode, ran.stdout) == (0, "the answer\n")  # -v logs nothing on stdout either
+    assert "X-Trace" in ran.stderr and "not a secret" in ran.stderr  # the headers were logged...
+    assert "[redacted]" in ran.stderr  # ... their secrets were not
+    data = tmp_path / "data"
+    written = [ran.stderr, *(f.read_text(errors="replace") for f in data.rglob("*") if f.is_file())]
+    for secret in ("sk-from-the-environment", "sk-from-the-config", "gateway-key"):
+        assert not [text for text in written if secret in text], secret
