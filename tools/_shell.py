@@ -22,6 +22,8 @@ returns the ``external_directory`` request (if any) first, then the ``bash`` req
 from __future__ import annotations
 
 import os
+import re
+import shlex
 from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
@@ -29,10 +31,10 @@ from pathlib import Path
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-from ._shell_commands import Analysis, setting
+from ._shell_commands import COMMAND_TABLES, Analysis, setting
 from ._shell_paths import State
+from ._shell_sessions import Sessions
 from ._shell_words import Word, expand, stdin_script, word
-from ._shell_wrappers import Wrappers
 from .permission import PermissionRequest
 
 MAX_DEPTH = 8  # nested bash -c / eval strings analyzed before giving up (then: exact + outside)
@@ -40,6 +42,8 @@ _FORKS = frozenset({"subshell", "pipeline", "command_substitution", "process_sub
 _REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
 _DUPS = frozenset({">&", "<&", ">&-", "<&-"})
 _ARITHMETIC = frozenset({"arithmetic_expansion", "c_style_for_statement"})  # and (( ... ))
+_ENTRY = re.compile(r"\[([^]]*)\]=(.*)", re.DOTALL)  # [NAME]=VALUE in an array's value
+_COMMAND_NAME = re.compile(r"[^\s/$`'\"\\]+")  # a command name a table entry may give
 _ASSIGNING = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|="})
 
 
@@ -48,7 +52,7 @@ def parser() -> Parser:
     return Parser(Language(tree_sitter_bash.language()))
 
 
-class _Visitor(Wrappers):
+class _Visitor(Sessions):
     def __init__(self, root: Path, trusted: Sequence[Path]) -> None:
         super().__init__(root, trusted)
         self.depth = 0
@@ -112,7 +116,33 @@ class _Visitor(Wrappers):
         if value is not None:
             self._node(value, state)
         name = node.child_by_field_name("name")
-        return self.sets(None if name is None else _text(name).partition("[")[0], state)  # PATH[0]=x
+        target = None if name is None else _text(name).partition("[")[0]  # PATH[0]=x
+        if target in COMMAND_TABLES and name is not None and value is not None:
+            return self._command_table(target or "", name, value, state)
+        return self.sets(target, state)
+
+    def _command_table(self, table: str, name: Node, value: Node, state: State) -> bool:
+        """``BASH_CMDS[NAME]=PATH`` makes ``NAME`` run ``PATH`` (as ``hash -p`` does) and
+        ``BASH_ALIASES[NAME]=CODE`` makes it an alias, also as ``BASH_CMDS=([NAME]=PATH ...)``:
+        ``NAME`` is read as its alias from then on. A name or entry only known at run time makes
+        every later command's program unknown (``sets``)."""
+        entries: list[tuple[str | None, Word]] = []
+        if name.type == "subscript":
+            index = name.child_by_field_name("index")
+            entries.append((None if index is None else word(index).value, word(value)))
+        elif value.type == "array":
+            for item in map(word, value.named_children):  # [NAME]=$X: NAME runs what $X holds
+                match = _ENTRY.fullmatch(item.raw if item.value is None else item.value)
+                entry = Word(match[2], None if item.value is None else match[2]) if match else item
+                entries.append((match[1] if match else None, entry))
+        else:
+            entries.append((None, word(value)))
+        for key, item in entries:
+            if key is None or not _COMMAND_NAME.fullmatch(key):
+                return self.sets(table, state)
+            code = item.raw if item.value is None else item.value
+            self.aliases[key] = code if table == "BASH_ALIASES" or item.value is None else shlex.quote(code)
+        return True
 
     def _declaration(self, node: Node, state: State) -> None:
         """``export``, ``declare``, ``local``, ``readonly``, ``typeset``, ``unset``: read as the

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ._arity import always_prefix
 from ._shell_paths import PATH_VARIABLES, State, absolute, outside, resolve
+from ._shell_runners import RUNNERS, RUNNING, SESSIONS, Found, runner
 from ._shell_specs import (
     FILE_COMMANDS,
     GIT_FOLDERS,
@@ -38,6 +39,11 @@ from ._shell_specs import (
 from ._shell_words import Parsed, Word, option_value, parse_options
 
 XARGS_INPUT = "(xargs input)"
+#: Tables of what command names run (``BASH_CMDS[NAME]=PATH``, ``BASH_ALIASES[NAME]=CODE``).
+COMMAND_TABLES = frozenset({"BASH_CMDS", "BASH_ALIASES"})
+#: In ``State.unknown`` once such a table is set in a way not worked out: every later command is
+#: also asked for exactly, behind this label.
+UNKNOWN_PROGRAMS = "(BASH_CMDS set)"
 STDIN_SCRIPT = "(script on stdin)"
 
 
@@ -61,6 +67,7 @@ class Commands(ABC):
         self.aliases: dict[str, str] = {}
         self.expanding: set[str] = set()  # aliases being expanded (bash does not recurse into one)
         self.traps: list[str] = []  # run later, from wherever the shell is then
+        self.remote = 0  # > 0 while analyzing what runs elsewhere (ssh HOST CMD, docker exec)
 
     @abstractmethod
     def script(self, text: str, state: State) -> None:
@@ -72,6 +79,16 @@ class Commands(ABC):
     ) -> int | None:
         """Analyze what the wrapper ``name`` runs; returns its "always" prefix length."""
 
+    @abstractmethod
+    def _runner(
+        self, found: Found, words: list[Word], state: State, stdin: str | None, xargs_input: bool
+    ) -> int | None:
+        """Analyze what a runner's subcommand runs (``uv run CMD``); returns its prefix length."""
+
+    @abstractmethod
+    def _session(self, name: str, words: list[Word], state: State, stdin: str | None) -> int | None:
+        """Analyze what ``tmux``, ``screen``, ``at``, ``batch`` or ``crontab`` run, now or later."""
+
     # -- recording -------------------------------------------------------------------------------
     def _record(self, pattern: str, always: str | None) -> int:
         self.result.commands.append((pattern, always or pattern))
@@ -82,6 +99,8 @@ class Commands(ABC):
             self.result.outside.append(pattern)
 
     def path(self, path: Word, state: State) -> None:
+        if self.remote:  # on another machine or in a container: that place is outside already
+            return
         pattern = outside(path, state, self.trusted)
         if pattern is not None:
             self._outside(pattern)
@@ -92,6 +111,8 @@ class Commands(ABC):
         followed here; True when that changes what runs. A variable paths depend on is unknown
         from then on (conservatively, even when only the next command's environment gets it)."""
         state.unknown |= PATH_VARIABLES if name is None else PATH_VARIABLES & {name}
+        if name in COMMAND_TABLES:  # BASH_CMDS set other than entry by entry: any name may run anything
+            state.unknown.add(UNKNOWN_PROGRAMS)
         return name is None or hijacks(name)
 
     def setter(self, words: list[Word], state: State) -> list[str]:
@@ -134,8 +155,9 @@ class Commands(ABC):
         name = words[0].value
         base = name.rsplit("/", 1)[-1] if name and name.startswith("/") else name
         analyzed = [Word(base, base), *words[1:]] if base != name and base else words
+        unknown = UNKNOWN_PROGRAMS if UNKNOWN_PROGRAMS in state.unknown else ""
         names = self.setter(analyzed, state) if base in SETTERS else []
-        hijack = " ".join(filter(None, [hijack, setting(names)]))
+        hijack = " ".join(filter(None, [unknown, hijack, setting(names)]))
         count = self._dispatch(base, analyzed, state, xargs_input, stdin) if base else None
         forms = [words, analyzed] if analyzed is not words else [words]
         if written is not None and written != words:
@@ -163,8 +185,12 @@ class Commands(ABC):
             self.script(" ".join([self.aliases[name], *(w.raw for w in args)]), state)
             self.expanding.discard(name)
             return None
-        if name in WRAPPERS:
+        if name in WRAPPERS or name in RUNNING:
             return self._wrapper(name, words, state, stdin, xargs_input)
+        if name in RUNNERS and (found := runner(name, [w.value for w in words])) is not None:
+            return self._runner(found, words, state, stdin, xargs_input)
+        if name in SESSIONS:
+            return self._session(name, words, state, stdin)
         if name in SHELLS:
             parsed = parse_options(values, frozenset({"-o", "-O", "+o", "+O", "--rcfile", "--init-file"}))
             if "-c" in parsed.flags:
@@ -207,7 +233,7 @@ class Commands(ABC):
         operands = parse_options(values, frozenset()).operands
         if name == "trap" and len(operands) > 1 and values[operands[0]] not in ("-", ""):
             known = self._string(args[operands[0]], state.fork())
-            self.traps += [values[operands[0]] or ""] if known else []
+            self.traps += [values[operands[0]] or ""] if known and not self.remote else []
         for index in operands if name == "alias" else []:
             alias, eq, code = (values[index] or "").partition("=")
             if values[index] is None or eq:

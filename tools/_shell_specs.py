@@ -51,6 +51,20 @@ class Wrapper:
     shell_options: frozenset[str] = frozenset()
     #: Its options may follow its operands (getopt permutes them: ``su USER -c CMD``).
     permute: bool = False
+    #: Its options are read again after the leading operands (``ssh HOST -p 22 CMD``).
+    again: bool = False
+    #: What it runs starts after the first of these words, and nothing runs without one
+    #: (``gdb --args CMD``, ``nix develop -c CMD``).
+    until: frozenset[str] = frozenset()
+    #: Options after which its words are joined into a script run with ``sh -c`` (``pnpm exec -c``).
+    joining: frozenset[str] = frozenset()
+    #: Options after which nothing runs (``ssh -N``).
+    idle: frozenset[str] = frozenset()
+    #: What it runs runs on the machine or in the container its leading operands name (``ssh
+    #: HOST``, ``docker exec CONTAINER``): its paths are not ours, and that place counts as outside.
+    elsewhere: bool = False
+    #: Options whose value mounts a path of this machine (``docker run -v SRC:DST``, ``--mount``).
+    mounts: frozenset[str] = frozenset()
 
 
 _SU = _set("-g -G -w --group --supp-group --whitelist-environment")  # su, runuser
@@ -93,7 +107,16 @@ WRAPPERS: dict[str, Wrapper] = {
     "ionice": Wrapper(_set("-c -n -p -P -u --class --classdata --pid --pgid --uid")),
     "chrt": Wrapper(leading=1),
     "taskset": Wrapper(leading=1),
-    "strace": Wrapper(_set("-e -p -s -u -a -b -E -I -O -P -S -X"), _set("-o --output")),
+    "strace": Wrapper(
+        _set("-e -p -s -u -a -b -E -I -O -P -S -U -X --attach --user --env --string-limit --columns --trace")
+        | _set(
+            "--signal --status --read --write --fault --inject --trace-path --summary-sort --const-print-style"
+        ),
+        _set("-o --output"),
+        optional=_set(
+            "-k --stack-trace --timestamps --absolute-timestamps --quiet --decode-fds --decode-pids"
+        ),
+    ),
     "xargs": Wrapper(
         _set("-I -L -n -P -s -d -E --delimiter --max-args --max-procs --max-chars --process-slot-var"),
         _set("-a --arg-file"),

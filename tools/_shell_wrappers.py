@@ -23,7 +23,8 @@ from collections.abc import Callable
 from ._arity import always_prefix
 from ._shell_commands import Commands
 from ._shell_paths import State, resolve
-from ._shell_specs import PARALLEL_REPLACING, PARALLEL_SOURCES, WRAPPERS, hijacks
+from ._shell_runners import GDB_COMMAND_OPTIONS, GDB_INSPECTING, RUNNING, Found
+from ._shell_specs import PARALLEL_REPLACING, PARALLEL_SOURCES, WRAPPERS, Wrapper, hijacks
 from ._shell_words import MAX_WORDS, Parsed, Word, option_value, parse_options
 
 PARALLEL_INPUT = "(parallel input)"
@@ -43,24 +44,39 @@ class Wrappers(Commands):
     """The analysis of wrappers, on that of single commands; ``_shell._Visitor`` adds the tree walk."""
 
     def _wrapper(
-        self, name: str, words: list[Word], state: State, stdin: str | None, xargs_input: bool
+        self,
+        name: str,
+        words: list[Word],
+        state: State,
+        stdin: str | None,
+        xargs_input: bool,
+        *,
+        spec: Wrapper | None = None,
+        offset: int = 0,
     ) -> int | None:
         """What a wrapper (``_shell_specs.Wrapper``) runs, analyzed as if run directly: a command
         after its options and leading operands, a script (``su -c CMD``, ``watch CMD``), the
-        arguments of a shell (``su USER ARGS``), or a shell reading its script on stdin (``su``)."""
-        spec = WRAPPERS[name]
-        args = words[1:]
+        arguments of a shell (``su USER ARGS``), or a shell reading its script on stdin (``su``).
+        ``spec`` and ``offset`` are given for a runner's subcommand (``uv run``: the word at
+        ``offset`` is ``run``); otherwise ``name`` is the wrapper's and the first word."""
+        spec = spec or WRAPPERS.get(name) or RUNNING[name]
+        args = words[offset + 1 :]
         values = [w.value for w in args]
-        takes = (spec.values | spec.paths | spec.chdir | spec.code | spec.shells) - spec.optional
-        parsed = parse_options(values, takes, leading_options=not spec.permute, optional=spec.optional)
-        options = self._wrapper_options(name, args, parsed, state)
+        end = next((i for i, v in enumerate(values) if v in spec.until), None) if spec.until else len(args)
+        parsed = _parse(spec, values[: len(args) if end is None else end])
+        options = self._wrapper_options(name, spec, args, parsed, state)
         if options is None:
             return None
-        inner_state, code, shell = options
-        if name == "command" and parsed.flags & {"-v", "-V"}:
-            return always_prefix([w.value for w in words])
+        inner_state, code, shell, entrypoint = options
+        exact = name == "gdb" and self._gdb(args, state)  # its commands may run anything
+        if (name == "command" and parsed.flags & {"-v", "-V"}) or end is None:  # gdb without --args
+            return None if exact else always_prefix([w.value for w in words])
         direct = bool(parsed.flags & spec.direct)
-        start = self._wrapped_start(name, args, parsed, direct, state)
+        start = (
+            end + 1
+            if spec.until
+            else self._wrapped_start(name, spec, args, parsed, direct=direct, state=state)
+        )
         hijack: list[str] = []
         while spec.assignments and start < len(args) and re.match(r"[^=]+=", values[start] or ""):
             if hijacks((values[start] or "").partition("=")[0]):
@@ -68,45 +84,80 @@ class Wrappers(Commands):
             start += 1
         if code is None and start + 1 < len(args) and values[start] in spec.code:  # flock FILE -c CMD
             code, start = args[start + 1], start + 2
-        wrapped = "command" if direct else spec.wrapped
-        rest = args[start:]
-        shell_runs = wrapped == "shell" or (not rest and (spec.shell or parsed.flags & spec.shell_options))
-        if code is not None or shell_runs:
-            arguments = [Word("-c", "-c"), code, *rest] if code is not None else rest
-            if shell is None:  # sh: analyzed without recording a command nobody wrote
-                self._dispatch("sh", [Word("sh", "sh"), *arguments], inner_state, xargs_input, stdin)
-            else:
-                self.command([shell, *arguments], inner_state, stdin=stdin)
-            return None
-        if not rest:
-            return always_prefix([w.value for w in words])
-        if wrapped == "joined":
-            self._joined(name, rest, parsed, inner_state)
-            return None
-        xargs = name == "xargs" or xargs_input
-        stdin = None if name == "xargs" else stdin  # xargs gives its command /dev/null
-        count = self.command(rest, inner_state, " ".join(hijack), xargs_input=xargs, stdin=stdin)
-        return None if count is None else 1 + start + count
+        wrapped = "command" if direct else "joined" if parsed.flags & spec.joining else spec.wrapped
+        rest = [*entrypoint, *args[start:]]
+        if spec.elsewhere:  # its paths are somewhere else: that place is outside
+            self._outside("(" + " ".join(w.shown for w in words[: offset + 1 + start]) + ")")
+            self.remote += 1
+        try:
+            if parsed.flags & spec.idle:  # ssh -N: nothing runs there
+                return None
+            shell_runs = wrapped == "shell" or (
+                not rest and (spec.shell or parsed.flags & spec.shell_options)
+            )
+            if code is not None or shell_runs:
+                arguments = [Word("-c", "-c"), code, *rest] if code is not None else rest
+                if shell is None:  # sh: analyzed without recording a command nobody wrote
+                    self._dispatch("sh", [Word("sh", "sh"), *arguments], inner_state, xargs_input, stdin)
+                else:
+                    self.command([shell, *arguments], inner_state, stdin=stdin)
+                return None
+            if not rest:
+                return always_prefix([w.value for w in words])
+            if wrapped == "joined":
+                self._joined(name, rest, parsed, inner_state)
+                return None
+            xargs = name == "xargs" or xargs_input
+            stdin = None if name == "xargs" else stdin  # xargs gives its command /dev/null
+            count = self.command(rest, inner_state, " ".join(hijack), xargs_input=xargs, stdin=stdin)
+            return None if count is None or entrypoint or exact else 1 + offset + start + count
+        finally:
+            self.remote -= spec.elsewhere
+
+    def _runner(
+        self, found: Found, words: list[Word], state: State, stdin: str | None, xargs_input: bool
+    ) -> int | None:
+        """A runner's subcommand that runs a command (``uv run CMD``, ``docker exec CTR CMD``),
+        read as a wrapper after the options before it, whose paths are checked (``uv --directory
+        DIR``, which the command runs in)."""
+        chain, spec, offset = found
+        for runner, at, parsed in chain:
+            args = words[at + 1 :]
+            for option, index, attached in parsed.values:
+                value = option_value(args, index, attached)
+                if option in runner.paths | runner.chdir:
+                    self.path(value, state)
+                if option in runner.chdir:
+                    state = _chdir(value, state)
+        name = " ".join(
+            w.value or "" for w in [words[0], *(words[at] for _, at, _ in chain[1:]), words[offset]]
+        )
+        return self._wrapper(name, words, state, stdin, xargs_input, spec=spec, offset=offset)
 
     def _wrapper_options(
-        self, name: str, args: list[Word], parsed: Parsed, state: State
-    ) -> tuple[State, Word | None, Word | None] | None:
+        self, name: str, spec: Wrapper, args: list[Word], parsed: Parsed, state: State
+    ) -> tuple[State, Word | None, Word | None, list[Word]] | None:
         """Check the paths a wrapper's options name; returns the state the command runs in, the
-        script an option gives (``su -c CMD``) and the shell instead of ``sh`` (``su -s SHELL``),
-        or None when the options were the whole story (``env -S STRING``, ``sudo -e FILE``)."""
-        spec = WRAPPERS[name]
-        inner_state, code, shell = state, None, None
+        script an option gives (``su -c CMD``), the shell instead of ``sh`` (``su -s SHELL``) and
+        the program an option puts first (``docker run --entrypoint PROGRAM``), or None when the
+        options were the whole story (``env -S STRING``, ``sudo -e FILE``)."""
+        inner_state, code, shell, entrypoint = state, None, None, list[Word]()
         for option, index, attached in parsed.values:
             value = option_value(args, index, attached)
             if option in spec.paths | spec.chdir:
                 self.path(value, state)
             if option in spec.chdir:
-                inner_state, real = state.fork(), resolve(value, state)
-                inner_state.cwd, inner_state.pwd = real or value.raw, str(real) if real else None
+                inner_state = _chdir(value, state)
             elif option in spec.code:
                 code = value
             elif option in spec.shells:
                 shell = value
+            elif option in spec.mounts:
+                self._mount(option, value, state)
+            elif option == "--entrypoint" and value.value != "":
+                entrypoint = [value]
+            elif name == "ssh" and option == "-o":
+                self._ssh_option(value, state)
             elif name == "env" and option in ("-S", "--split-string"):
                 rest = " ".join(args[i].raw for i in parsed.operands)
                 self._string(
@@ -117,12 +168,68 @@ class Wrappers(Commands):
             for index in parsed.operands:
                 self.path(args[index], state)
             return None
-        return inner_state, code, shell
+        return inner_state, code, shell, entrypoint
 
-    def _wrapped_start(self, name: str, args: list[Word], parsed: Parsed, direct: bool, state: State) -> int:
+    def _mount(self, option: str, value: Word, state: State) -> None:
+        """The path of this machine a container mounts: ``-v SRC:DST[:OPTS]`` (``SRC`` a path, not
+        a volume's name), ``--mount type=bind,source=SRC,...``."""
+        text = value.raw if value.value is None else value.value
+        if option == "--mount":
+            fields: dict[str, str] = {}
+            for item in text.split(","):
+                key, _, field = item.partition("=")
+                fields[key] = field
+            source = fields.get("source", fields.get("src")) if fields.get("type") == "bind" else None
+        else:
+            source, colon, _ = text.partition(":")
+            source = source if colon and re.match(r"[/.~$]|.*/", source) else None
+        if source is not None:
+            self.path(
+                Word(source, None if value.value is None else source, tilde=source.startswith("~")), state
+            )
+
+    def _ssh_option(self, value: Word, state: State) -> None:
+        """``ssh -o KEY=VALUE``: ``ProxyCommand``, ``LocalCommand`` and ``KnownHostsCommand`` run
+        here, ``RemoteCommand`` there (as the command would)."""
+        if value.value is None:
+            self._string(Word(value.raw, None), state)
+            return
+        match = re.fullmatch(r"\s*(\w+)\s*(?:=\s*|\s+)(.*)", value.value, re.DOTALL)
+        key = match[1].lower() if match else ""
+        if key in ("proxycommand", "localcommand", "knownhostscommand") and match:
+            self._string(Word(match[2], match[2]), state.fork())
+        elif key == "remotecommand" and match:
+            self.remote += 1
+            self._string(Word(match[2], match[2]), state.fork())
+            self.remote -= 1
+
+    def _gdb(self, args: list[Word], state: State) -> bool:
+        """gdb's commands given before ``--args`` (``-ex CMD``, ``--eval-command=CMD``): ``shell
+        CMD`` and ``!CMD`` are scripts; any other but a few that only run and inspect the program
+        (``run``, ``bt``, ``info ...``) can run code (``python``, ``call``, ``print f()``), unknown.
+        True when some command runs more than the program."""
+        runs = False
+        for index, item in enumerate(args):
+            text = item.value or ""
+            if text == "--args":
+                break
+            option, eq, attached = text.partition("=")
+            if option not in GDB_COMMAND_OPTIONS or not (eq or index + 1 < len(args)):
+                continue
+            command = Word(attached, attached) if eq else args[index + 1]
+            shell = re.match(r"\s*(?:shell\s|!)(.*)", command.value or "", re.DOTALL)
+            if shell:
+                self._string(Word(shell[1], shell[1]), state.fork())
+            elif command.value is None or not GDB_INSPECTING.fullmatch(command.value.strip()):
+                self._string(Word(command.raw, None), state)
+            runs = runs or not GDB_INSPECTING.fullmatch((command.value or "").strip())
+        return runs
+
+    def _wrapped_start(
+        self, name: str, spec: Wrapper, args: list[Word], parsed: Parsed, *, direct: bool, state: State
+    ) -> int:
         """Where what a wrapper runs starts: after its leading operands (the paths among them are
         checked), unless an option made it a plain command (``runuser -u USER CMD``)."""
-        spec = WRAPPERS[name]
         operands = parsed.operands
         if operands and args[operands[0]].value == "-":  # env -, su - USER: a lone - is an option
             operands = operands[1:]
@@ -144,7 +251,8 @@ class Wrappers(Commands):
         cuts = [i for i, w in enumerate(words) if name == "parallel" and w.value in PARALLEL_SOURCES]
         template = words[: cuts[0]] if cuts else words
         raw, text = " ".join(w.raw for w in template), " ".join(w.value or "" for w in template)
-        if None in [w.value for w in template] or "{=" in text or parsed.flags & PARALLEL_REPLACING:
+        replacing = name == "parallel" and ("{=" in text or parsed.flags & PARALLEL_REPLACING)
+        if None in [w.value for w in template] or replacing:
             self._string(Word(raw, None), state.fork())  # {= perl =}, -I STRING: not worked out
             return
         if name != "parallel":
@@ -162,6 +270,28 @@ class Wrappers(Commands):
         for run in runs:
             script = _replaced(text, run) if template else " ".join(run)
             self._string(Word(script, script), state.fork())
+
+
+def _parse(spec: Wrapper, values: list[str | None]) -> Parsed:
+    """A wrapper's options, read the getopt way; with ``again``, read again after the leading
+    operands (``ssh HOST -p 22 CMD``): the first operand after those ends them."""
+    takes = (spec.values | spec.paths | spec.chdir | spec.code | spec.shells | spec.mounts) - spec.optional
+    parsed = parse_options(values, takes, leading_options=not spec.permute, optional=spec.optional)
+    if not spec.again or len(parsed.operands) <= spec.leading:
+        return parsed
+    first = parsed.operands[spec.leading - 1] + 1
+    more = parse_options(values[first:], takes, leading_options=True, optional=spec.optional)
+    parsed.values += [(option, index + first, attached) for option, index, attached in more.values]
+    parsed.operands[spec.leading :] = [index + first for index in more.operands]
+    parsed.flags |= more.flags
+    return parsed
+
+
+def _chdir(folder: Word, state: State) -> State:
+    """The state of a command run in ``folder`` (``env -C DIR``, ``uv --directory DIR``)."""
+    inner, real = state.fork(), resolve(folder, state)
+    inner.cwd, inner.pwd = real or folder.raw, str(real) if real else None
+    return inner
 
 
 def _combinations(separators: list[str], groups: list[list[Word]]) -> list[list[str]] | None:

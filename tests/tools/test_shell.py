@@ -559,6 +559,268 @@ TABLE: list[Row] = [
         ["{out}/*"],
         [("curl --output-dir {out} -O https://x.test/f", "curl *")],
     ),
+    # tools that run their arguments are unwrapped like wrappers: the inner command gets its own
+    # rules and path checks, the runner's prefix covers only what it runs
+    ("uv run rm -rf ../x", ["{up}/*"], [("uv run rm -rf ../x", "uv run rm *"), ("rm -rf ../x", "rm *")]),
+    (
+        "uv --directory {out} run rm x",
+        ["{out}/*"],
+        [("uv --directory {out} run rm x", "uv --directory {out} run rm *"), ("rm x", "rm *")],
+    ),
+    (
+        "uv run --with requests python -m pytest",
+        [],
+        [
+            ("uv run --with requests python -m pytest", "uv run --with requests python -m pytest *"),
+            ("python -m pytest", "python -m pytest *"),
+        ],
+    ),
+    ("uv sync", [], [("uv sync", "uv sync *")]),
+    (
+        "uvx --from ruff rm ../x",
+        ["{up}/*"],
+        [("uvx --from ruff rm ../x", "uvx --from ruff rm *"), ("rm ../x", "rm *")],
+    ),
+    (
+        "poetry -C {out} run rm x",
+        ["{out}/*"],
+        [("poetry -C {out} run rm x", "poetry -C {out} run rm *"), ("rm x", "rm *")],
+    ),
+    ("npx -y rm ../x", ["{up}/*"], [("npx -y rm ../x", "npx -y rm *"), ("rm ../x", "rm *")]),
+    ("npx -c 'rm ../x'", ["{up}/*"], [("npx -c 'rm ../x'", "="), ("rm ../x", "rm *")]),
+    ("npm exec -- rm ../x", ["{up}/*"], [("npm exec -- rm ../x", "npm exec -- rm *"), ("rm ../x", "rm *")]),
+    ("pnpm exec -c 'rm ../x'", ["{up}/*"], [("pnpm exec -c 'rm ../x'", "="), ("rm ../x", "rm *")]),
+    (
+        "pnpm --dir {out} exec rm x",
+        ["{out}/*"],
+        [("pnpm --dir {out} exec rm x", "pnpm --dir {out} exec rm *"), ("rm x", "rm *")],
+    ),
+    ("yarn exec rm ../x", ["{up}/*"], [("yarn exec rm ../x", "="), ("rm ../x", "rm *")]),
+    ("bunx rm ../x", ["{up}/*"], [("bunx rm ../x", "bunx rm *"), ("rm ../x", "rm *")]),
+    ("bun x rm ../x", ["{up}/*"], [("bun x rm ../x", "bun x rm *"), ("rm ../x", "rm *")]),
+    ("bundle exec rm ../x", ["{up}/*"], [("bundle exec rm ../x", "bundle exec rm *"), ("rm ../x", "rm *")]),
+    (
+        "gdb -q --args rm ../x",
+        ["{up}/*"],
+        [("gdb -q --args rm ../x", "gdb -q --args rm *"), ("rm ../x", "rm *")],
+    ),
+    (
+        "gdb -batch -ex run -ex bt --args ./a.out",
+        [],
+        [
+            ("gdb -batch -ex run -ex bt --args ./a.out", "gdb -batch -ex run -ex bt --args ./a.out *"),
+            ("./a.out", "./a.out *"),
+        ],
+    ),
+    (
+        "gdb -ex 'shell rm ../x' ./a.out",
+        ["{up}/*"],
+        [("gdb -ex 'shell rm ../x' ./a.out", "="), ("rm ../x", "rm *")],
+    ),
+    (
+        "gdb -ex 'call system(\"x\")' --args ./a.out",
+        ["'call system(\"x\")'"],
+        [("gdb -ex 'call system(\"x\")' --args ./a.out", "="), ("./a.out", "./a.out *")],
+    ),
+    (
+        "perf record -o {out}/perf.data rm x",
+        ["{out}/*"],
+        [("perf record -o {out}/perf.data rm x", "perf record -o {out}/perf.data rm *"), ("rm x", "rm *")],
+    ),
+    (
+        "perf stat --pre 'rm ../x' true",
+        ["{up}/*"],
+        [("perf stat --pre 'rm ../x' true", "="), ("rm ../x", "rm *")],
+    ),
+    (
+        "strace --user nobody -f rm ../x",
+        ["{up}/*"],
+        [("strace --user nobody -f rm ../x", "strace --user nobody -f rm *"), ("rm ../x", "rm *")],
+    ),
+    (
+        "git bisect run rm ../x",
+        ["{up}/*"],
+        [("git bisect run rm ../x", "git bisect run rm *"), ("rm ../x", "rm *")],
+    ),
+    (
+        "git -C {out} bisect run make",
+        ["{out}/*"],
+        [("git -C {out} bisect run make", "git -C {out} bisect run make *"), ("make", "make *")],
+    ),
+    (
+        "nix develop .#dev -c rm ../x",
+        ["{up}/*"],
+        [("nix develop '.#dev' -c rm ../x", "nix develop '.#dev' -c rm *"), ("rm ../x", "rm *")],
+    ),
+    (
+        "nix-shell -p hello --run 'rm ../x'",
+        ["{up}/*"],
+        [("nix-shell -p hello --run 'rm ../x'", "="), ("rm ../x", "rm *")],
+    ),
+    (
+        "conda run -n base --cwd {out} rm x",
+        ["{out}/*"],
+        [("conda run -n base --cwd {out} rm x", "conda run -n base --cwd {out} rm *"), ("rm x", "rm *")],
+    ),
+    (
+        "pipx run --spec black rm ../x",
+        ["{up}/*"],
+        [("pipx run --spec black rm ../x", "pipx run --spec black rm *"), ("rm ../x", "rm *")],
+    ),
+    (
+        "mise exec node@20 -- rm ../x",
+        ["{up}/*"],
+        [("mise exec node@20 -- rm ../x", "mise exec node@20 -- rm *"), ("rm ../x", "rm *")],
+    ),
+    # run elsewhere (ssh, containers, pods): what runs there is asked for by its name, its paths
+    # are not this machine's, and the place counts as outside; mounts are this machine's paths
+    ("ssh host rm -rf /", ["(ssh host)"], [("ssh host rm -rf /", "="), ("rm -rf /", "rm *")]),
+    (
+        "ssh -i {out}/key host -p 22 'cat /etc/x; ls ../y'",
+        ["{out}/*", "(ssh -i {out}/key host -p 22)"],
+        [
+            ("ssh -i {out}/key host -p 22 'cat /etc/x; ls ../y'", "="),
+            ("cat /etc/x", "cat *"),
+            ("ls ../y", "ls *"),
+        ],
+    ),
+    ("ssh host <<'END'\nrm -rf /\nEND", ["(ssh host)"], [("ssh host", "="), ("rm -rf /", "rm *")]),
+    (
+        "echo 'rm -rf /' | ssh host",
+        ["(ssh host)", "(script on stdin)"],
+        [("echo 'rm -rf /'", "echo *"), ("ssh host", "=")],
+    ),
+    (
+        "ssh -o ProxyCommand='rm ../x' host",
+        ["{up}/*", "(ssh -o 'ProxyCommand=rm ../x' host)", "(script on stdin)"],
+        [("ssh -o 'ProxyCommand=rm ../x' host", "="), ("rm ../x", "rm *")],
+    ),
+    (
+        "ssh -N -L 8080:localhost:80 host",
+        ["(ssh -N -L 8080:localhost:80 host)"],
+        [("ssh -N -L 8080:localhost:80 host", "=")],
+    ),
+    (
+        "docker exec -it web rm -rf /",
+        ["(docker exec -it web)"],
+        [("docker exec -it web rm -rf /", "docker exec -it web rm *"), ("rm -rf /", "rm *")],
+    ),
+    (
+        "docker run --rm -v {out}:/data alpine rm -rf /data",
+        ["{out}/*", "(docker run --rm -v {out}:/data alpine)"],
+        [
+            (
+                "docker run --rm -v {out}:/data alpine rm -rf /data",
+                "docker run --rm -v {out}:/data alpine rm *",
+            ),
+            ("rm -rf /data", "rm *"),
+        ],
+    ),
+    (
+        "docker run --entrypoint rm alpine -rf /",
+        ["(docker run --entrypoint rm alpine)"],
+        [("docker run --entrypoint rm alpine -rf /", "="), ("rm -rf /", "rm *")],
+    ),
+    (
+        "docker compose -f {out}/c.yml exec web pytest",
+        ["{out}/*", "(docker compose -f {out}/c.yml exec web)"],
+        [
+            (
+                "docker compose -f {out}/c.yml exec web pytest",
+                "docker compose -f {out}/c.yml exec web pytest *",
+            ),
+            ("pytest", "pytest *"),
+        ],
+    ),
+    (
+        "kubectl -n prod exec -it web -- rm -rf /",
+        ["(kubectl -n prod exec -it web --)"],
+        [
+            ("kubectl -n prod exec -it web -- rm -rf /", "kubectl -n prod exec -it web -- rm *"),
+            ("rm -rf /", "rm *"),
+        ],
+    ),
+    (
+        "podman run --mount type=bind,source=..,target=/x img ls",
+        ["{up}/*", "(podman run --mount type=bind,source=..,target=/x img)"],
+        [
+            (
+                "podman run --mount type=bind,source=..,target=/x img ls",
+                "podman run --mount type=bind,source=..,target=/x img ls *",
+            ),
+            ("ls", "ls *"),
+        ],
+    ),
+    ("docker ps -a", [], [("docker ps -a", "docker ps *")]),
+    # run in a terminal session or later: tmux, screen, at, batch, crontab (jobs run from home)
+    ("tmux new -d 'rm -rf ../x'", ["{up}/*"], [("tmux new -d 'rm -rf ../x'", "="), ("rm -rf ../x", "rm *")]),
+    ("tmux new-session -d npm test", [], [("tmux new-session -d npm test", "="), ("npm test", "npm test *")]),
+    (
+        "tmux split-window 'cat x'",
+        ["(tmux pane)/x"],
+        [("tmux split-window 'cat x'", "="), ("cat x", "cat *")],
+    ),
+    (
+        "tmux send-keys -t s 'rm -rf /' Enter",
+        ["/*"],
+        [("tmux send-keys -t s 'rm -rf /' Enter", "="), ("rm -rf /", "rm *")],
+    ),
+    (
+        "tmux new -d \\; send-keys 'rm x' C-m",
+        ["(tmux pane)/x"],
+        [("tmux new -d ';' send-keys 'rm x' C-m", "="), ("rm x", "rm *")],
+    ),
+    (
+        "tmux set-hook -g after-new-window 'run-shell \"rm x\"'",
+        ["(tmux pane)/x"],
+        [("tmux set-hook -g after-new-window 'run-shell \"rm x\"'", "="), ("rm x", "rm *")],
+    ),
+    ("tmux ls", [], [("tmux ls", "tmux *")]),
+    (
+        "screen -dmS w rm ../x",
+        ["{up}/*"],
+        [("screen -dmS w rm ../x", "screen -dmS w rm *"), ("rm ../x", "rm *")],
+    ),
+    (
+        "screen -S w -X stuff 'rm x\\n'",
+        ["(screen window)/x"],
+        [("screen -S w -X stuff 'rm x\\n'", "="), ("rm x", "rm *")],
+    ),
+    ("screen -r w", [], [("screen -r w", "screen *")]),
+    ("at now + 1 hour <<< 'rm ../x'", ["{up}/*"], [("at now + 1 hour", "="), ("rm ../x", "rm *")]),
+    ("echo 'rm x' | at now", ["(script on stdin)"], [("echo 'rm x'", "echo *"), ("at now", "=")]),
+    ("at -f job.sh now", ["(at -f job.sh)"], [("at -f job.sh now", "=")]),
+    ("batch <<< 'rm ../x'", ["{up}/*"], [("batch", "="), ("rm ../x", "rm *")]),
+    (
+        "crontab <<'END'\nPATH=/opt/bin\n0 5 * * * rm -rf ~/x % input\nEND",
+        ["{home}/*"],
+        [("crontab", "="), ("PATH=/opt/bin", "="), ("rm -rf ~/x", "rm *")],
+    ),
+    ("crontab jobs.txt", ["(crontab jobs.txt)"], [("crontab jobs.txt", "=")]),
+    ("crontab -l", [], [("crontab -l", "=")]),
+    # BASH_CMDS[NAME]=PATH makes NAME run PATH, BASH_ALIASES[NAME]=CODE an alias; set otherwise,
+    # every later command is also asked for exactly
+    (
+        "BASH_CMDS[ls]=/bin/rm; ls -rf x",
+        [],
+        [
+            ("BASH_CMDS[ls]=/bin/rm", "="),
+            ("ls -rf x", "="),
+            ("/bin/rm -rf x", "/bin/rm *"),
+            ("rm -rf x", "rm *"),
+        ],
+    ),
+    (
+        "BASH_CMDS[$n]=/bin/rm; ls -rf x",
+        [],
+        [("BASH_CMDS[$n]=/bin/rm", "="), ("ls -rf x", "ls *"), ("(BASH_CMDS set) ls -rf x", "=")],
+    ),
+    (
+        "BASH_ALIASES[ll]='rm -rf'; ll ../x",
+        ["{up}/*"],
+        [("BASH_ALIASES[ll]='rm -rf'", "="), ("ll ../x", "="), ("rm -rf ../x", "rm *")],
+    ),
+    ("BASH_CMDS=([cat]=$X); cat y", [], [("BASH_CMDS=([cat]=$X)", "="), ("cat y", "="), ("$X y", "=")]),
     # a script the grammar cannot parse is approved exactly as a whole, and what was found too
     ("echo (", [], [("echo (", "="), ("echo", "echo *")]),
 ]
@@ -634,6 +896,29 @@ def test_table_is_large_and_covers_every_wrapper() -> None:
         "valgrind",
         "xvfb-run",
         "faketime",
+        "uv run",
+        "uvx",
+        "poetry",
+        "npx",
+        "pnpm exec",
+        "yarn exec",
+        "bunx",
+        "bundle exec",
+        "gdb",
+        "--args",
+        "perf record",
+        "strace",
+        "ssh",
+        "docker exec",
+        "docker run",
+        "kubectl",
+        "tmux new",
+        "send-keys",
+        "screen",
+        "at ",
+        "batch",
+        "crontab",
+        "BASH_CMDS",
     ):
         assert wrapper in text, wrapper
 

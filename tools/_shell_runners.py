@@ -1,0 +1,300 @@
+"""Programs whose subcommands run a command: ``uv run CMD``, ``docker exec CONTAINER CMD``, ...
+
+A ``Runner`` is approved by its prefix (``uv run *``), yet runs whatever follows: the subcommand
+that does (``run``, ``exec``, ``x``, ``record``) is read as a ``_shell_specs.Wrapper``, so that
+what it runs is analyzed as if run directly. The options before the subcommand are skipped, and
+the paths they name checked (``uv --directory DIR``, which the command then runs in). A runner
+can hold another (``docker compose exec``, ``git bisect run``). Some run what follows elsewhere
+(``Wrapper.elsewhere``: ``docker exec``, ``kubectl exec``): its paths are not this machine's, and
+the place counts as outside. ``runner`` finds the subcommand; ``_shell_wrappers`` analyzes it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ._shell_specs import Wrapper
+from ._shell_words import Parsed, parse_options
+
+
+def _set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+@dataclass(frozen=True)
+class Runner:
+    #: Its subcommands that run a command, or hold more subcommands.
+    commands: Mapping[str, Wrapper | Runner]
+    #: Options before the subcommand that take a value...
+    values: frozenset[str] = frozenset()
+    #: ...a path it reads or writes...
+    paths: frozenset[str] = frozenset()
+    #: ...or the folder it runs in, and so does the command (``uv --directory DIR``).
+    chdir: frozenset[str] = frozenset()
+
+
+#: The runners passed through, each with the index of its word and its options; the subcommand's
+#: spec; the index of the subcommand's word.
+Found = tuple[list[tuple[Runner, int, Parsed]], Wrapper, int]
+
+
+def runner(name: str, values: Sequence[str | None]) -> Found | None:
+    """The subcommand of runner ``name`` that runs a command, in its words ``values`` (quoting
+    removed; the first is the program), or None when it runs none (``uv sync``)."""
+    spec: Wrapper | Runner = RUNNERS[name]
+    at = 0
+    chain: list[tuple[Runner, int, Parsed]] = []
+    while isinstance(spec, Runner):
+        if spec.commands.keys().isdisjoint(values[at + 1 :]):  # most often: cheaper than parsing
+            return None
+        parsed = parse_options(values[at + 1 :], spec.values | spec.paths | spec.chdir, leading_options=True)
+        if not parsed.operands:
+            return None
+        index = at + 1 + parsed.operands[0]
+        found = spec.commands.get(values[index] or "")
+        if found is None:
+            return None
+        chain.append((spec, at, parsed))
+        spec, at = found, index
+    return chain, spec, at
+
+
+# -- Python and JavaScript environments: the command runs with the project's tools on PATH ----------
+_UV = _set("--project --cache-dir --config-file --color --python-preference --allow-insecure-host")
+_UV_RESOLVE = _set(
+    "-p --python --with --with-editable --with-requirements --index --default-index -i --index-url "
+    "--extra-index-url -f --find-links --index-strategy --keyring-provider -P --upgrade-package "
+    "--reinstall-package --resolution --prerelease --fork-strategy -C --config-setting "
+    "--no-build-isolation-package --exclude-newer --link-mode --no-binary-package --no-build-package "
+    "--refresh-package --python-platform -c --constraint --constraints --override --overrides "
+    "--build-constraint --build-constraints -b"
+)
+_UV_RUN = Wrapper(
+    _UV | _UV_RESOLVE | _set("--extra --no-extra --group --no-group --only-group --package --env-file"),
+    chdir=_set("--directory"),
+)
+_UVX = Wrapper(_UV | _UV_RESOLVE | _set("--from"), chdir=_set("--directory"))
+_POETRY = _set("-P --project")
+_CONDA_RUN = Wrapper(_set("-n --name -p --prefix -a --attach --label"), chdir=_set("--cwd"))
+_NPM = _set("-w --workspace --registry --cache --userconfig --loglevel --prefix")
+_NPX = Wrapper(_NPM | _set("-p --package"), code=_set("-c --call"))
+_PNPM = _set("--filter -F --filter-prod --workspace-concurrency --reporter --loglevel --store-dir")
+_PNPM_EXEC = Wrapper(_PNPM, joining=_set("-c --shell-mode"), chdir=_set("-C --dir"))
+_PNPM_DLX = Wrapper(_PNPM | _set("--package"), joining=_set("-c --shell-mode"))
+_YARN = _set("--cwd --mutex --cache-folder --modules-folder --network-timeout")
+_BUNX = Wrapper(_set("-p --package"))
+_EXEC = Wrapper()  # asdf exec CMD, rbenv exec CMD, ...
+
+# -- debuggers and profilers: they run the program they are given --------------------------------
+_PERF = _set(
+    "-e --event -p --pid -t --tid -C --cpu -G --cgroup -u --uid -D --delay --control -m --mmap-pages"
+)
+_PERF_RECORD = Wrapper(
+    _PERF
+    | _set("--filter -r --realtime -c --count -F --freq --call-graph -j --branch-filter --clockid -k")
+    | _set("--aux-sample --affinity --mmap-flush --max-size --switch-max-files --switch-output-event"),
+    _set("-o --output"),
+)
+_PERF_STAT = Wrapper(
+    _PERF
+    | _set("-r --repeat -x --field-separator --log-fd -I --interval-print --interval-count --timeout")
+    | _set("-M --metrics --td-level --topdown --cputype"),
+    _set("-o --output --input"),
+    code=_set("--pre --post"),
+)
+_PERF_TRACE = Wrapper(
+    _PERF
+    | _set("--expr --duration --call-graph --max-stack --min-stack --max-events --filter-pids -F --pf")
+    | _set("--proc-map-timeout --sort-events --summary-mode"),
+    _set("-o --output"),
+)
+#: gdb's options before ``--args`` (gdb reads ``-ex`` and ``--ex`` alike) and those giving a command.
+GDB = Wrapper(
+    _set("-ex --ex -iex --iex -eval-command --eval-command -init-eval-command --init-eval-command")
+    | _set("-p --p -pid --pid -c --c -core --core -b --b -tty --tty -l --l -D --D"),
+    _set("-x --x -ix --ix -command --command -init-command --init-command -cd --cd -d --d -directory")
+    | _set(
+        "--directory -s --s -symbols --symbols -e --e -exec --exec -se --se -data-directory --data-directory"
+    ),
+    until=_set("--args"),
+)
+GDB_COMMAND_OPTIONS = _set(
+    "-ex --ex -iex --iex -eval-command --eval-command -init-eval-command --init-eval-command"
+)
+#: gdb commands that only run and inspect the program (``print`` and ``call`` can call its functions).
+GDB_INSPECTING = re.compile(
+    r"r|run|start|c|continue|k|kill|q|quit|bt|backtrace|where|bt full|backtrace full|"
+    r"thread apply all (bt|backtrace)( full)?|info \w+( \w+)?|"
+    r"set (pagination|confirm|width|height|print \w+|logging \w+) \w+|(b|br|break|tbreak) [\w:./-]+"
+)
+
+# -- elsewhere: a container or a pod ------------------------------------------------------------
+_DOCKER = _set("-H --host -c --context -l --log-level")
+_DOCKER_PATHS = _set("--config --tlscacert --tlscert --tlskey")
+_CONTAINER_EXEC = Wrapper(
+    _set("-e --env -u --user -w --workdir --detach-keys"), _set("--env-file"), leading=1, elsewhere=True
+)
+_CONTAINER_RUN = Wrapper(
+    _set(
+        "-a --attach --add-host --annotation --blkio-weight --blkio-weight-device --cap-add --cap-drop "
+        "--cgroup-parent --cgroupns --cpu-period --cpu-quota --cpu-rt-period --cpu-rt-runtime -c "
+        "--cpu-shares --cpus --cpuset-cpus --cpuset-mems --detach-keys --device --device-cgroup-rule "
+        "--device-read-bps --device-read-iops --device-write-bps --device-write-iops --dns --dns-option "
+        "--dns-search --domainname --entrypoint -e --env --expose --gpus --group-add --health-cmd "
+        "--health-interval --health-retries --health-start-period --health-timeout -h --hostname --ip "
+        "--ip6 --ipc --isolation --kernel-memory -l --label --link --link-local-ip --log-driver "
+        "--log-opt --mac-address -m --memory --memory-reservation --memory-swap --memory-swappiness "
+        "--name --network --net --network-alias --oom-score-adj --pid --pids-limit --platform -p "
+        "--publish --pull --restart --runtime --security-opt --shm-size --stop-signal --stop-timeout "
+        "--storage-opt --sysctl --tmpfs --ulimit -u --user --userns --uts --volume-driver "
+        "--volumes-from -w --workdir --arch --os --variant --secret --pod --hooks-dir --uidmap --gidmap"
+    ),
+    _set("--env-file --label-file --cidfile --pidfile --iidfile"),
+    leading=1,
+    elsewhere=True,
+    mounts=_set("-v --volume --mount"),
+)
+_COMPOSE = Runner(
+    {
+        "exec": Wrapper(
+            _set("-e --env -u --user -w --workdir --index"),
+            leading=1,
+            elsewhere=True,
+        ),
+        "run": Wrapper(
+            _set("-e --env -u --user -w --workdir -l --label --name -p --publish --entrypoint --cap-add")
+            | _set("--cap-drop --pull"),
+            leading=1,
+            elsewhere=True,
+            mounts=_set("-v --volume"),
+        ),
+    },
+    _set("-p --project-name --profile --ansi --progress --parallel"),
+    _set("-f --file --env-file"),
+    _set("--project-directory"),
+)
+_DOCKER_RUNNER = Runner(
+    {
+        "exec": _CONTAINER_EXEC,
+        "run": _CONTAINER_RUN,
+        "container": Runner({"exec": _CONTAINER_EXEC, "run": _CONTAINER_RUN}),
+        "compose": _COMPOSE,
+    },
+    _DOCKER,
+    _DOCKER_PATHS,
+)
+_KUBECTL = _set(
+    "-n --namespace --context --cluster --user -s --server --token --as --as-group --as-uid "
+    "--request-timeout -v --tls-server-name --username --password"
+)
+_KUBECTL_PATHS = _set("--kubeconfig --certificate-authority --client-certificate --client-key --cache-dir")
+_KUBECTL_RUNNER = Runner(
+    {
+        "exec": Wrapper(
+            _KUBECTL | _set("-c --container --pod-running-timeout"),
+            _KUBECTL_PATHS | _set("-f --filename"),
+            leading=1,
+            direct=_set("-f --filename"),  # the pod is in the file
+            permute=True,
+            elsewhere=True,
+        )
+    },
+    _KUBECTL,
+    _KUBECTL_PATHS,
+)
+
+_SSH = Wrapper(
+    _set("-B -b -c -D -e -I -J -L -l -m -O -o -p -Q -R -S -W -w"),
+    _set("-E -F -i"),
+    leading=1,
+    wrapped="joined",  # ssh joins the words for the shell on the other side
+    shell=True,
+    again=True,
+    idle=_set("-N -W -O"),
+    elsewhere=True,
+)
+
+#: Programs that run their arguments as a command (``_shell_specs.WRAPPERS`` has more).
+RUNNING: dict[str, Wrapper] = {
+    "uvx": _UVX,
+    "npx": _NPX,
+    "pnpx": _PNPM_DLX,
+    "bunx": _BUNX,
+    "gdb": GDB,
+    "ssh": _SSH,
+    "nix-shell": Wrapper(  # nix-shell [PATH | -p PACKAGES] --run CMD
+        _set("-I -A --attr --arg --argstr --option -j --max-jobs --cores"),
+        leading=1 << 16,
+        leading_paths=True,
+        code=_set("--run --command"),
+        permute=True,
+    ),
+}
+
+#: Programs that run a command in a terminal session or later: ``_shell_sessions``.
+SESSIONS = _set("tmux screen at batch crontab")
+
+RUNNERS: dict[str, Runner] = {
+    "uv": Runner({"run": _UV_RUN, "tool": Runner({"run": _UVX})}, _UV, chdir=_set("--directory")),
+    "poetry": Runner(
+        {"run": Wrapper(_POETRY, chdir=_set("-C --directory"))}, _POETRY, chdir=_set("-C --directory")
+    ),
+    "pdm": Runner({"run": Wrapper(_set("-p --project --venv"))}, _set("-p --project")),
+    "pipenv": Runner({"run": Wrapper(_set("--python"))}, _set("--python")),
+    "hatch": Runner({"run": Wrapper()}, _set("-e --env -p --project --data-dir --cache-dir --config")),
+    "rye": Runner({"run": Wrapper(_set("--pyproject"))}),
+    "pixi": Runner({"run": Wrapper(_set("-e --environment --manifest-path"))}, _set("--manifest-path")),
+    "pipx": Runner({"run": Wrapper(_set("--spec --python --pip-args --index-url"))}),
+    **dict.fromkeys(_set("conda mamba micromamba"), Runner({"run": _CONDA_RUN})),
+    "npm": Runner({"exec": _NPX, "x": _NPX}, _NPM),
+    "pnpm": Runner({"exec": _PNPM_EXEC, "dlx": _PNPM_DLX}, _PNPM, chdir=_set("-C --dir")),
+    "yarn": Runner(
+        {"exec": Wrapper(_YARN, wrapped="joined"), "dlx": Wrapper(_YARN | _set("-p --package"))},
+        _YARN,
+    ),
+    "bun": Runner({"x": _BUNX}, _set("--cwd")),
+    "bundle": Runner({"exec": Wrapper(_set("--gemfile"))}, _set("--gemfile")),
+    **dict.fromkeys(_set("asdf rbenv pyenv nodenv goenv"), Runner({"exec": _EXEC})),
+    "mise": Runner(
+        dict.fromkeys(
+            _set("exec x"), Wrapper(_set("-j --jobs"), until=_set("--"), code=_set("-c --command"))
+        ),
+        _set("-E --env -j --jobs"),
+        chdir=_set("-C --cd"),
+    ),
+    "direnv": Runner({"exec": Wrapper(leading=1, leading_paths=True)}),
+    "nix": Runner(dict.fromkeys(_set("develop shell"), Wrapper(until=_set("-c --command")))),
+    "op": Runner({"run": Wrapper(_set("--account --cache --config --session"), _set("--env-file"))}),
+    "doppler": Runner(
+        {
+            "run": Wrapper(
+                _set("-p --project -c --config --token --scope --mount-format"), code=_set("--command")
+            )
+        }
+    ),
+    "aws-vault": Runner({"exec": Wrapper(_set("-d --duration -t --mfa-token --region --prompt"), leading=1)}),
+    "perf": Runner(
+        {"record": _PERF_RECORD, "stat": _PERF_STAT, "trace": _PERF_TRACE}, paths=_set("--exec-path")
+    ),
+    "rr": Runner(
+        {
+            "record": Wrapper(
+                _set("-c --num-cpu-ticks -b --bind-to-cpu --env --cpu-unbound"), _set("-o --output-trace-dir")
+            )
+        }
+    ),
+    "git": Runner(
+        {"bisect": Runner({"run": Wrapper()})},
+        _set("-c --namespace --config-env"),
+        _set("--git-dir --work-tree --exec-path"),
+        _set("-C"),
+    ),
+    "docker": _DOCKER_RUNNER,
+    "podman": _DOCKER_RUNNER,
+    "docker-compose": _COMPOSE,
+    "podman-compose": _COMPOSE,
+    "kubectl": _KUBECTL_RUNNER,
+    "oc": _KUBECTL_RUNNER,
+}
