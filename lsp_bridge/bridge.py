@@ -18,13 +18,14 @@ from typing import Any, cast
 from lsprotocol import types as lsp
 
 from .answers import Answer, each
+from .bom import diagnostics_without_bom, results_without_bom, spans_without_bom
 from .connection import Decode, ServerConnection
 from .diagnostics import of_version
 from .documents import BOM, Document, DocumentStore, uri_to_path
 from .errors import NoServerForFile, UnsupportedOperation
 from .pool import ServerPool
 from .registry import BridgeConfig, Route, Router, ServerRegistry
-from .results import Span, locations_from_json, merge_locations, without_bom
+from .results import Span, locations_from_json, merge_locations
 from .sync import Synchronizer
 
 log = logging.getLogger(__name__)
@@ -124,9 +125,14 @@ class Bridge:
     ) -> Answer[list[tuple[ServerConnection, Any]]]:
         """Send ``method`` to every ready server for ``path`` that supports it.
 
-        Results are lsprotocol objects, or ``decode(raw JSON)`` when given.
+        Results are lsprotocol objects, their first-line positions in files the server read with
+        a BOM moved as editors count them (see ``bom``), or ``decode(raw JSON)`` when given.
         """
         able, results, notes = await self._ask(path, method, provider, params, decode)
+        if decode is None:
+            for conn, result in zip(able, results, strict=True):
+                if conn.spec.counts_disk_bom:
+                    results_without_bom(result, functools.partial(self._sync.read_bom, conn))
         return Answer(list(zip(able, results, strict=True)), not notes, notes)
 
     async def _ask(
@@ -162,7 +168,7 @@ class Bridge:
         able, results, notes = await self._ask(path, method, provider, params, locations_from_json)
         read_bom = self._sync.read_bom
         results = [
-            without_bom(r, functools.partial(read_bom, c)) if c.spec.counts_disk_bom else r
+            spans_without_bom(r, functools.partial(read_bom, c)) if c.spec.counts_disk_bom else r
             for c, r in zip(able, results, strict=True)
         ]
         return Answer(merge_locations(results), not notes, notes)
@@ -328,7 +334,10 @@ class Bridge:
         self, conn: ServerConnection, doc: Document, notes: list[str]
     ) -> list[lsp.Diagnostic]:
         await self._ready(conn, notes)
-        return await of_version(conn, doc, self.config, notes)
+        diagnostics = await of_version(conn, doc, self.config, notes)
+        if conn.spec.counts_disk_bom:  # related locations may be in files it read from disk
+            return diagnostics_without_bom(diagnostics, functools.partial(self._sync.read_bom, conn))
+        return diagnostics
 
 
 def _name(conn: ServerConnection) -> str:

@@ -10,7 +10,6 @@ Everything else is structured by the lsprotocol converter (see ``connection.py``
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, cast
 
 from lsprotocol import types as lsp
@@ -91,26 +90,6 @@ def _one_by_one(items: list[dict[str, Any]]) -> list[Span]:
             raise ValueError(f"not a location: {item!r}")
         spans.append(found)
     return spans
-
-
-def without_bom(spans: list[Span], bom: Callable[[set[str]], set[str]]) -> list[Span]:
-    """``spans`` with first-line columns one to the left in the files ``bom`` picks out of those
-    named on a first line: a server counts a BOM as a column of the first line (see
-    ``documents``)."""
-    first = {span[0] for span in spans if not (span[1] and span[3])}
-    moved = bom(first) if first else first
-    if not moved:  # the usual case
-        return spans
-    return [_left(span) if span[0] in moved and not (span[1] and span[3]) else span for span in spans]
-
-
-def _left(span: Span) -> Span:
-    uri, line, character, end_line, end_character = span
-    if line == 0 and character > 0:
-        character -= 1
-    if end_line == 0 and end_character > 0:
-        end_character -= 1
-    return (uri, line, character, end_line, end_character)
 
 
 def merge_locations(answers: list[list[Span]]) -> list[Span]:

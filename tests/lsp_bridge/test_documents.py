@@ -1,8 +1,8 @@
-"""Files changing under servers: unreadable, FIFOs, symlinked roots, odd paths, watcher overflow."""
+"""Files changing under servers: unreadable, FIFOs, symlinked roots, odd paths, watcher overflow
+(first-line columns of files with a BOM: test_bom.py)."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from lsprotocol import types as lsp
 
-from lsp_bridge import Answer, Bridge, BridgeError, Span
-from lsp_bridge.documents import to_utf16, uri_to_path
+from lsp_bridge import Bridge, BridgeError
+from lsp_bridge.documents import to_utf16
 from tests.conftest import copy_fixture, position, where
 from tests.lsp_bridge.test_protocol import scripted_servers
 
@@ -153,42 +153,3 @@ async def test_a_buffer_with_a_lone_surrogate_is_synced_and_its_positions_counte
     bridge.update_document(app, 's = "\udcff"; bad: int = "yy"; ok: str = 1\n')
     answer = await bridge.diagnostics_after_change(app)
     assert [(d.range.start.character, d.range.end.character) for d in answer.value] == [(20, 24), (36, 37)]
-
-
-async def test_first_line_positions_of_files_starting_with_a_bom_are_as_editors_count_them(
-    tmp_path: Path, bridge_factory: Factory
-) -> None:
-    # The bridge sent a UTF-8 BOM as the text's first character, and basedpyright and clangd
-    # counted it as a column, as they do in files they read from disk themselves: positions on
-    # line 1 came one column to the right of where editors (which hide the BOM) and the model
-    # see them, and the lines the bridge gave kept the BOM too.
-    bom = "\ufeff"
-    (tmp_path / "a.py").write_text(f"{bom}from b import bar; y: int = ''\nbar()\n")
-    (tmp_path / "b.py").write_text(f"{bom}def bar(): pass\n")
-    (tmp_path / "a.c").write_text(f"{bom}int foo(void) {{ return 0; }}\n")
-    (tmp_path / "b.c").write_text(f"{bom}int foo(void);\nint x(void) {{ return foo(); }}\n")
-    commands = [{"directory": str(tmp_path), "file": c, "arguments": ["cc", "-c", c]} for c in ("a.c", "b.c")]
-    (tmp_path / "compile_commands.json").write_text(json.dumps(commands))
-    bridge = bridge_factory(tmp_path)
-
-    def found(answer: Answer[list[Span]]) -> list[tuple[str, int, int, int]]:
-        assert answer.complete
-        return sorted((uri_to_path(s[0]).name, s[1], s[2], s[4]) for s in answer.value)
-
-    a_py, b_c = tmp_path / "a.py", tmp_path / "b.c"
-    uses = await bridge.references(a_py, lsp.Position(line=1, character=0))  # b.py: read from disk
-    assert found(uses) == [("a.py", 0, 14, 17), ("a.py", 1, 0, 3), ("b.py", 0, 4, 7)]
-    assert found(await bridge.definition(a_py, lsp.Position(line=0, character=14))) == [("b.py", 0, 4, 7)]
-    diagnostics = await bridge.diagnostics_after_change(a_py)
-    assert [(d.range.start.line, d.range.start.character) for d in diagnostics.value] == [(0, 28)]
-    uses = await bridge.references(b_c, lsp.Position(line=1, character=21))  # a.c: from the index
-    assert found(uses) == [("a.c", 0, 4, 7), ("b.c", 0, 4, 7), ("b.c", 1, 21, 24)]
-    assert found(await bridge.definition(b_c, lsp.Position(line=0, character=4))) == [("a.c", 0, 4, 7)]
-    assert bridge.source_lines(a_py)[0] == "from b import bar; y: int = ''"
-    assert bridge.source_lines(tmp_path / "b.py")[0] == "def bar(): pass"
-    # typescript-language-server drops the BOM of a file it reads itself: nothing to move back.
-    (tmp_path / "a.ts").write_text(f'{bom}import {{ bar }} from "./b";\nbar();\n')
-    (tmp_path / "b.ts").write_text(f"{bom}export function bar() {{}}\n")
-    (tmp_path / "tsconfig.json").write_text("{}")
-    uses = await bridge.references(tmp_path / "a.ts", lsp.Position(line=1, character=0))
-    assert found(uses) == [("a.ts", 0, 9, 12), ("a.ts", 1, 0, 3), ("b.ts", 0, 16, 19)]
