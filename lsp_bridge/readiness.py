@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from .errors import RequestTimeout, ServerTerminated
-from .rpc import RpcStream
+from .rpc import Message, RpcStream
 from .spec import Readiness
 
 RESCAN_BARRIER_TIMEOUT = 10.0  # seconds
+BARRIER = "$/lspilot/rescanBarrier"
 
 
 class Loading:
@@ -80,18 +81,26 @@ class Loading:
         A load log already on its way describes the old file list (basedpyright logs twice at
         start), so only a log that follows the answer to a request sent now counts. The server
         answers it before it rescans: pyright rescans from a timer. A ``$/`` request the server
-        does not know gets MethodNotFound at once (the LSP specification requires it).
+        does not know gets MethodNotFound at once (the LSP specification requires it). It is
+        written now, right behind the notification: sent from a task, it left an event loop
+        turn later, and on a loaded machine a rescan log could come before its answer, be
+        taken for an old one and hold answers for ``ready_timeout`` (seen, rarely, in
+        test_atomic_save).
         """
         if self._readiness.log_pattern is None:
             return
+        try:
+            sent = self._rpc.request(BARRIER, None)
+        except ServerTerminated:
+            return  # the server is gone: its end woke the waiters
         self._log_ready.clear()
         self._rescan_barriers += 1
-        self.tasks.add(task := asyncio.create_task(self._pass_rescan_barrier()))
+        self.tasks.add(task := asyncio.create_task(self._pass_rescan_barrier(*sent)))
         task.add_done_callback(self.tasks.discard)
 
-    async def _pass_rescan_barrier(self) -> None:
+    async def _pass_rescan_barrier(self, msg_id: int, answered: asyncio.Future[Message]) -> None:
         try:
-            await self._rpc.call("$/lspilot/rescanBarrier", None, RESCAN_BARRIER_TIMEOUT)
+            await self._rpc.answer(BARRIER, msg_id, answered, RESCAN_BARRIER_TIMEOUT)
         except (RequestTimeout, ServerTerminated):
             pass  # then any later load log counts; wait's bound still holds
         finally:

@@ -83,6 +83,11 @@ class RpcStream:
 
         On timeout, or when the caller is cancelled, ``$/cancelRequest`` is sent.
         """
+        return await self.answer(method, *self.request(method, params), timeout)
+
+    def request(self, method: str, params: Any) -> tuple[int, asyncio.Future[Message]]:
+        """Send a request now (``call`` sends it once the coroutine runs): its id, and the
+        future of its answer, to pass to ``answer``."""
         msg_id = next(self._ids)
         message: Message = {"jsonrpc": "2.0", "id": msg_id, "method": method}
         if params is not None:
@@ -90,6 +95,12 @@ class RpcStream:
         self.send(message)
         future: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
         self._pending[msg_id] = future
+        return msg_id, future
+
+    async def answer(
+        self, method: str, msg_id: int, future: asyncio.Future[Message], timeout: float
+    ) -> Message:
+        """The answer to a request sent by ``request``; ``$/cancelRequest`` as for ``call``."""
         try:
             async with asyncio.timeout(timeout):
                 return await future
