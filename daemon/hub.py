@@ -167,8 +167,7 @@ class Hub:
 
     async def ask(self, args: AskArgs, request_id: Any, progress: Any = None) -> dict[str, Any]:
         """Run one turn; ``progress`` is the client's workDoneToken, if it sent one."""
-        if args.sessionId and args.sessionId in self.running:
-            raise CommandError(f"a turn is already running in session {args.sessionId}; cancel it or wait")
+        self._refuse_if_running(args.sessionId)
         prompt = self._prompt(args)  # before a session exists: a bad context leaves none behind
         asker = EditorAsker(self.editor, args.sessionId or "")
         changes = EditorChanges(self.editor, self.buffers, self.proposals, self.follower)
@@ -185,7 +184,12 @@ class Hub:
             raise CommandError(str(error)) from None
         session_id = loop.env.session.id
         asker.session_id, asker.engine = session_id, loop.env.permissions
-        await loop.initialize()
+        try:
+            await loop.initialize()
+            self._refuse_if_running(session_id)  # another ask for it may have started meanwhile
+        except BaseException:
+            await loop.env.close()
+            raise
         running = Running(loop, asyncio.create_task(loop.run_turn(prompt)), request_id)
         changes.ids = running.ids
         loop.listeners.append(lambda event: self._forward(running, event, progress))
@@ -205,6 +209,10 @@ class Hub:
             if progress is not None:
                 self.editor.progress_end(progress)
             await loop.env.close()
+
+    def _refuse_if_running(self, session_id: str | None) -> None:
+        if session_id and session_id in self.running:
+            raise CommandError(f"a turn is already running in session {session_id}; cancel it or wait")
 
     def _forward(self, running: Running, event: Event, progress: Any) -> None:
         """A loop event as ``lspilot/update`` notifications (and a progress message)."""

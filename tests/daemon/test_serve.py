@@ -930,3 +930,38 @@ async def test_stdout_carries_only_json_rpc_also_with_verbose_logging(
         await answer(3)
         send({"method": "exit"})
         assert await proc.wait() == 0
+
+
+async def test_two_asks_in_one_session_at_once_run_one_turn(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    # A project tool whose init takes a while: the second ask arrives while the first prepares.
+    tools = workspace / ".lspilot" / "tools"
+    tools.mkdir(parents=True)
+    (tools / "slow.py").write_text(
+        "import asyncio\n"
+        "from pydantic import BaseModel, ConfigDict\n"
+        "from tools import Tool, ToolResult\n"
+        "class P(BaseModel):\n"
+        "    model_config = ConfigDict(extra='forbid')\n"
+        "class Slow(Tool[P]):\n"
+        "    id = 'slow'\n"
+        "    description = 'Starts slowly.'\n"
+        "    Params = P\n"
+        "    async def init(self, ctx):\n"
+        "        await asyncio.sleep(0.5)\n"
+        "    async def run(self, params, ctx):\n"
+        "        return ToolResult('slow', 'done')\n"
+    )
+    fake.turns.extend([Turn(text="first"), Turn(text="second"), Turn(text="third")])
+    editor: Editor = await connect("neovim", FULL)
+    first = await editor.command("lspilot.ask", {"prompt": "one"})
+    again = {"sessionId": first["sessionId"], "prompt": "two"}
+    answers = await asyncio.gather(
+        editor.command("lspilot.ask", again), editor.command("lspilot.ask", again), return_exceptions=True
+    )
+    refused = [a for a in answers if isinstance(a, BaseException)]
+    assert len(refused) == 1 and "a turn is already running in session" in str(refused[0])
+    assert [a["stopReason"] for a in answers if isinstance(a, dict)] == ["end"]
+    history = await editor.command("lspilot.history", {"sessionId": first["sessionId"]})
+    assert [m["role"] for m in history["messages"]] == ["user", "assistant", "user", "assistant"]
