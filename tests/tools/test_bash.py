@@ -148,6 +148,18 @@ async def test_reaching_outside_is_asked_however_it_is_spelled(
         "chroot / rm -rf build",
         "echo build | xargs sudo rm -rf",
         "hash -p /bin/rm ls; ls -rf build",
+        "BASH_CMDS[ls]=/bin/rm; ls -rf build",
+        "uv run rm -rf build",
+        "npx rm -rf build",
+        "poetry run rm -rf build",
+        "gdb --args rm -rf build",
+        "ssh host rm -rf build",
+        "docker exec web rm -rf build",
+        "kubectl -n dev exec web -- rm -rf build",
+        "tmux new -d 'rm -rf build'",
+        "tmux send-keys 'rm -rf build' Enter",
+        "at now <<< 'rm -rf build'",
+        "crontab <<< '* * * * * rm -rf build'",
     ],
 )
 async def test_a_denied_command_cannot_hide_in_code_strings(tmp_path: Path, command: str) -> None:
@@ -156,6 +168,28 @@ async def test_a_denied_command_cannot_hide_in_code_strings(tmp_path: Path, comm
     outcome = await _call(h, command)
     assert outcome.error is not None and outcome.error.startswith("Permission denied: bash rm -rf ")
     assert (h.root / "build").is_dir() and h.human.asked == []
+
+
+@pytest.mark.parametrize(
+    ("command", "allowed", "asked"),
+    [
+        ("uv run touch made", ["uv *"], "bash"),
+        ("npx touch made", ["npx *"], "bash"),
+        ("ssh host touch made", ["ssh *"], "external_directory"),  # the other machine
+        ("docker exec web touch made", ["docker *"], "external_directory"),
+        ("tmux new -d 'touch made'", ["tmux *"], "bash"),
+        ("at now <<< 'touch made'", ["at *"], "bash"),
+        ("BASH_CMDS[ls]=/usr/bin/touch; ls made", ["ls *", "BASH_CMDS*"], "bash"),
+    ],
+)
+async def test_approving_what_runs_a_command_does_not_approve_the_command(
+    tmp_path: Path, command: str, allowed: list[str], asked: str
+) -> None:
+    """A rule for the outer program only (``uv *``, ``ssh *``) leaves what it runs to be asked."""
+    h = _harness(tmp_path, [Rule("bash", pattern, "allow") for pattern in allowed])
+    outcome = await _call(h, command)
+    assert outcome.error is not None and "rejected" in outcome.error
+    assert [r.permission for r in h.human.asked] == [asked] and not (h.root / "made").exists()
 
 
 async def test_git_variables_that_run_programs_are_asked_for(tmp_path: Path) -> None:
