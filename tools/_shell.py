@@ -5,9 +5,11 @@ visited: inside ``$(...)``, backticks, subshells, pipelines, lists, ``if``/``for
 functions and process substitution. This module is that walk: it finds the commands, their
 assignments and redirections, forks the working directory for subshells, and hands each command to
 ``_shell_commands.py``, which unwraps wrappers (``sudo``, ``env``, ``timeout``, ``xargs``, ``su``,
-``watch``, ``find -exec``, ``bash -c``, ``eval``, ...: ``_shell_wrappers.py``) and analyzes what
-they run too. Variables set other than by an assignment (``for NAME``, ``(( NAME = 1 ))``,
-``${NAME:=VALUE}``, ``export``, ``unset``) are read here too.
+``watch``, ``find -exec``, ``bash -c``, ``eval``, ...: ``_shell_wrappers.py``; runners such as
+``uv run`` or ``docker exec``: ``_shell_runners.py``; ``tmux``, ``at``, ``crontab``:
+``_shell_sessions.py``) and analyzes what they run too. Variables set other than by an assignment
+(``for NAME``, ``(( NAME = 1 ))``, ``${NAME:=VALUE}``, ``export``, ``unset``) are read here too,
+and so are ``BASH_CMDS[NAME]=PATH`` and ``BASH_ALIASES[NAME]=CODE``, which make ``NAME`` an alias.
 
 Each command gives a ``bash`` pattern, its text, and an "always" pattern, its prefix by arity plus
 `` *`` (``_arity.py``). Words are brace-expanded first (``{.,.}./x`` is ``../x``). Paths of file

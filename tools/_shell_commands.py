@@ -2,7 +2,9 @@
 
 ``Commands`` records each command with its "always" prefix (``_arity.py``) and reads its words by
 the program it names: wrappers (``sudo``, ``env``, ``xargs``, ``su``, ``watch``, ...; see
-``_shell_wrappers.py``) and ``find -exec`` run another command, analyzed in turn; shells
+``_shell_wrappers.py``), runners (``uv run``, ``npx``, ``ssh``, ``docker exec``: ``_shell_runners.py``),
+sessions (``tmux``, ``screen``, ``at``, ``crontab``: ``_shell_sessions.py``) and ``find -exec`` run
+another command, analyzed in turn; shells
 (``bash -c``, or a script on stdin), ``eval``, ``trap`` and ``alias`` run code, handed back to the
 tree walk in ``_shell.py`` (``script``); ``cd``, ``pushd`` and ``popd`` move the working directory,
 logically as bash does; ``git`` and the file commands of ``_shell_specs.py`` name paths, checked

@@ -62,9 +62,10 @@ def runner(name: str, values: Sequence[str | None]) -> Found | None:
 
 
 # -- Python and JavaScript environments: the command runs with the project's tools on PATH ----------
-_UV = _set("--project --cache-dir --config-file --color --python-preference --allow-insecure-host")
+_UV = _set("--project --cache-dir --color --python-preference --allow-insecure-host")
+_UV_PATHS = _set("--config-file --with-requirements --env-file")
 _UV_RESOLVE = _set(
-    "-p --python --with --with-editable --with-requirements --index --default-index -i --index-url "
+    "-p --python --with --with-editable --index --default-index -i --index-url "
     "--extra-index-url -f --find-links --index-strategy --keyring-provider -P --upgrade-package "
     "--reinstall-package --resolution --prerelease --fork-strategy -C --config-setting "
     "--no-build-isolation-package --exclude-newer --link-mode --no-binary-package --no-build-package "
@@ -72,10 +73,11 @@ _UV_RESOLVE = _set(
     "--build-constraint --build-constraints -b"
 )
 _UV_RUN = Wrapper(
-    _UV | _UV_RESOLVE | _set("--extra --no-extra --group --no-group --only-group --package --env-file"),
+    _UV | _UV_RESOLVE | _set("--extra --no-extra --group --no-group --only-group --package"),
+    _UV_PATHS,
     chdir=_set("--directory"),
 )
-_UVX = Wrapper(_UV | _UV_RESOLVE | _set("--from"), chdir=_set("--directory"))
+_UVX = Wrapper(_UV | _UV_RESOLVE | _set("--from"), _UV_PATHS, chdir=_set("--directory"))
 _POETRY = _set("-P --project")
 _CONDA_RUN = Wrapper(_set("-n --name -p --prefix -a --attach --label"), chdir=_set("--cwd"))
 _NPM = _set("-w --workspace --registry --cache --userconfig --loglevel --prefix")
@@ -223,6 +225,16 @@ RUNNING: dict[str, Wrapper] = {
     "pnpx": _PNPM_DLX,
     "bunx": _BUNX,
     "gdb": GDB,
+    "strace": Wrapper(
+        _set("-e -p -s -u -a -b -E -I -O -P -S -U -X --attach --user --env --string-limit --columns")
+        | _set("--trace --signal --status --read --write --fault --inject --trace-path --summary-sort")
+        | _set("--const-print-style"),
+        _set("-o --output"),
+        optional=_set(
+            "-k --stack-trace --timestamps --absolute-timestamps --quiet --decode-fds --decode-pids"
+        ),
+    ),
+    "ltrace": Wrapper(_set("-a -A -D -e -n -p -s -u -w -x"), _set("-o -F -l --output --config --library")),
     "ssh": _SSH,
     "nix-shell": Wrapper(  # nix-shell [PATH | -p PACKAGES] --run CMD
         _set("-I -A --attr --arg --argstr --option -j --max-jobs --cores"),
@@ -237,7 +249,7 @@ RUNNING: dict[str, Wrapper] = {
 SESSIONS = _set("tmux screen at batch crontab")
 
 RUNNERS: dict[str, Runner] = {
-    "uv": Runner({"run": _UV_RUN, "tool": Runner({"run": _UVX})}, _UV, chdir=_set("--directory")),
+    "uv": Runner({"run": _UV_RUN, "tool": Runner({"run": _UVX})}, _UV, _UV_PATHS, _set("--directory")),
     "poetry": Runner(
         {"run": Wrapper(_POETRY, chdir=_set("-C --directory"))}, _POETRY, chdir=_set("-C --directory")
     ),

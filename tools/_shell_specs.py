@@ -107,16 +107,6 @@ WRAPPERS: dict[str, Wrapper] = {
     "ionice": Wrapper(_set("-c -n -p -P -u --class --classdata --pid --pgid --uid")),
     "chrt": Wrapper(leading=1),
     "taskset": Wrapper(leading=1),
-    "strace": Wrapper(
-        _set("-e -p -s -u -a -b -E -I -O -P -S -U -X --attach --user --env --string-limit --columns --trace")
-        | _set(
-            "--signal --status --read --write --fault --inject --trace-path --summary-sort --const-print-style"
-        ),
-        _set("-o --output"),
-        optional=_set(
-            "-k --stack-trace --timestamps --absolute-timestamps --quiet --decode-fds --decode-pids"
-        ),
-    ),
     "xargs": Wrapper(
         _set("-I -L -n -P -s -d -E --delimiter --max-args --max-procs --max-chars --process-slot-var"),
         _set("-a --arg-file"),
@@ -193,7 +183,6 @@ WRAPPERS: dict[str, Wrapper] = {
     **dict.fromkeys(
         _set("valgrind unbuffer chronic nocache catchsegv dbus-run-session dbus-launch firejail"), Wrapper()
     ),
-    "ltrace": Wrapper(_set("-a -A -D -e -n -p -s -u -w -x"), _set("-o -F -l --output --config --library")),
     "torsocks": Wrapper(_set("-u -p -a -P --user --pass --address --port")),
     "proxychains": Wrapper(paths=_set("-f")),
     "proxychains4": Wrapper(paths=_set("-f")),

@@ -7,8 +7,11 @@ CMD``, the words of ``watch CMD`` joined, the template of ``parallel``, once per
 arguments); the arguments of a shell (``su USER ARGS`` runs ``sh ARGS``); or, with nothing to run,
 a shell reading its script on stdin (``su``, ``chroot DIR``, ``sudo -s``). The paths among its
 options and leading operands are checked (``flock FILE``, ``sudo -D DIR``, which the command
-then runs in). ``Wrappers`` builds on ``_shell_commands.Commands``, which records commands, reads
-them by their program and hands wrappers over (``_wrapper``).
+then runs in). A runner's subcommand (``uv run``, ``docker exec``: ``_shell_runners.py``) is read
+the same way (``_runner``); one that runs its command elsewhere (``ssh HOST``, ``docker exec
+CONTAINER``) has it analyzed without path checks (``remote``), the place counting as outside.
+``Wrappers`` builds on ``_shell_commands.Commands``, which records commands, reads them by their
+program and hands wrappers over (``_wrapper``).
 """
 
 from __future__ import annotations

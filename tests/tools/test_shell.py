@@ -577,6 +577,11 @@ TABLE: list[Row] = [
     ),
     ("uv sync", [], [("uv sync", "uv sync *")]),
     (
+        "uv run --env-file ../.env pytest",
+        ["{up}/*"],
+        [("uv run --env-file ../.env pytest", "uv run --env-file ../.env pytest *"), ("pytest", "pytest *")],
+    ),
+    (
         "uvx --from ruff rm ../x",
         ["{up}/*"],
         [("uvx --from ruff rm ../x", "uvx --from ruff rm *"), ("rm ../x", "rm *")],
@@ -776,6 +781,11 @@ TABLE: list[Row] = [
         [("tmux set-hook -g after-new-window 'run-shell \"rm x\"'", "="), ("rm x", "rm *")],
     ),
     ("tmux ls", [], [("tmux ls", "tmux *")]),
+    (
+        "tmux set -g default-command 'rm x'",
+        ["(tmux pane)/x"],
+        [("tmux set -g default-command 'rm x'", "="), ("rm x", "rm *")],
+    ),
     (
         "screen -dmS w rm ../x",
         ["{up}/*"],
