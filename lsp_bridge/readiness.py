@@ -33,7 +33,9 @@ class Loading:
         self._log_ready = asyncio.Event()
         if readiness.log_pattern is None:
             self._log_ready.set()
-        self._rescan_barriers = 0  # expect_rescan requests not answered yet
+        # The answers to expect_rescan's requests: done as soon as the reader reads the answer
+        # (a task waiting for it resumes later, after messages read behind it).
+        self._barriers: set[asyncio.Future[Message]] = set()
         self.opened = False  # a document was opened (set by the connection at the first didOpen)
         self._load_done = asyncio.Event()  # a progress ended after the first didOpen
         if not any((root / name).exists() for name in readiness.open_starts_progress):
@@ -81,11 +83,7 @@ class Loading:
         A load log already on its way describes the old file list (basedpyright logs twice at
         start), so only a log that follows the answer to a request sent now counts. The server
         answers it before it rescans: pyright rescans from a timer. A ``$/`` request the server
-        does not know gets MethodNotFound at once (the LSP specification requires it). It is
-        written now, right behind the notification: sent from a task, it left an event loop
-        turn later, and on a loaded machine a rescan log could come before its answer, be
-        taken for an old one and hold answers for ``ready_timeout`` (seen, rarely, in
-        test_atomic_save).
+        does not know gets MethodNotFound at once (the LSP specification requires it).
         """
         if self._readiness.log_pattern is None:
             return
@@ -94,7 +92,7 @@ class Loading:
         except ServerTerminated:
             return  # the server is gone: its end woke the waiters
         self._log_ready.clear()
-        self._rescan_barriers += 1
+        self._barriers.add(sent[1])
         self.tasks.add(task := asyncio.create_task(self._pass_rescan_barrier(*sent)))
         task.add_done_callback(self.tasks.discard)
 
@@ -104,7 +102,7 @@ class Loading:
         except (RequestTimeout, ServerTerminated):
             pass  # then any later load log counts; wait's bound still holds
         finally:
-            self._rescan_barriers -= 1
+            self._barriers.discard(answered)
 
     def on_progress(self, token: str, kind: Any) -> None:
         if kind == "begin":
@@ -120,7 +118,11 @@ class Loading:
 
     def on_log(self, message: str) -> None:
         pattern = self._readiness.log_pattern
-        if pattern is not None and not self._rescan_barriers and pattern.search(message):
+        if pattern is None or not pattern.search(message):
+            return
+        # A log read right behind a barrier's answer counts: the future is done, though the task
+        # waiting for it has not run yet (it did not count, and answers waited ready_timeout).
+        if all(barrier.done() for barrier in self._barriers):
             self._log_ready.set()
 
     def wake(self) -> None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from hypothesis import given, settings
@@ -15,7 +18,10 @@ from lsprotocol import types as lsp
 
 from lsp_bridge import Bridge
 from lsp_bridge.documents import DiskLines, DocumentStore, incremental_change, lsp_lines
+from lsp_bridge.readiness import Loading
 from lsp_bridge.results import locations_from_json, merge_locations, span_location, span_start
+from lsp_bridge.rpc import RpcStream
+from lsp_bridge.spec import Readiness
 from lsp_bridge.watch import TEMP_SUFFIX
 from tests.conftest import position, where
 
@@ -188,6 +194,38 @@ async def test_new_root_marker_moves_the_file_to_a_new_root(
 
 def _span(a: int, b: int, c: int, d: int) -> dict[str, object]:
     return {"start": {"line": a, "character": b}, "end": {"line": c, "character": d}}
+
+
+async def test_a_load_log_read_right_behind_the_rescan_barriers_answer_counts(tmp_path: Path) -> None:
+    # On a loaded machine the barrier's answer and the rescan's load log came in one read: the
+    # log was handled before the task waiting for the answer resumed, was taken for an old one,
+    # and answers waited ready_timeout (test_atomic_save failed so now and then).
+    written: list[bytes] = []
+
+    class Pipe:
+        def write(self, data: bytes) -> None:
+            written.append(data)
+
+    def on_message(message: dict[str, Any]) -> None:
+        loading.on_log(message["params"]["message"])
+
+    def frame(message: dict[str, Any]) -> bytes:
+        body = json.dumps(message).encode()
+        return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+    rpc = RpcStream("test", on_message)
+    loading = Loading(Readiness(log_pattern=re.compile("Found")), tmp_path, rpc)
+    reader = asyncio.StreamReader()
+    reading = rpc.start(reader, cast(asyncio.StreamWriter, Pipe()))
+    loading.expect_rescan()
+    assert not loading.ready
+    barrier = json.loads(written[0].partition(b"\r\n\r\n")[2])["id"]
+    answer = {"jsonrpc": "2.0", "id": barrier, "error": {"code": -32601, "message": "unknown"}}
+    found = {"jsonrpc": "2.0", "method": "window/logMessage", "params": {"type": 4, "message": "Found 7"}}
+    reader.feed_data(frame(answer) + frame(found))
+    assert await loading.wait(2.0)
+    reader.feed_eof()
+    await reading
 
 
 def test_locations_from_json_reads_locations_and_links_once_each() -> None:
