@@ -113,6 +113,7 @@ local function handlers()
       M.on_update(params, ctx.client_id)
       chat.update(params)
       review.on_update(params)
+      require('lspilot.permission').on_update(params)
       return vim.NIL
     end),
     ['lspilot/reviewEdit'] = function(_, params, ctx)
@@ -122,7 +123,7 @@ local function handlers()
     end,
     ['lspilot/requestPermission'] = function(_, params, ctx)
       return M.deferred('permission prompt', ctx, function(answer)
-        require('lspilot.permission').ask(params, answer)
+        require('lspilot.permission').ask(params, answer, ctx.client_id)
       end, { cancelled = true })
     end,
     ['window/showDocument'] = function(err, params, ctx)
@@ -207,6 +208,7 @@ local function start_config(root)
     end,
     on_exit = vim.schedule_wrap(util.protect('daemon exit', function(code, signal, client_id)
       require('lspilot.review').clear_client(client_id)
+      require('lspilot.permission').clear_client(client_id)
       set_status('')
       for session_id, runner in pairs(M.running) do
         if runner == client_id then

@@ -1,18 +1,22 @@
 -- Permission prompts (lspilot/requestPermission): the four options through vim.ui.select, and
--- for a reject an optional reason (vim.ui.input) that goes to the model.
+-- for a reject an optional reason (vim.ui.input) that goes to the model. One prompt at a time:
+-- the agent's tool calls of one step run at once, and a picker opened over another closes it
+-- (telescope, fzf-lua, snacks...), which answered the first as dismissed and stopped the turn.
 local config = require('lspilot.config')
 local util = require('lspilot.util')
 
 local M = {}
 
----@param params table the request: {permission, patterns, title, options, ...}
----@param answer fun(result: table) replies to the server
-function M.ask(params, answer)
+---@type {params: table, answer: fun(result: table), client_id?: integer}[] prompts not shown yet
+local waiting = {}
+local showing = false
+
+local function prompt(params, answer)
   local what = ('%s %s'):format(params.permission, table.concat(params.patterns or {}, ', '))
   local title = util.value(params.title)
-  local prompt = 'lspilot asks: ' .. (title and title ~= '' and (title .. ' (' .. what .. ')') or what)
+  local text = 'lspilot asks: ' .. (title and title ~= '' and (title .. ' (' .. what .. ')') or what)
   vim.ui.select(params.options, {
-    prompt = prompt,
+    prompt = text,
     kind = 'lspilot_permission',
     format_item = function(option)
       return option.name
@@ -28,6 +32,60 @@ function M.ask(params, answer)
       answer({ optionId = choice.optionId })
     end
   end))
+end
+
+local function show_next()
+  if showing or #waiting == 0 then
+    return
+  end
+  local item = table.remove(waiting, 1)
+  showing = true
+  local done = false
+  local ok, err = pcall(prompt, item.params, function(result)
+    if done then
+      return
+    end
+    done, showing = true, false
+    item.answer(result)
+    vim.schedule(show_next)
+  end)
+  if not ok then
+    showing = false
+    item.answer({ cancelled = true })
+    util.notify('permission prompt failed: ' .. tostring(err), vim.log.levels.ERROR)
+    vim.schedule(show_next)
+  end
+end
+
+---@param params table the request: {sessionId, permission, patterns, title, options, ...}
+---@param answer fun(result: table) replies to the server
+---@param client_id? integer the daemon asking
+function M.ask(params, answer, client_id)
+  table.insert(waiting, { params = params, answer = answer, client_id = client_id })
+  show_next()
+end
+
+--- Prompts not shown yet whose request is gone (their turn ended, the daemon exited) are dropped.
+local function drop(pred)
+  for i = #waiting, 1, -1 do
+    if pred(waiting[i]) then
+      table.remove(waiting, i).answer({ cancelled = true })
+    end
+  end
+end
+
+function M.clear_client(client_id)
+  drop(function(item)
+    return item.client_id == client_id
+  end)
+end
+
+function M.on_update(params)
+  if params.kind == 'turnEnd' then
+    drop(function(item)
+      return item.params.sessionId == params.sessionId
+    end)
+  end
 end
 
 return M
