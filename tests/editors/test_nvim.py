@@ -193,6 +193,16 @@ def test_ask_streams_the_answer_and_tool_calls_into_the_chat(editor: Editor, fak
     assert "⚙ read a.py — completed" in editor.chat() and "what does a.py do?" in editor.chat()
 
 
+def test_a_tool_title_of_several_lines_is_one_chat_line(editor: Editor, fake: ScriptedModel) -> None:
+    # A buffer line cannot hold a newline: the update failed and the call stayed "running".
+    call = ("bash", {"command": "echo one", "description": "say\none"})
+    fake.turns.extend([Turn(tool_calls=[call]), Turn(text="said it")])
+    editor.lua("vim.ui.select = function(items, _, on_choice) on_choice(items[1]) end")  # allow once
+    editor.ask("say one")
+    assert editor.finished() == "end"
+    assert "  ⚙ bash say one — completed" in editor.chat().splitlines(), editor.chat()
+
+
 def test_a_retry_after_a_broken_stream_drops_the_broken_off_text(editor: Editor, fake: ScriptedModel) -> None:
     fake.turns.extend(
         [
@@ -457,6 +467,36 @@ def test_a_permission_prompt_is_answered_through_vim_ui_select(editor: Editor, f
     assert editor.finished() == "end"
     assert "secrets stay private" in tool_results(fake)[-1]
     assert editor.lua("return #_G.asked") == 2
+
+
+def test_two_permission_prompts_at_once_are_asked_one_after_the_other(
+    editor: Editor, fake: ScriptedModel, workspace: Path
+) -> None:
+    # The two reads run at once. A picker opened over another closes it without a choice
+    # (telescope, snacks...), which stopped the turn; this vim.ui.select does the same.
+    (workspace / "prod.env").write_text("TOKEN=two\n")
+    reads = [("read", {"filePath": ".env"}), ("read", {"filePath": "prod.env"})]
+    fake.turns.extend([Turn(tool_calls=reads), Turn(text="read both")])
+    editor.lua("""
+        _G.asked = {}
+        local close
+        vim.ui.select = function(items, opts, on_choice)
+          if close then close() end
+          local done = false
+          local function choose(choice) if not done then done = true; on_choice(choice) end end
+          close = function() choose(nil) end
+          table.insert(_G.asked, opts.prompt)
+          vim.defer_fn(function() choose(items[1]) end, 500)  -- the user reads it, then allows
+        end
+    """)
+    editor.ask("read the env files")
+    assert editor.finished() == "end"
+    told = "\n".join(tool_results(fake))
+    assert "TOKEN=not-for-models" in told and "TOKEN=two" in told, told
+    assert sorted(editor.lua("return _G.asked")) == [
+        "lspilot asks: Read .env (read .env)",
+        "lspilot asks: Read prod.env (read prod.env)",
+    ]
 
 
 def test_a_turn_streams_on_after_the_chat_buffer_is_wiped(editor: Editor, fake: ScriptedModel) -> None:

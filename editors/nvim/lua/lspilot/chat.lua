@@ -67,8 +67,16 @@ local function append_text(delta)
   follow()
 end
 
+--- `head` followed by the lines of `text` (an error's message often has several; a buffer line
+--- cannot hold a newline).
+local function with_text(head, text)
+  local lines = util.lines(text)
+  lines[1] = head .. (lines[1] or '')
+  return lines
+end
+
 local function tool_line(call)
-  local title = util.value(call.title) or ''
+  local title = (util.value(call.title) or ''):gsub('%s*\r?\n%s*', ' ') -- a title of several lines
   local line = ('  ⚙ %s %s — %s'):format(call.tool, title, call.status or '')
   return (line:gsub('%s+—', ' —'))
 end
@@ -148,12 +156,13 @@ function M.update(params)
       discard(util.value(params.messageId))
     end
     local detail = util.value(params.message) or util.value(params.error) or ''
-    append({ ('_%s_ %s'):format(params.status, detail) })
+    append(with_text(('_%s_ '):format(params.status), tostring(detail)))
     last.kind = 'status'
   elseif kind == 'turnEnd' then
     local reason = params.stopReason
     local err = util.value(params.error)
-    append({ '', ('— %s%s'):format(reason == 'end' and 'done' or reason, err and (': ' .. tostring(err)) or ''), '' })
+    local lines = with_text(('— %s'):format(reason == 'end' and 'done' or reason), err and (': ' .. tostring(err)) or '')
+    append(vim.list_extend({ '' }, vim.list_extend(lines, { '' })))
     last.kind = 'end'
   end
 end
@@ -182,7 +191,7 @@ function M.redraw(history)
         local title = input.filePath or input.path or input.command or input.pattern or input.query
         tool_update({ id = part.call_id or part.id, tool = part.tool, title = title, status = part.state, metadata = part.metadata })
       elseif part.kind == 'error' then
-        append({ '_error_ ' .. (part.text or '') })
+        append(with_text('_error_ ', part.text or ''))
       end
     end
   end
