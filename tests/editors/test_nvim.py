@@ -704,6 +704,44 @@ def test_a_second_ask_while_a_turn_runs_is_told_to_wait_or_cancel(
     assert editor.finished() == "cancelled"
 
 
+def test_a_turn_of_another_session_runs_on_outside_the_chat_and_cancel_reaches_it(
+    editor: Editor, fake: ScriptedModel
+) -> None:
+    fake.turns.extend(
+        [
+            Turn(text="an older answer"),
+            Turn(tool_calls=[("read", {"filePath": ".env"})]),
+            Turn(text="back in the older session"),
+        ]
+    )
+    editor.ask("an older question")
+    assert editor.finished() == "end"
+    older = editor.lua("return _G.result.sessionId")
+    editor.lua(
+        """
+        _G.older, _G.prompted = ..., false
+        vim.ui.select = function(items, opts, on_choice)
+          if opts.kind ~= 'lspilot_session' then _G.prompted = true return end  -- left open
+          for _, s in ipairs(items) do if s.sessionId == _G.older then return on_choice(s) end end
+        end
+        """,
+        older,
+    )
+    editor.lua("require('lspilot').ask('read .env', {new_session = true, on_done = function(_, r) _G.other = r end})")
+    editor.until("_G.prompted")  # the new session's turn waits for the user
+    editor.lua("_G.picked = nil; require('lspilot').sessions(function(id) _G.picked = id end)")
+    editor.until("_G.picked ~= nil")  # ...who looks at the older session meanwhile
+    editor.lua("vim.cmd('Lspilot cancel')")  # the chat's session runs nothing: the running turn stops
+    editor.until("_G.other ~= nil")
+    assert editor.lua("return _G.other.stopReason") == "cancelled"
+    chat = editor.chat()
+    assert "an older answer" in chat and "read .env" not in chat and "cancelled" not in chat, chat
+    editor.ask("and now?")  # the session the chat shows, not the one that updated last
+    assert editor.finished() == "end"
+    assert editor.lua("return _G.result.sessionId") == older
+    assert "back in the older session" in editor.chat()
+
+
 def test_a_daemon_dying_mid_turn_ends_the_turn_and_the_next_ask_continues_the_session(
     editor: Editor, fake: ScriptedModel
 ) -> None:

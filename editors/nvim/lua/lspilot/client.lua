@@ -15,6 +15,10 @@ M.status = ''
 --- exits: the next one continues it)
 M.session = {}
 
+---@type table<string, boolean> project root -> an ask that starts a new session is on its way:
+--- the chat shows that session from its first update
+M.starting = {}
+
 ---@type table<string, integer> session id -> the client whose daemon runs a turn in it
 M.running = {}
 
@@ -110,8 +114,9 @@ local function handlers()
   local chat = require('lspilot.chat')
   return {
     ['lspilot/update'] = util.protect('lspilot/update', function(_, params, ctx)
-      M.on_update(params, ctx.client_id)
-      chat.update(params)
+      if M.on_update(params, ctx.client_id) then
+        chat.update(params)
+      end
       review.on_update(params)
       require('lspilot.permission').on_update(params)
       return vim.NIL
@@ -166,11 +171,15 @@ function M.deferred(what, _, start, fallback)
   return coroutine.yield()
 end
 
---- Track the current session and status from a `lspilot/update`.
+--- Track the session shown and the status from a `lspilot/update`. Returns true when the update
+--- is of the session the chat shows: a turn of another session (one the user left for a new
+--- one, or picked away from) runs on in the status line and its reviews, not in the chat.
 function M.on_update(params, client_id)
   local client = vim.lsp.get_client_by_id(client_id)
-  if client then
-    M.session[client.root_dir] = params.sessionId
+  local root = client and client.root_dir
+  local starts = params.kind == 'status' and params.status == 'running'
+  if root and (M.session[root] == nil or (starts and M.starting[root])) then
+    M.session[root], M.starting[root] = params.sessionId, nil
   end
   if params.kind == 'status' and params.status == 'running' then
     M.running[params.sessionId] = client_id
@@ -184,6 +193,7 @@ function M.on_update(params, client_id)
   elseif params.kind == 'turnEnd' then
     set_status('')
   end
+  return root ~= nil and M.session[root] == params.sessionId
 end
 
 local function start_config(root)

@@ -77,6 +77,7 @@ function M.ask(prompt, opts)
     require('lspilot.chat').open(false)
   end
   token_count = token_count + 1
+  client.starting[c.root_dir] = argument.sessionId == nil or nil
   local id
   id = client.exec(c, 'ask', argument, function(err, result)
     if asking[c.id] == id then
@@ -89,7 +90,7 @@ function M.ask(prompt, opts)
       util.notify(STILL_RUNNING, vim.log.levels.WARN)
     elseif err then
       util.notify('ask: ' .. (err.message or tostring(err)), vim.log.levels.ERROR)
-    else
+    elseif not client.session[c.root_dir] then
       client.session[c.root_dir] = result.sessionId
     end
     if opts.on_done then
@@ -99,13 +100,22 @@ function M.ask(prompt, opts)
   asking[c.id] = id
 end
 
---- Cancel the running turn of the current session; its pending reviews are dropped.
+--- Cancel the running turn of the chat's session (else the one running in another session: the
+--- user picked another session to look at); its pending reviews are dropped.
 function M.cancel()
   local c = current()
   if not c then
     return
   end
   local id = session(c)
+  if id and not client.running[id] then
+    for other, runner in pairs(client.running) do
+      if runner == c.id then
+        id = other
+        break
+      end
+    end
+  end
   if id then
     require('lspilot.review').clear_session(id)
     client.exec(c, 'cancel', { sessionId = id }, function(err, result)
