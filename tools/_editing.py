@@ -100,6 +100,14 @@ def load(ctx: ToolContext, file: Target) -> FileText | None:
     if looks_binary(data):
         raise ToolError(f"{file.shown} is a binary file; the edit tools only change text files.")
     _check_fresh(ctx, file, data, stat.st_mtime_ns)
+    if not stat.st_mode & 0o222 or not os.access(file.path, os.W_OK):
+        # The atomic write renames over the file, which its own mode does not stop: the check is
+        # ours. (Root may write anything, so a file nobody may write counts as read-only too.)
+        raise ToolError(
+            f"{file.shown} is read-only (mode {stat.st_mode & 0o777:o}); the edit tools do not change "
+            "read-only files. If it is meant to change, ask the user, or make it writable first "
+            f"(chmod u+w {file.shown})."
+        )
     return FileText.from_bytes(data)
 
 

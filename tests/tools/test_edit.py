@@ -137,6 +137,23 @@ async def test_crlf_bom_latin1_and_mode_are_kept(h: Harness) -> None:
     assert crlf.read_bytes() == b"\xef\xbb\xbfx\r\ny\r\n"
 
 
+async def test_read_only_files_are_refused_untouched(h: Harness) -> None:
+    locked_file = await seen(h, "gen.py", "a = 1\n")
+    locked_file.chmod(0o444)
+    for name, args in [
+        ("edit", edit("gen.py", "a = 1", "a = 2")),
+        ("write", {"filePath": "gen.py", "content": "a = 2\n"}),
+        ("apply_patch", {"patchText": "*** Begin Patch\n*** Delete File: gen.py\n*** End Patch"}),
+    ]:
+        outcome = await h.call(name, args)
+        assert outcome.error is not None and "gen.py is read-only (mode 444)" in outcome.error, name
+    assert locked_file.read_text() == "a = 1\n" and h.human.asked == []
+    locked_file.chmod(0o644)
+    h.human.replies = [ONCE]
+    await h.ok("edit", edit("gen.py", "a = 1", "a = 2"))
+    assert locked_file.read_text() == "a = 2\n"
+
+
 async def test_a_lone_cr_ends_a_line_for_edit_as_for_read(h: Harness) -> None:
     # read (like the language servers and VS Code) shows "a = 1\rb = 2" as two lines; the
     # oldString copied from it used to be "not found" however it was written.
