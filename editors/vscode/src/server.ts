@@ -53,9 +53,13 @@ export class Server implements vscode.Disposable {
     const client = new LanguageClient("lspilot", "lspilot", serverOptions, clientOptions);
     // lspilot.* commands are the extension's own (they add UI); do not register the daemon's.
     client.getFeature(ExecuteCommandRequest.method).register = () => undefined;
-    client.onDidChangeState((event) => this.stateChanged.fire(event.newState === State.Running));
+    const lspilot = new LspilotClient(rpcOf(client));
+    client.onDidChangeState((event) => {
+      if (event.newState !== State.Running) lspilot.withdrawPrompts(); // the requests died with the daemon
+      this.stateChanged.fire(event.newState === State.Running);
+    });
     this.client = client;
-    this.lspilot = new LspilotClient(rpcOf(client));
+    this.lspilot = lspilot;
     this.attached = this.lspilot.attach(this.handlers);
     try {
       await client.start();
@@ -83,6 +87,7 @@ export class Server implements vscode.Disposable {
   }
 
   async stop(): Promise<void> {
+    this.lspilot?.withdrawPrompts();
     const client = this.client;
     this.client = undefined;
     this.lspilot = undefined;

@@ -269,6 +269,37 @@ test("a permission prompt still open when its turn is cancelled is withdrawn", T
   }
 });
 
+test("a permission prompt open when the daemon dies is closed", TIMEOUT, async () => {
+  const t = await setUp({ ".env": "TOKEN=x\n" }, [{ tool_calls: [["read", { filePath: ".env" }]] }]);
+  try {
+    let asked: () => void = () => undefined;
+    const prompted = new Promise<void>((resolve) => (asked = resolve));
+    let closed = false;
+    const user: PermissionPrompt = {
+      pick: (_params, _choices, token) =>
+        new Promise((resolve) => {
+          token?.onCancellationRequested(() => {
+            closed = true;
+            resolve(undefined);
+          });
+          asked();
+        }),
+      feedback: () => Promise.resolve(undefined),
+    };
+    wire(t.daemon, user);
+    t.daemon.client.ask({ prompt: "read .env" }).catch(() => undefined);
+    await prompted;
+    await t.daemon.kill();
+    // A closed connection drops its requests' tokens without cancelling them: the quick pick
+    // stayed open for a daemon that was gone. The extension withdraws it as its client stops.
+    assert.equal(closed, false);
+    t.daemon.client.withdrawPrompts();
+    assert.ok(closed, "the prompt was closed");
+  } finally {
+    await t.close();
+  }
+});
+
 test("cancel stops a running turn, by lspilot.cancel and by $/cancelRequest", TIMEOUT, async () => {
   const t = await setUp({ "a.py": TWO_FUNCTIONS }, [
     { text: "thinking it over", stall_after_chunks: 2 },

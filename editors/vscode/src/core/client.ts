@@ -32,9 +32,37 @@ export interface Handlers {
   onReview?(params: ReviewEditParams): void;
 }
 
+/**
+ * A prompt's cancellation: the daemon withdrew the request, or its connection is gone (a
+ * closed connection drops its requests' tokens without cancelling them).
+ */
+class Withdrawal implements CancellationLike {
+  isCancellationRequested = false;
+  private listeners: (() => void)[] = [];
+
+  constructor(token?: CancellationLike) {
+    token?.onCancellationRequested(() => this.cancel());
+    if (token?.isCancellationRequested) this.cancel();
+  }
+
+  onCancellationRequested(listener: () => void): DisposableLike {
+    if (this.isCancellationRequested) listener();
+    else this.listeners.push(listener);
+    return { dispose: () => (this.listeners = this.listeners.filter((l) => l !== listener)) };
+  }
+
+  cancel(): void {
+    if (this.isCancellationRequested) return;
+    this.isCancellationRequested = true;
+    for (const listener of this.listeners.splice(0)) listener();
+  }
+}
+
 export class LspilotClient {
   /** The permission prompt shown last (settled once it is answered): prompts go one at a time. */
   private prompting: Promise<unknown> = Promise.resolve();
+  /** Permission prompts open or waiting in line. */
+  private readonly prompts = new Set<Withdrawal>();
 
   constructor(private readonly rpc: Rpc) {}
 
@@ -44,11 +72,18 @@ export class LspilotClient {
    * dismissed prompt stops the turn). A request withdrawn while it waits is never shown.
    */
   private askPermission(params: RequestPermissionParams, prompt: PermissionPrompt, token?: CancellationLike): Promise<PermissionReply> {
-    const reply = this.prompting.then(() =>
-      token?.isCancellationRequested ? { cancelled: true as const } : answerPermission(params, prompt, token),
-    );
+    const withdrawal = new Withdrawal(token);
+    this.prompts.add(withdrawal);
+    const reply = this.prompting
+      .then(() => (withdrawal.isCancellationRequested ? { cancelled: true as const } : answerPermission(params, prompt, withdrawal)))
+      .finally(() => this.prompts.delete(withdrawal));
     this.prompting = reply.catch(() => undefined);
     return reply;
+  }
+
+  /** The daemon is gone (stopped, crashed, restarting): close its permission prompts. */
+  withdrawPrompts(): void {
+    for (const withdrawal of [...this.prompts]) withdrawal.cancel();
   }
 
   /** Route the daemon's notifications and requests to `handlers`. */
