@@ -74,6 +74,9 @@ class Retry:
     max_delay: float = 30.0
     #: A longer Retry-After from the provider ends the turn (with how long it asked for) instead.
     max_retry_after: float = 60.0
+    #: Seconds without a chunk, once an answer has started streaming, before the attempt is
+    #: abandoned and retried (the provider's own timeout is 10 minutes).
+    stall: float = 120.0
 
 
 @dataclass
@@ -169,7 +172,7 @@ class Loop:
                     {"role": "system", "content": self.system},
                     *history.messages(self.store, self.env.session.id),
                 ]
-                async for delta in stream_step(self.model, messages, self.tools(), step):
+                async for delta in stream_step(self.model, messages, self.tools(), step, self.retry.stall):
                     self.emit(delta.kind, delta=delta.text, messageId=message)
                     if delta.kind == "text" and text_part is None:
                         text_part = self.store.add_part(message, "text", "")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import gc
 import json
 import logging
@@ -223,20 +224,29 @@ def _request(settings: ModelSettings, messages: list[dict[str, Any]], **extra: A
     return kwargs
 
 
+class StreamStalled(TimeoutError):
+    """The provider stopped sending in the middle of a streamed answer (a transient error)."""
+
+
 async def stream_step(
-    settings: ModelSettings, messages: list[dict[str, Any]], tools: list[dict[str, Any]], step: Step
+    settings: ModelSettings,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]],
+    step: Step,
+    stall: float | None = None,
 ) -> AsyncIterator[Delta]:
     """Stream one completion, yielding text/reasoning deltas and filling ``step`` as it goes.
 
     The request runs on the model thread; deltas, then the finished step or the provider's error,
-    cross over through a queue. Closing this generator (a cancelled turn) cancels the request."""
+    cross over through a queue. Closing this generator (a cancelled turn) cancels the request.
+    Once the answer has started, ``stall`` seconds without a chunk fail it with ``StreamStalled``."""
     here = asyncio.get_running_loop()
     queue: asyncio.Queue[Delta | Step | BaseException] = asyncio.Queue()
 
     def send(item: Delta | Step | BaseException) -> None:
         here.call_soon_threadsafe(queue.put_nowait, item)
 
-    work = _thread.submit(_stream(settings, messages, tools, send))
+    work = _thread.submit(_stream(settings, messages, tools, send, stall))
     try:
         while True:
             item = await queue.get()
@@ -260,8 +270,10 @@ async def _stream(
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]],
     send: Callable[[Delta | Step | BaseException], None],
+    stall: float | None = None,
 ) -> None:
     """On the model thread: the request, each delta sent as it comes, then the finished step."""
+    response: Any = None
     try:
         lib = litellm()
         extra: dict[str, Any] = {"tools": tools} if tools else {}
@@ -278,7 +290,14 @@ async def _stream(
         step = Step()
         calls = _Calls()
         chunks: list[Any] = []
-        async for chunk in response:
+        stream = aiter(response)
+        flowing = False  # before the answer starts the provider may take its time (a long
+        # prompt, a model reasoning before it answers): its own timeout applies
+        while True:
+            try:
+                chunk = await _next_chunk(stream, stall if flowing else None)
+            except StopAsyncIteration:
+                break
             chunks.append(chunk)
             usage = getattr(chunk, "usage", None)
             if usage:
@@ -297,13 +316,35 @@ async def _stream(
                 send(Delta("text", delta.content))
             for call in delta.tool_calls or []:
                 calls.add(call)
+            flowing = flowing or bool(
+                getattr(delta, "reasoning_content", None) or delta.content or calls.calls
+            )
         step.tool_calls = calls.finished()
         step.cost = _cost(lib, chunks, messages)
         send(step)
     except asyncio.CancelledError:
         raise  # the turn was cancelled: no one is listening
+    except StreamStalled as error:
+        with contextlib.suppress(Exception):  # give the connection up before the retry opens another
+            await response.aclose()
+        send(error)
     except BaseException as error:  # the provider's error, raised where the turn runs
         send(error)
+
+
+async def _next_chunk(stream: AsyncIterator[Any], stall: float | None) -> Any:
+    if stall is None:
+        return await anext(stream)
+    limit = asyncio.timeout(stall)
+    try:
+        async with limit:
+            return await anext(stream)
+    except TimeoutError:
+        if limit.expired():
+            raise StreamStalled(
+                f"the provider sent nothing for {stall:.0f}s in the middle of its answer"
+            ) from None
+        raise
 
 
 class _Calls:

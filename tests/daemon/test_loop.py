@@ -163,6 +163,22 @@ async def test_a_retry_after_a_broken_stream_tells_listeners_to_drop_its_text(
     assert shown.getvalue().endswith("second attempt")
 
 
+async def test_a_stream_that_stalls_midway_is_abandoned_and_retried(
+    workspace: Path, fake: ScriptedModel
+) -> None:
+    # The provider's own timeout (600 s per read) would leave the user looking at half an answer.
+    script(fake, Turn(text="Let me look at it and", stall_after_chunks=2), Turn(text="the answer"))
+    loop, events = make_loop(workspace, fake, Human())
+    loop.retry = dataclasses.replace(loop.retry, stall=1.0)
+    result = await asyncio.wait_for(loop.run_turn("go"), 60)
+    assert (result.stop_reason, result.text) == ("end", "the answer")
+    [retry] = [e.data for e in events if e.type == "retry"]
+    assert retry["discarded"] is True
+    assert retry["error"] == "StreamStalled: the provider sent nothing for 1s in the middle of its answer"
+    parts = as_json(loop.store, loop.env.session.id)["messages"][-1]["parts"]
+    assert [(p["kind"], p["text"]) for p in parts if p["text"]] == [("text", "the answer")]
+
+
 async def test_auth_errors_stop_the_turn_with_a_message(workspace: Path, fake: ScriptedModel) -> None:
     script(fake, Turn(error=401, error_message="Incorrect API key provided"))
     loop, _ = make_loop(workspace, fake, Human())
