@@ -79,8 +79,14 @@ class Runtime:
         agent = agent or self.agent(agent_name)
         if session_id is None:
             session_id = self.store.create_session(self.cfg.workspace, agent.name)
-        elif self.store.session_root(session_id) is None:
-            raise ConfigError(f"no session {session_id}")
+        else:
+            root = self.store.session_root(session_id)
+            if root is None:
+                raise ConfigError(f"no session {session_id}")
+            if root != self.cfg.workspace:  # its history and read files are of another project
+                raise ConfigError(
+                    f"session {session_id} belongs to {root}; continue it there (--root {root})"
+                )
         if parent is not None:
             bridge = parent.bridge if parent.bridge_factory else None
             changes = parent.changes

@@ -614,3 +614,16 @@ def test_api_keys_reach_neither_the_logs_nor_the_session_store(
     written = [ran.stderr, *(f.read_text(errors="replace") for f in data.rglob("*") if f.is_file())]
     for secret in ("sk-from-the-environment", "sk-from-the-config", "gateway-key"):
         assert not [text for text in written if secret in text], secret
+
+
+async def test_a_session_is_continued_only_in_its_own_workspace(
+    workspace: Path, fake: ScriptedModel, tmp_path: Path
+) -> None:
+    script(fake, Turn(text="first"))
+    loop, _ = make_loop(workspace, fake, Human())
+    await loop.run_turn("hi")
+    other = tmp_path / "other"
+    other.mkdir()
+    with pytest.raises(ConfigError, match=f"belongs to {workspace}; continue it there"):
+        make_loop(other, fake, Human(), session_id=loop.env.session.id)
+    make_loop(workspace, fake, Human(), session_id=loop.env.session.id)  # at home it goes on
