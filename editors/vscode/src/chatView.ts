@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
 import type { Chat } from "./chat";
+import { coalesce } from "./core/chat";
 import type { ReviewQueue } from "./core/review";
 
 type FromView =
@@ -57,7 +58,10 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     }
   }
 
-  private render(): void {
+  /** At most one redraw per frame or so, however fast the model streams. */
+  private readonly render = coalesce(() => this.draw(), 50);
+
+  private draw(): void {
     if (!this.view?.visible) return;
     const { entries, running, sessionId } = this.chat.transcript;
     const pending = this.queue.proposals.map((p) => p.id);

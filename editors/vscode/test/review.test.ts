@@ -1,6 +1,7 @@
 /** Review bookkeeping and permission answers in plain node (no daemon). */
 import assert from "node:assert/strict";
-import { test } from "node:test";
+import { mock, test } from "node:test";
+import { coalesce } from "../src/core/chat";
 import { permissionChoices, permissionReply } from "../src/core/permissions";
 import type { CancellationLike, RequestPermissionParams, ReviewEditParams } from "../src/core/protocol";
 import { applyHunks, Proposal, proposedName, reviewTitle, ReviewQueue } from "../src/core/review";
@@ -188,4 +189,24 @@ test("opening a queued review makes it the one under review; the displaced one c
   assert.equal(queue.current?.id, "p2");
   queue.acceptAll("p2");
   assert.deepEqual(await second, { decision: "accept" });
+});
+
+test("chat redraws are coalesced: the first at once, the rest at most once per interval", () => {
+  mock.timers.enable({ apis: ["setTimeout"] });
+  try {
+    let draws = 0;
+    const render = coalesce(() => (draws += 1), 50);
+    render();
+    assert.equal(draws, 1);
+    for (let i = 0; i < 100; i++) render(); // a stream of deltas
+    assert.equal(draws, 1);
+    mock.timers.tick(50);
+    assert.equal(draws, 2, "what came meanwhile is drawn once");
+    mock.timers.tick(50);
+    assert.equal(draws, 2, "nothing new: no draw");
+    render();
+    assert.equal(draws, 3, "quiet for an interval: drawn at once");
+  } finally {
+    mock.timers.reset();
+  }
 });

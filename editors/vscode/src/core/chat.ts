@@ -240,3 +240,28 @@ export class ChatState {
     this.turns.set(sessionId, what);
   }
 }
+
+/**
+ * Runs `draw` at most once per `ms`: the chat view posts the whole transcript each time, and a
+ * model streams tens of deltas a second, so a long session sent megabytes a second (the first
+ * call draws at once; calls meanwhile make one more draw when the time is up).
+ */
+export function coalesce(draw: () => void, ms: number): () => void {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let again = false;
+  const tick = () => {
+    timer = undefined;
+    if (!again) return;
+    again = false;
+    draw();
+    timer = setTimeout(tick, ms);
+  };
+  return () => {
+    if (timer !== undefined) {
+      again = true;
+      return;
+    }
+    draw();
+    timer = setTimeout(tick, ms);
+  };
+}
