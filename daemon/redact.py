@@ -5,6 +5,10 @@ secret-looking values of ``provider_options`` (``api_key``, an ``Authorization``
 header in ``extra_headers``) are replaced by ``[redacted]`` in every record lspilot's log handlers
 write: the log file, stderr and the editor's log. With ``-v`` the openai SDK logs each request's
 options, custom headers included.
+
+They are masked in what tools return too (``scrub_outcome``, an after-hook on every registry the
+daemon builds): ``env``, ``cat .env`` or a command echoing ``$GITHUB_TOKEN`` would otherwise put
+the value in the session store and send it to the model's provider.
 """
 
 from __future__ import annotations
@@ -15,8 +19,8 @@ import threading
 from collections.abc import Mapping
 from typing import Any, cast
 
-#: Environment variables holding credentials, by the end of their name.
-SECRET_VARIABLE = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$", re.IGNORECASE)
+from tools import HookCall, Outcome, environment_secrets
+
 #: Option and header names whose string values are credentials.
 SECRET_NAME = re.compile(r"key|token|secret|passw|auth|credential|cookie|signature", re.IGNORECASE)
 MIN_LENGTH = 8  # shorter values would blot out ordinary words
@@ -43,9 +47,9 @@ class Redactor(logging.Filter):
             self._pattern = re.compile("|".join(re.escape(s) for s in longest_first))
 
     def add_environment(self, environ: Mapping[str, str]) -> None:
-        for name, value in environ.items():
-            if SECRET_VARIABLE.search(name):
-                self.add(value)
+        """The credentials among ``environ`` (those the bash tool masks in its output, too)."""
+        for value in environment_secrets(environ):
+            self.add(value)
 
     def add_options(self, options: Mapping[str, Any]) -> None:
         """The string values under secret-looking names, at any depth (``extra_headers`` too)."""
@@ -55,9 +59,24 @@ class Redactor(logging.Filter):
             elif SECRET_NAME.search(str(name)):
                 self.add(value)
 
+    @property
+    def active(self) -> bool:
+        """There is a secret to mask."""
+        return self._pattern is not None
+
     def scrub(self, text: str) -> str:
         pattern = self._pattern
         return pattern.sub(MASK, text) if pattern is not None else text
+
+    def scrub_value(self, value: Any) -> Any:
+        """``value`` with every string in it scrubbed, at any depth of lists and dicts."""
+        if isinstance(value, str):
+            return self.scrub(value)
+        if isinstance(value, dict):
+            return {key: self.scrub_value(item) for key, item in cast(dict[Any, Any], value).items()}
+        if isinstance(value, list | tuple):
+            return [self.scrub_value(item) for item in cast(list[Any], value)]
+        return value
 
     def filter(self, record: logging.LogRecord) -> bool:
         if self._pattern is None:
@@ -77,3 +96,15 @@ class Redactor(logging.Filter):
 
 #: The one redactor every handler of this process uses.
 REDACTOR = Redactor()
+
+
+async def scrub_outcome(call: HookCall, outcome: Outcome) -> None:
+    """Mask the known secrets in a tool call's result or error before anything else sees it."""
+    if not REDACTOR.active:
+        return
+    if outcome.error is not None:
+        outcome.error = REDACTOR.scrub(outcome.error)
+    result = outcome.result
+    if result is not None:
+        result.title, result.output = REDACTOR.scrub(result.title), REDACTOR.scrub(result.output)
+        result.metadata = REDACTOR.scrub_value(result.metadata)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from lsp_bridge import Bridge
 from tools import (
     ApprovalStore,
@@ -17,10 +19,15 @@ from tools import (
 )
 
 from . import config as configuration
+from .redact import REDACTOR, scrub_outcome
 
 
 def registry(cfg: configuration.Config) -> ToolRegistry:
-    return load_registry(cfg.workspace, configuration.user_config_dir() / "tools")
+    """The built-in and custom tools; their results never carry a secret from the environment."""
+    tools = load_registry(cfg.workspace, configuration.user_config_dir() / "tools")
+    REDACTOR.add_environment(os.environ)
+    tools.add_hooks(after=scrub_outcome)
+    return tools
 
 
 def environment(

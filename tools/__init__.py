@@ -6,6 +6,7 @@ Imports ``lsp_bridge``; never imports ``daemon``.
 
 from __future__ import annotations
 
+from ._shell_process import secrets as environment_secrets
 from .base import Attachment, InitContext, Tool, ToolError, ToolResult, define_tool
 from .changes import Applied, ChangeSink, DiskChanges, FileChange
 from .context import FileStamp, MemorySession, SessionState, Todo, ToolContext, ToolEnv
@@ -58,6 +59,7 @@ __all__ = [
     "ToolVetoed",
     "builtin_tools",
     "define_tool",
+    "environment_secrets",
     "execute",
     "load_registry",
     "rules_from_config",

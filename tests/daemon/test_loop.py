@@ -627,3 +627,20 @@ async def test_a_session_is_continued_only_in_its_own_workspace(
     with pytest.raises(ConfigError, match=f"belongs to {workspace}; continue it there"):
         make_loop(other, fake, Human(), session_id=loop.env.session.id)
     make_loop(workspace, fake, Human(), session_id=loop.env.session.id)  # at home it goes on
+
+
+async def test_tool_results_carry_no_secret_from_the_environment(
+    workspace: Path, fake: ScriptedModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    token = "ghp_fromTheEnvironment0123456789"
+    monkeypatch.setenv("GITHUB_TOKEN", token)
+    (workspace / "deploy.txt").write_text(f"token: {token}\n")
+    echo = {"command": "echo $GITHUB_TOKEN", "description": "Show the token"}
+    script(fake, Turn(tool_calls=[("read", {"filePath": "deploy.txt"}), ("bash", echo)]), Turn(text="ok"))
+    loop, _ = make_loop(workspace, fake, Human(Reply("once")))
+    await loop.run_turn("show me the token")
+    results = [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "tool"]
+    assert len(results) == 2 and all("redacted]" in r for r in results), results
+    assert token not in json.dumps(fake.requests[-1])
+    stored = [f for f in (tmp_path / "data").rglob("*") if f.is_file() and token.encode() in f.read_bytes()]
+    assert stored == []
