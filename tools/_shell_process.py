@@ -21,10 +21,7 @@ POLL_SECONDS = 0.02
 Stopped = Literal["exited", "SIGTERM", "SIGKILL"]
 
 #: Environment variables whose values are credentials (provider API keys and the like).
-SECRET_NAME = re.compile(
-    r"(API_?KEY|_TOKEN|_SECRET|SECRET_KEY|_ACCESS_KEY|_PASSWORD|_PASSWD|_CREDENTIALS?|_PRIVATE_KEY)$",
-    re.IGNORECASE,
-)
+SECRET_NAME = re.compile(r"(API_?KEY|(^|_)(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?))$", re.IGNORECASE)
 MIN_SECRET_LENGTH = 8  # shorter values ("1", "true") would redact ordinary output
 
 

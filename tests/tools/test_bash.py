@@ -12,7 +12,7 @@ import psutil
 import pytest
 
 from tools import Outcome, Reply, Rule, ToolContext, execute
-from tools._shell_process import Redactor, choose_shell
+from tools._shell_process import Redactor, choose_shell, secrets
 from tools.bash import Bash
 from tools.context import MetadataSink
 
@@ -370,6 +370,16 @@ async def test_credentials_are_redacted_everywhere(tmp_path: Path, monkeypatch: 
     assert "LSPILOT_TEST_API_KEY=[LSPILOT_TEST_API_KEY redacted]" in outcome.result.output
     everything = [outcome.result.output, saved, str(outcome.result.metadata), *updates]
     assert not any(secret in text for text in everything)
+
+
+def test_which_variables_count_as_credentials() -> None:
+    value = "0123456789abcdef"
+    named = ["OPENAI_API_KEY", "OPENAIAPIKEY", "ANTHROPIC_KEY", "AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN"]
+    named += ["TOKEN", "DB_PASSWORD", "CLIENT_SECRET", "GOOGLE_CREDENTIALS", "npm_config__auth_token"]
+    others = ["MONKEY", "TOKENIZERS_PARALLELISM", "SECRETS_DIR", "PATH", "KEYMAP"]
+    found = secrets({name: f"{value}-{name}" for name in [*named, *others]})
+    assert sorted(found.values()) == sorted(named)
+    assert secrets({"SHORT_TOKEN": "1234567"}) == {}  # shorter values would blot out ordinary output
 
 
 def test_a_secret_split_across_chunks_is_still_redacted() -> None:
