@@ -30,7 +30,7 @@ from .follow import Follower
 
 log = logging.getLogger(__name__)
 
-SETTLE_TIMEOUT = 2.0  # Neovim debounces didChange by 150 ms
+SETTLE_TIMEOUT = 2.0  # editors may debounce didChange (VS Code by 250 ms; Neovim by 150 ms by default)
 
 
 @dataclass
