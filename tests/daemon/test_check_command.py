@@ -12,16 +12,12 @@ import pytest
 
 from tools import ApprovalStore
 
-LSPILOT = str(Path(sys.executable).with_name("lspilot"))
+from .conftest import LSPILOT
 
 
 @pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("LSPILOT_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("LSPILOT_CONFIG_DIR", str(tmp_path / "user-config"))
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root.resolve()
+def workspace(empty_workspace: Path) -> Path:
+    return empty_workspace.resolve()
 
 
 def check(root: Path, command: str, *flags: str) -> dict[str, Any]:

@@ -8,7 +8,6 @@ import pty
 import select
 import signal
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -17,18 +16,14 @@ import pytest
 
 from daemon.store import Store
 
-LSPILOT = str(Path(sys.executable).with_name("lspilot"))
+from .conftest import LSPILOT
 
 
 @pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("LSPILOT_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("LSPILOT_CONFIG_DIR", str(tmp_path / "user-config"))
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "notes.txt").write_text("first\nsecond\n")
+def workspace(empty_workspace: Path, tmp_path: Path) -> Path:
+    (empty_workspace / "notes.txt").write_text("first\nsecond\n")
     (tmp_path / "outside.txt").write_text("out there\n")
-    return root
+    return empty_workspace
 
 
 def run(root: Path, *argv: str, stdin: str = "") -> tuple[int, dict[str, Any]]:

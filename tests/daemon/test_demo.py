@@ -6,14 +6,13 @@ import io
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 from daemon.loop import Event
 from daemon.run import Renderer
 from tests.conftest import data_dir
 
-LSPILOT = str(Path(sys.executable).with_name("lspilot"))
+from .conftest import LSPILOT
 
 
 def test_the_demo_runs_a_whole_scripted_turn_offline(tmp_path: Path) -> None:

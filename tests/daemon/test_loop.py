@@ -9,7 +9,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -26,7 +25,7 @@ from daemon.scripted_model import ScriptedModel, Turn
 from daemon.transcript import as_json
 from tools import PermissionRequest, Reply
 
-LSPILOT = str(Path(sys.executable).with_name("lspilot"))
+from .conftest import LSPILOT
 
 
 class Human:
@@ -43,12 +42,9 @@ class Human:
 
 
 @pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("LSPILOT_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("LSPILOT_CONFIG_DIR", str(tmp_path / "user-config"))
+def workspace(empty_workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
-    root = tmp_path / "ws"
-    root.mkdir()
+    root = empty_workspace
     (root / "a.py").write_text("def area(r):\n    return 3.14 * r * r\n")
     (root / "b.py").write_text("from a import area\nprint(area(2))\n")
     (root / "AGENTS.md").write_text("Always answer in haiku.\n")

@@ -14,7 +14,7 @@ import pytest
 from daemon.lsp_command import add_parser, tool_arguments
 from tests.conftest import data_dir, position
 
-LSPILOT = str(Path(sys.executable).with_name("lspilot"))
+from .conftest import LSPILOT
 
 
 def parse(*argv: str) -> argparse.Namespace:

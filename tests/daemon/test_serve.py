@@ -23,7 +23,7 @@ from daemon.server import build
 from lsp_bridge.documents import uri_to_path
 from tests.conftest import data_dir
 
-LSPILOT = str(Path(sys.executable).with_name("lspilot"))
+from .conftest import LSPILOT
 
 
 @pytest.fixture
