@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .model import ModelSettings, classify, complete
+from .model import ModelSettings, Step, classify, complete
 from .store import Store
 
 SUMMARY_PROMPT = (
@@ -138,7 +138,7 @@ async def compact(store: Store, session_id: str, model: ModelSettings) -> bool:
     older = full[: len(full) - len(recent)]
     if not older:
         return False
-    summary = ""
+    summary = Step()
     for budget in BUDGETS:
         transcript = _transcript(older, budget)
         try:
@@ -155,5 +155,6 @@ async def compact(store: Store, session_id: str, model: ModelSettings) -> bool:
                 raise
     turn = rows[-1]["turn_id"] if rows else "compaction"
     message = store.add_message(session_id, "summary", turn, model.model)
-    store.add_part(message, "summary", summary, metadata={"covers": last_user - 1})
+    store.add_part(message, "summary", summary.text, metadata={"covers": last_user - 1})
+    store.finish_message(message, summary.finish, summary.usage, summary.cost)
     return True

@@ -301,10 +301,7 @@ async def _stream(
             chunks.append(chunk)
             usage = getattr(chunk, "usage", None)
             if usage:
-                step.usage = {
-                    "prompt": getattr(usage, "prompt_tokens", 0) or 0,
-                    "completion": getattr(usage, "completion_tokens", 0) or 0,
-                }
+                step.usage = _tokens(usage)
             if not chunk.choices:
                 continue
             choice = chunk.choices[0]
@@ -386,20 +383,42 @@ class _Calls:
         return out
 
 
+def _tokens(usage: Any) -> dict[str, int]:
+    return {
+        "prompt": getattr(usage, "prompt_tokens", 0) or 0,
+        "completion": getattr(usage, "completion_tokens", 0) or 0,
+    }
+
+
 def _cost(lib: ModuleType, chunks: list[Any], messages: list[dict[str, Any]]) -> float:
     try:
-        built = lib.stream_chunk_builder(chunks, messages=messages)
-        return float(lib.completion_cost(completion_response=built) or 0.0)
+        return _price(lib, lib.stream_chunk_builder(chunks, messages=messages))
+    except Exception:  # chunks litellm cannot put together have no price either
+        return 0.0
+
+
+def _price(lib: ModuleType, response: Any) -> float:
+    try:
+        return float(lib.completion_cost(completion_response=response) or 0.0)
     except Exception:  # unknown or local models have no price: cost stays 0
         return 0.0
 
 
-async def complete(settings: ModelSettings, messages: list[dict[str, Any]]) -> str:
-    """A plain, non-streamed completion (used for compaction summaries), on the model thread."""
+async def complete(settings: ModelSettings, messages: list[dict[str, Any]]) -> Step:
+    """A plain, non-streamed completion (used for compaction summaries), on the model thread: its
+    text, with its tokens and price for the session's books."""
 
-    async def request() -> str:
-        response = await litellm().acompletion(**_request(settings, messages, num_retries=2))
-        return response.choices[0].message.content or ""
+    async def request() -> Step:
+        lib = litellm()
+        response = await lib.acompletion(**_request(settings, messages, num_retries=2))
+        choice = response.choices[0]
+        usage = getattr(response, "usage", None)
+        return Step(
+            text=choice.message.content or "",
+            finish=choice.finish_reason,
+            usage=_tokens(usage) if usage else {},
+            cost=_price(lib, response),
+        )
 
     work = _thread.submit(request())
     try:

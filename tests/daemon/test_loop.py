@@ -21,7 +21,7 @@ from daemon.config import ConfigError
 from daemon.loop import Event, Loop, Retry
 from daemon.run import Renderer
 from daemon.runtime import Runtime
-from daemon.scripted_model import ScriptedModel, Turn
+from daemon.scripted_model import ScriptedModel, Turn, Usage
 from daemon.transcript import as_json
 from tools import PermissionRequest, Reply
 
@@ -224,12 +224,14 @@ async def test_overflow_compacts_then_succeeds(workspace: Path, fake: ScriptedMo
     script(
         fake,
         Turn.context_overflow(),
-        Turn(text="SUMMARY: asked a first question"),
+        Turn(text="SUMMARY: asked a first question", usage=Usage(prompt_tokens=500, completion_tokens=20)),
         Turn(text="second answer"),
     )
     result = await loop.run_turn("second question")
     assert (result.stop_reason, result.text) == ("end", "second answer")
     assert any(e.type == "compaction" for e in events)
+    [summary] = [m for m in loop.store.messages(loop.env.session.id) if m["role"] == "summary"]
+    assert json.loads(summary["usage"]) == {"prompt": 500, "completion": 20}  # on the books
     summary_request, retried = fake.requests[-2:]
     assert "first question" in json.dumps(summary_request["messages"])
     sent = retried["messages"]
