@@ -19,7 +19,7 @@ from typing import Any, cast
 import pynvim
 import pytest
 
-from daemon.scripted_model import ScriptedModel, Turn
+from daemon.scripted_model import ScriptedModel, ToolCallScript, Turn
 from tests.conftest import REPO, data_dir
 
 BIN = Path(sys.executable).parent
@@ -475,7 +475,7 @@ def test_two_permission_prompts_at_once_are_asked_one_after_the_other(
     # The two reads run at once. A picker opened over another closes it without a choice
     # (telescope, snacks...), which stopped the turn; this vim.ui.select does the same.
     (workspace / "prod.env").write_text("TOKEN=two\n")
-    reads = [("read", {"filePath": ".env"}), ("read", {"filePath": "prod.env"})]
+    reads: list[ToolCallScript] = [("read", {"filePath": ".env"}), ("read", {"filePath": "prod.env"})]
     fake.turns.extend([Turn(tool_calls=reads), Turn(text="read both")])
     editor.lua("""
         _G.asked = {}
