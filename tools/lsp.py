@@ -8,6 +8,7 @@ file-not-found suggestions. The editor server's navigate command calls ``navigat
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,6 +116,8 @@ class Reply:
     notes: list[str]
     #: The server knew the name (a call hierarchy item with no callers still resolves).
     resolved: bool
+    #: A hover left out because of the read rules (no "what is on the line" added).
+    withheld: bool = False
 
 
 async def navigate(
@@ -292,6 +295,8 @@ async def _ask(bridge: Bridge, sources: Sources, operation: Operation, target: T
         lines, metadata = fmt.locations(sources, found, one, many, f"{prep} {subject}")
         return _reply(lines, metadata, len(found), answer, f"No {many} {prep} {subject}.")
     if operation == "hover":
+        if sources.hidden is not None:
+            return await _hover_where_shown(bridge, sources, target, subject)
         hovers = await bridge.hover(path, pos)
         text = fmt.hover_text(hovers.value)
         return _reply([text], {}, 1 if text else 0, hovers, f"No hover information for {subject}.")
@@ -322,6 +327,37 @@ async def _ask(bridge: Bridge, sources: Sources, operation: Operation, target: T
     return Reply(lines, metadata, count, complete, notes, resolved=True)
 
 
+async def _hover_where_shown(bridge: Bridge, sources: Sources, target: Target, subject: str) -> Reply:
+    """Hover when read rules deny some files: the server's text for a name defined in one of them
+    is its signature, docstring or value, so it is withheld. Where the name is defined is asked
+    together with the hover (one more request, only when a read rule denies something)."""
+    path, pos = target.path, target.position
+    hovers, defined = await asyncio.gather(
+        bridge.hover(path, pos), bridge.definition(path, pos), return_exceptions=True
+    )
+    if isinstance(hovers, BaseException):
+        raise hovers
+    hidden = sources.hidden
+    assert hidden is not None
+    if isinstance(defined, BaseException):
+        if not isinstance(defined, BridgeError):
+            raise defined
+        why = (
+            f"where it is defined could not be checked ({defined}), and while read rules deny some "
+            "files the lsp tool shows a hover only for names defined in files read may show."
+        )
+    elif any(hidden(sources.named(span[0])[0]) for span in defined.value):
+        why = (
+            "it is defined in a file the read rules deny, and the lsp tool shows no more than read "
+            "would (the server's text would show its signature and docs from there)."
+        )
+    else:
+        text = fmt.hover_text(hovers.value)
+        return _reply([text], {}, 1 if text else 0, hovers, f"No hover information for {subject}.")
+    lines = [f"No hover shown for {subject}: {why}"]
+    return Reply(lines, {"withheld": True}, 0, hovers.complete, list(hovers.notes), True, withheld=True)
+
+
 def _other(call: lsp.CallHierarchyIncomingCall | lsp.CallHierarchyOutgoingCall) -> lsp.CallHierarchyItem:
     """The caller of an incoming call, the callee of an outgoing one."""
     return call.from_ if isinstance(call, lsp.CallHierarchyIncomingCall) else call.to
@@ -341,7 +377,7 @@ def _answer(operation: Operation, sources: Sources, target: Target, reply: Reply
     lines = list(reply.lines)
     if target.note:
         lines.insert(1 if reply.count else 0, f"({target.note}.)")
-    if not reply.count and reply.complete and target.complete:
+    if not reply.count and reply.complete and target.complete and not reply.withheld:
         lines.append(describe_line(sources, target.path, pos.line))
     complete = reply.complete and target.complete
     notes = [*target.notes, *reply.notes]

@@ -239,6 +239,42 @@ async def test_files_the_read_rules_deny_are_not_shown(lsp_harness: MakeHarness)
     assert meta["checked"] == 5 and meta["skipped"] == 1
 
 
+async def test_hover_on_a_name_defined_in_a_denied_file_is_withheld(lsp_harness: MakeHarness) -> None:
+    # Hovering total_area in app.py showed the server's text from pkg/calc.py, which read denies:
+    # its signature (and its docstring, or a constant's value, had it one).
+    h = lsp_harness("py_project")
+    root = h.root
+    h.env.permissions.rules.append(Rule("read", "pkg/calc.py", "deny"))
+    calc = root / "pkg/calc.py"
+    docstring = '    """Secret sauce."""\n    return sum('
+    calc.write_text(calc.read_text().replace("    return sum(", docstring, 1))
+    text, meta = await lsp(h, operation="hover", filePath="app.py", symbol="total_area")
+    assert "Secret sauce" not in text and "def total_area" not in text and "shapes:" not in text
+    assert text.splitlines()[1] == (
+        f"No hover shown for total_area at {at(root, 'app.py', 'total_area')}: it is defined in a file "
+        "the read rules deny, and the lsp tool shows no more than read would (the server's text would "
+        "show its signature and docs from there)."
+    )
+    assert meta["withheld"] and meta["count"] == 0
+    # The module itself (its docstring would show) at a position, and a name used in a call.
+    module = position(root / "app.py", "calc")
+    text, _ = await lsp(
+        h, operation="hover", filePath="app.py", line=module.line + 1, character=module.character + 1
+    )
+    withheld = f"No hover shown for calc at {at(root, 'app.py', 'calc')}: it is defined in a file"
+    assert text.startswith(withheld)
+    call = position(root / "app.py", "total_area", nth=1)
+    text, _ = await lsp(
+        h, operation="hover", filePath="app.py", line=call.line + 1, character=call.character + 1
+    )
+    assert "def total_area" not in text and "read rules deny" in text
+    # Names defined in files read allows are shown as before.
+    text, meta = await lsp(h, operation="hover", filePath="app.py", symbol="Circle")
+    assert "class Circle" in text and "withheld" not in meta
+    text, _ = await lsp(h, operation="hover", filePath="app.py", symbol="main")
+    assert "def main() -> None" in text
+
+
 async def test_source_lines_are_counted_as_lsp_counts_them(lsp_harness: MakeHarness) -> None:
     # A form feed (an old page break) is a line break to str.splitlines, not to LSP: the line
     # shown beside each location must still be the one the server means.
