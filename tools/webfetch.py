@@ -1,7 +1,10 @@
 """The ``webfetch`` tool: fetch one http(s) URL and return it as markdown, plain text or html.
 
-Asks the ``webfetch`` permission for the URL first. The download is bounded (5 MB, at most 120 s,
-10 redirects); cancelling the task (``execute`` does on ``ctx.abort``) closes the connection.
+Asks the ``webfetch`` permission for the URL first. Redirects are followed within the site the
+user allowed (same host and port; http may become https); a redirect to another site is not
+followed but reported, so fetching it is a new call with its own ask. The download is bounded
+(5 MB, at most 120 s, 10 redirects); cancelling the task (``execute`` does on ``ctx.abort``)
+closes the connection.
 HTML is converted with markdownify or a small text extractor; other text passes through; common
 image types come back as an attachment.
 """
@@ -10,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from contextlib import aclosing
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import PurePosixPath
@@ -84,6 +88,8 @@ class Page:
     media_type: str
     charset: str | None
     body: bytes
+    #: Where the server sent us on another site, not followed (the body is then empty).
+    elsewhere: str | None = None
 
 
 class WebFetch(Tool[Params]):
@@ -150,13 +156,40 @@ def _too_large(url: str, size: int, exact: bool) -> str:
     )
 
 
+def _site(url: httpx.URL) -> tuple[str, str, int | None]:
+    return url.scheme, url.host, url.port or (443 if url.scheme == "https" else 80)
+
+
+def _same_site(before: httpx.URL, after: httpx.URL) -> bool:
+    """``after`` is on the site the user allowed for ``before``: the same host and port, or the
+    same host moved from http to https on the default ports."""
+    if _site(before) == _site(after):
+        return True
+    upgrade = ("http", before.host, 80), ("https", before.host, 443)
+    return (_site(before), _site(after)) == upgrade
+
+
+async def _open(client: httpx.AsyncClient, url: str) -> httpx.Response:
+    """The response at the end of ``url``'s redirects within its site, streaming; a redirect to
+    another site comes back unfollowed (``response.next_request`` says where)."""
+    request = client.build_request("GET", url)
+    for _hop in range(MAX_REDIRECTS + 1):
+        response = await client.send(request, stream=True)
+        following = response.next_request
+        if following is None or not _same_site(request.url, following.url):
+            return response
+        await response.aclose()
+        request = following
+    raise httpx.TooManyRedirects("too many redirects", request=request)
+
+
 async def _download(url: str, fmt: Format, timeout: float) -> Page:
     headers = {"User-Agent": USER_AGENT, "Accept": ACCEPT[fmt], "Accept-Language": "en;q=0.9, *;q=0.5"}
-    client = httpx.AsyncClient(
-        headers=headers, timeout=timeout, follow_redirects=True, max_redirects=MAX_REDIRECTS
-    )
+    client = httpx.AsyncClient(headers=headers, timeout=timeout)
     try:
-        async with client, client.stream("GET", url) as response:
+        async with client, aclosing(await _open(client, url)) as response:
+            if response.next_request is not None:
+                return _redirected_elsewhere(url, response)
             _check_status(url, response)
             declared = response.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > MAX_BYTES:
@@ -182,8 +215,6 @@ async def _download(url: str, fmt: Format, timeout: float) -> Page:
         raise ToolError(_timed_out(url, timeout)) from None
     except httpx.TooManyRedirects:
         raise ToolError(f"{url} redirected more than {MAX_REDIRECTS} times; giving up.") from None
-    except httpx.UnsupportedProtocol as error:
-        raise ToolError(f"{url} redirected to a URL webfetch cannot fetch ({error}).") from None
     except httpx.ConnectError as error:
         raise ToolError(
             f"Could not connect to {urlsplit(url).hostname} ({error or type(error).__name__}). "
@@ -193,6 +224,20 @@ async def _download(url: str, fmt: Format, timeout: float) -> Page:
         raise ToolError(f"Fetching {url} failed: {error or type(error).__name__}.") from None
     except httpx.InvalidURL as error:
         raise ToolError(f"{url!r} is not a valid URL ({error}).") from None
+
+
+def _redirected_elsewhere(url: str, response: httpx.Response) -> Page:
+    assert response.next_request is not None
+    return Page(
+        url=url,
+        final_url=str(response.url),
+        status=response.status_code,
+        content_type="",
+        media_type="",
+        charset=None,
+        body=b"",
+        elsewhere=str(response.next_request.url),
+    )
 
 
 def _check_status(url: str, response: httpx.Response) -> None:
@@ -213,7 +258,6 @@ def _check_status(url: str, response: httpx.Response) -> None:
 
 
 async def _result(page: Page, fmt: Format) -> ToolResult:
-    title = f"{page.url} ({page.media_type or 'unknown type'})"
     metadata: dict[str, Any] = {
         "url": page.url,
         "finalUrl": page.final_url,
@@ -222,6 +266,15 @@ async def _result(page: Page, fmt: Format) -> ToolResult:
         "bytes": len(page.body),
         "format": fmt,
     }
+    if page.elsewhere is not None:
+        metadata["redirectTo"] = page.elsewhere
+        output = (
+            f"{page.final_url} redirects (HTTP {page.status}) to another site: {page.elsewhere}\n"
+            "It was not followed. To read it, call webfetch again with that URL "
+            "(the user is asked about the new site)."
+        )
+        return ToolResult(f"{page.url} (redirect to another site)", output, metadata)
+    title = f"{page.url} ({page.media_type or 'unknown type'})"
     kind = _kind(page.media_type, page.body)
     if kind == "image":
         name = PurePosixPath(unquote(urlsplit(page.final_url).path)).name or "image"

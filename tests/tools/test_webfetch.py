@@ -9,9 +9,11 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import httpx
 import pytest
 
 from tools import Outcome, Reply, ToolContext, execute
+from tools.webfetch import _same_site  # pyright: ignore[reportPrivateUsage]
 
 from .conftest import Harness
 
@@ -114,6 +116,15 @@ def _hop(h: Any, s: Server) -> None:
     h.send(301, b"", "text/plain", Location="/page.html")
 
 
+def _elsewhere(h: Any, s: Server) -> None:
+    """To the same server under another name: another site as far as the user's approval goes."""
+    h.send(302, b"", "text/plain", Location=s.url("/page.html").replace("127.0.0.1", "localhost"))
+
+
+def _loop(h: Any, s: Server) -> None:
+    h.send(302, b"", "text/plain", Location="/loop")
+
+
 def _big_declared(h: Any, s: Server) -> None:
     h.send_response(200)
     h.send_header("Content-Type", "text/plain")
@@ -159,6 +170,8 @@ ROUTES: dict[str, Callable[[Any, Server], None]] = {
     "/doc.pdf": _pdf,
     "/redirect": _redirect,
     "/hop": _hop,
+    "/elsewhere": _elsewhere,
+    "/loop": _loop,
     "/big-declared": _big_declared,
     "/big-chunked": _big_chunked,
     "/stall": _stall,
@@ -303,6 +316,42 @@ async def test_redirects_are_followed(harness: Harness, server: Server) -> None:
     assert outcome.result.metadata["finalUrl"] == server.url("/page.html")
     assert outcome.result.output.startswith(f"(Redirected to {server.url('/page.html')})")
     assert "# Main Title" in outcome.result.output
+
+
+async def test_a_redirect_to_another_site_is_reported_not_followed(harness: Harness, server: Server) -> None:
+    url = server.url("/elsewhere")
+    outcome = await fetch(harness, url=url)
+    assert outcome.result is not None, outcome.error
+    assert server.paths == ["/elsewhere"]  # the other site was never asked
+    target = server.url("/page.html").replace("127.0.0.1", "localhost")
+    assert outcome.result.metadata["redirectTo"] == target
+    assert outcome.result.output.startswith(f"{url} redirects (HTTP 302) to another site: {target}\n")
+    assert "call webfetch again with that URL" in outcome.result.output
+    [request] = harness.human.asked
+    assert request.patterns == [url]
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "same"),
+    [
+        ("http://a.example/x", "http://a.example/y?z", True),
+        ("http://a.example/x", "https://a.example/x", True),  # the usual upgrade to https
+        ("https://a.example/x", "http://a.example/x", False),  # a downgrade is another site
+        ("http://a.example:8080/x", "https://a.example/x", False),
+        ("https://a.example/x", "https://a.example:8443/x", False),
+        ("https://a.example/x", "https://b.a.example/x", False),
+        ("https://a.example/x", "https://A.EXAMPLE:443/y", True),
+    ],
+)
+def test_the_site_a_redirect_may_stay_on(before: str, after: str, same: bool) -> None:
+    assert _same_site(httpx.URL(before), httpx.URL(after)) is same
+
+
+async def test_endless_redirects_stop(harness: Harness, server: Server) -> None:
+    url = server.url("/loop")
+    outcome = await fetch(harness, url=url)
+    assert outcome.error == f"{url} redirected more than 10 times; giving up."
+    assert server.paths == ["/loop"] * 11
 
 
 async def test_http_error_names_the_status(harness: Harness, server: Server) -> None:
