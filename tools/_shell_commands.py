@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._arity import always_prefix
+from ._shell_git import git
 from ._shell_paths import PATH_VARIABLES, State, absolute, outside, resolve
 from ._shell_runners import RUNNERS, RUNNING, SESSIONS, Found, runner
 from ._shell_specs import (
     FILE_COMMANDS,
-    GIT_FOLDERS,
     SETTERS,
     SHELLS,
     WRAPPERS,
@@ -38,7 +38,7 @@ from ._shell_specs import (
     hijacks,
     variables,
 )
-from ._shell_words import Parsed, Word, option_value, parse_options
+from ._shell_words import Word, option_value, parse_options
 
 XARGS_INPUT = "(xargs input)"
 #: Tables of what command names run (``BASH_CMDS[NAME]=PATH``, ``BASH_ALIASES[NAME]=CODE``).
@@ -189,6 +189,8 @@ class Commands(ABC):
             return None
         if name in WRAPPERS or name in RUNNING:
             return self._wrapper(name, words, state, stdin, xargs_input)
+        if name == "git":
+            git(self, args, state)
         if name in RUNNERS and (found := runner(name, [w.value for w in words])) is not None:
             return self._runner(found, words, state, stdin, xargs_input)
         if name in SESSIONS:
@@ -221,6 +223,21 @@ class Commands(ABC):
             return False
         self.script(script.value, state)
         return True
+
+    def ssh_option(self, value: Word, state: State) -> None:
+        """``ssh -o KEY=VALUE`` (and scp's, sftp's): ``ProxyCommand``, ``LocalCommand`` and
+        ``KnownHostsCommand`` run here, ``RemoteCommand`` there (as the command would)."""
+        if value.value is None:
+            self._string(Word(value.raw, None), state)
+            return
+        match = re.fullmatch(r"\s*(\w+)\s*(?:=\s*|\s+)(.*)", value.value, re.DOTALL)
+        key = match[1].lower() if match else ""
+        if key in ("proxycommand", "localcommand", "knownhostscommand") and match:
+            self._string(Word(match[2], match[2]), state.fork())
+        elif key == "remotecommand" and match:
+            self.remote += 1
+            self._string(Word(match[2], match[2]), state.fork())
+            self.remote -= 1
 
     def _code(self, name: str, words: list[Word], state: State) -> int | None:
         """``eval ARGS``, ``trap CODE SIGNAL...``, ``alias NAME=CODE``: the code is analyzed as a
@@ -319,11 +336,22 @@ class Commands(ABC):
         if parsed.flags & spec.stops and not inputs:
             return
         for option, index, attached in parsed.values:
+            value = option_value(args, index, attached)
             if option in spec.paths:
-                self.path(option_value(args, index, attached), state)
+                self.path(value, state)
+            elif option in spec.code:  # rsync -e 'ssh -p 22' runs 'ssh -p 22 HOST rsync ...'
+                hosts = [m[1] for v in values if (m := re.match(r"([\w.@-]+):", v or ""))][:1]
+                end = "".join(f" {shlex.quote(host)} {name}" for host in hosts)
+                self._string(
+                    Word(value.raw + end, None if value.value is None else value.value + end), state.fork()
+                )
+            elif option in spec.remote_code:  # rsync --rsync-path: run on the other machine
+                self.remote += 1
+                self._string(value, state.fork())
+                self.remote -= 1
+            elif option in spec.ssh_options:
+                self.ssh_option(value, state)
         operands = [args[i] for i in parsed.operands]
-        if name == "git":
-            self._git(parsed, args, state)
         if spec.operands == "none":
             return
         if spec.operands == "keyed":
@@ -343,26 +371,6 @@ class Commands(ABC):
             self.path(operand, state)
         if xargs_input and spec.operands == "all":
             self.path(Word(XARGS_INPUT, None), state)
-
-    def _git(self, parsed: Parsed, args: list[Word], state: State) -> None:
-        """``git clone URL DIR``, ``git init DIR``, ``git worktree add DIR``: the folders (and local
-        repositories) are checked, from the folder ``-C`` names. Options are not told apart from
-        their values here, which are then checked too (harmless: they resolve inside)."""
-        words = [args[i].value or "" for i in parsed.operands[:2]]
-        skip = 1 if words and words[0] in GIT_FOLDERS else 2 if " ".join(words) in GIT_FOLDERS else 0
-        if not skip:
-            return
-        inner = state.fork()
-        for option, index, attached in parsed.values:
-            if option == "-C":
-                value = option_value(args, index, attached)
-                inner.cwd = resolve(value, inner) or value.raw
-        for item in args[parsed.operands[skip - 1] + 1 :]:
-            value = item.value
-            if value is not None and value.startswith("file://"):
-                self.path(Word(value[7:], value[7:]), inner)
-            elif value is None or not (value.startswith("-") or re.match(r"[\w.@-]+:", value)):
-                self.path(item, inner)  # not an option nor a remote URL
 
 
 def setting(names: list[str]) -> str:

@@ -120,16 +120,72 @@ GDB = Wrapper(
     | _set(
         "--directory -s --s -symbols --symbols -e --e -exec --exec -se --se -data-directory --data-directory"
     ),
+    leading=2,  # gdb PROGRAM [CORE]: without --args, paths it reads
+    leading_paths=True,
     until=_set("--args"),
 )
-GDB_COMMAND_OPTIONS = _set(
-    "-ex --ex -iex --iex -eval-command --eval-command -init-eval-command --init-eval-command"
+#: lldb's options; what follows them is the program and its arguments (after ``--`` too).
+LLDB = Wrapper(
+    _set("-o --one-line -O --one-line-before-file -k --one-line-on-crash -a --arch -p --attach-pid")
+    | _set("-n --attach-name -l --script-language -R --repl-language"),
+    _set("-s --source -S --source-before-file -K --source-on-crash -f --file -c --core -P"),
+    optional=_set("-r --repl"),
+    permute=True,
 )
-#: gdb commands that only run and inspect the program (``print`` and ``call`` can call its functions).
-GDB_INSPECTING = re.compile(
-    r"r|run|start|c|continue|k|kill|q|quit|bt|backtrace|where|bt full|backtrace full|"
-    r"thread apply all (bt|backtrace)( full)?|info \w+( \w+)?|"
-    r"set (pagination|confirm|width|height|print \w+|logging \w+) \w+|(b|br|break|tbreak) [\w:./-]+"
+#: Debuggers: the options giving their own commands, the word after which those end, and the
+#: commands that run a shell (analyzed) or only run and inspect the program (others run code).
+DEBUGGERS: dict[str, tuple[frozenset[str], str, re.Pattern[str], re.Pattern[str]]] = {
+    "gdb": (
+        _set("-ex --ex -iex --iex -eval-command --eval-command -init-eval-command --init-eval-command"),
+        "--args",
+        re.compile(r"\s*(?:shell\s|!)(.*)", re.DOTALL),
+        re.compile(
+            r"r|run|start|c|continue|k|kill|q|quit|bt|backtrace|where|bt full|backtrace full|"
+            r"thread apply all (bt|backtrace)( full)?|info \w+( \w+)?|"
+            r"set (pagination|confirm|width|height|print \w+|logging \w+) \w+|(b|br|break|tbreak) [\w:./-]+"
+        ),
+    ),
+    "lldb": (
+        _set("-o --one-line -O --one-line-before-file -k --one-line-on-crash"),
+        "--",
+        re.compile(r"\s*(?:platform\s+shell(?:\s+(?:-h|--host))?|shell)\s(.*)", re.DOTALL),
+        re.compile(
+            r"r|run|c|continue|process (launch|continue|kill)|k|kill|q|quit|bt( all)?|"
+            r"thread (backtrace|bt)( all)?|thread list|frame variable( \w+)?|image list|"
+            r"(b|br|breakpoint set -[nf]) [\w:./-]+"
+        ),
+    ),
+}
+
+# -- tools that watch or time commands: they run their arguments, sometimes as scripts ------------
+#: hyperfine CMD... runs each with ``sh -c`` (``-S SHELL``; ``-N`` splits it into words, read as a
+#: script all the same), and so do ``--setup``, ``--prepare``, ``--conclude`` and ``--cleanup``.
+_HYPERFINE = Wrapper(
+    _set("-w --warmup -m --min-runs -M --max-runs -r --runs -P --parameter-scan -D --parameter-step-size")
+    | _set("-L --parameter-list --style --sort -u --time-unit -n --command-name --min-benchmarking-time"),
+    _set("--export-asciidoc --export-csv --export-json --export-markdown --export-orgmode --input")
+    | _set("--output"),
+    optional=_set("-i --ignore-failure"),
+    wrapped="scripts",
+    code=_set("-s --setup -p --prepare --conclude -c --cleanup --reference"),
+    shells=_set("-S --shell"),
+    permute=True,
+    unknown=_set("-P --parameter-scan -L --parameter-list"),
+)
+#: watchexec [OPTIONS] [--] CMD...: the words are joined into a script for ``$SHELL -c``
+#: (``--shell SHELL``), or run as a command with ``-n`` (``--shell=none``).
+_WATCHEXEC = Wrapper(
+    _set("-o --on-busy-update -s --signal --stop-signal --stop-timeout --map-signal -d --debounce")
+    | _set("-e --exts -f --filter -j --filter-prog -i --ignore --fs-events --emit-events-to --delay-run")
+    | _set("--timeout --wrap-process --socket -Q --quote --color --completions -E --env"),
+    _set("-w --watch -W --watch-non-recursive -F --watch-file --project-origin --filter-file")
+    | _set("--ignore-file --log-file"),
+    optional=_set("-c --clear --poll -N --notify --log-file"),
+    chdir=_set("--workdir"),
+    wrapped="joined",
+    direct=_set("-n --no-shell"),
+    shells=_set("--shell"),
+    environment=_set("-E --env"),
 )
 
 # -- elsewhere: a container or a pod ------------------------------------------------------------
@@ -201,7 +257,30 @@ _KUBECTL_RUNNER = Runner(
             direct=_set("-f --filename"),  # the pod is in the file
             permute=True,
             elsewhere=True,
-        )
+        ),
+        # kubectl run NAME --image=IMAGE -- CMD: a new pod runs it; debug POD|node/NAME -- CMD
+        "run": Wrapper(
+            _KUBECTL
+            | _set("--image --env --port -l --labels --overrides --restart --image-pull-policy --timeout")
+            | _set("--annotations --pod-running-timeout --serviceaccount --grace-period --field-manager")
+            | _set("-o --output --template --cascade --dry-run"),
+            _KUBECTL_PATHS | _set("-f --filename"),
+            leading=1,
+            permute=True,
+            elsewhere=True,
+        ),
+        "debug": Wrapper(
+            _KUBECTL
+            | _set("--image -c --container --target --copy-to --env --profile --image-pull-policy")
+            | _set("--set-image"),
+            _KUBECTL_PATHS | _set("--custom -f --filename"),
+            leading=1,
+            permute=True,
+            elsewhere=True,
+        ),
+        "rsh": Wrapper(  # oc rsh POD CMD
+            _KUBECTL | _set("-c --container --shell --timeout"), _KUBECTL_PATHS, leading=1, elsewhere=True
+        ),
     },
     _KUBECTL,
     _KUBECTL_PATHS,
@@ -225,6 +304,16 @@ RUNNING: dict[str, Wrapper] = {
     "pnpx": _PNPM_DLX,
     "bunx": _BUNX,
     "gdb": GDB,
+    "lldb": LLDB,
+    "hyperfine": _HYPERFINE,
+    "watchexec": _WATCHEXEC,
+    "entr": Wrapper(joining=_set("-s")),  # entr -s: the first word is a script for $SHELL
+    "nodemon": Wrapper(  # nodemon --exec CMD ARGS: joined into a script; without it, node SCRIPT
+        _set("-w --watch -e --ext -i --ignore -d --delay --signal"),
+        _set("--config"),
+        wrapped="joined",
+        until=_set("-x --exec"),
+    ),
     "strace": Wrapper(
         _set("-e -p -s -u -a -b -E -I -O -P -S -U -X --attach --user --env --string-limit --columns")
         | _set("--trace --signal --status --read --write --fault --inject --trace-path --summary-sort")

@@ -36,9 +36,10 @@ class Wrapper:
     optional: frozenset[str] = frozenset()
     #: Options whose value is the folder the command runs in (``env -C DIR``, ``sudo -D DIR``).
     chdir: frozenset[str] = frozenset()
-    #: What follows: a command, the arguments of a shell (``su USER ARGS`` runs ``sh ARGS``), or
-    #: words joined into a script run with ``sh -c`` (``watch CMD``, ``parallel CMD ::: ARGS``)...
-    wrapped: Literal["command", "shell", "joined"] = "command"
+    #: What follows: a command, the arguments of a shell (``su USER ARGS`` runs ``sh ARGS``),
+    #: words joined into a script run with ``sh -c`` (``watch CMD``, ``parallel CMD ::: ARGS``), or
+    #: scripts, one per word (``hyperfine CMD...``)...
+    wrapped: Literal["command", "shell", "joined", "scripts"] = "command"
     #: ...but a command, with no leading operand, after one of these (``watch -x``, ``runuser -u``).
     direct: frozenset[str] = frozenset()
     #: Options whose value is a script run with ``sh -c`` (``su -c CMD``, ``flock FILE -c CMD``).
@@ -65,6 +66,11 @@ class Wrapper:
     elsewhere: bool = False
     #: Options whose value mounts a path of this machine (``docker run -v SRC:DST``, ``--mount``).
     mounts: frozenset[str] = frozenset()
+    #: Options after which the scripts it runs are unknown (``hyperfine -L NAME VALUES``: ``{NAME}``
+    #: in them is replaced).
+    unknown: frozenset[str] = frozenset()
+    #: Options whose value is ``NAME=VALUE`` in the command's environment (``watchexec -E``).
+    environment: frozenset[str] = frozenset()
 
 
 _SU = _set("-g -G -w --group --supp-group --whitelist-environment")  # su, runuser
@@ -308,6 +314,11 @@ class FileCommand:
     leading_options: bool = False
     #: ``key=PATH`` operands that are paths, for ``operands="keyed"``.
     keys: frozenset[str] = field(default_factory=frozenset[str])
+    #: Options whose value is a command line it runs (``rsync -e CMD``, ``scp -S PROGRAM``)...
+    code: frozenset[str] = frozenset()
+    #: ...or runs on the other machine (``rsync --rsync-path CMD``), or an ssh option (``scp -o``).
+    remote_code: frozenset[str] = frozenset()
+    ssh_options: frozenset[str] = frozenset()
 
 
 _PLAIN = FileCommand()
@@ -350,9 +361,21 @@ FILE_COMMANDS: dict[str, FileCommand] = {
     "install": _COPY,
     "ln": _COPY,
     "rsync": FileCommand(
-        _set("-e --rsh --exclude --include --filter --chmod --chown -f"), _set("--log-file")
+        _set("-e --rsh --exclude --include --filter --chmod --chown -f --rsync-path"),
+        _set("--log-file"),
+        code=_set("-e --rsh"),
+        remote_code=_set("--rsync-path"),
     ),
-    "scp": FileCommand(_set("-P -i -o -c -F -l -J -S")),
+    "scp": FileCommand(
+        _set("-P -c -l -J -o -S -D"), _set("-i -F"), code=_set("-S -D"), ssh_options=_set("-o")
+    ),
+    "sftp": FileCommand(
+        _set("-B -c -J -l -P -R -s -o -S -D"),
+        _set("-i -F -b"),
+        "none",
+        code=_set("-S -D"),
+        ssh_options=_set("-o"),
+    ),
     "chmod": FileCommand(_set(""), _set("--reference"), skip=1, supplied_by=_set("--reference")),
     "chown": _OWNER,
     "chgrp": _OWNER,
@@ -378,7 +401,7 @@ FILE_COMMANDS: dict[str, FileCommand] = {
     "rg": _GREP,
     "find": FileCommand(),  # handled by the analysis itself (start points, -exec, -fprint)
     "git": FileCommand(
-        _set("-c --namespace --exec-path"), _set("-C --git-dir --work-tree"), "none", leading_options=True
+        _set("-c --namespace"), _set("-C --git-dir --work-tree --exec-path"), "none", leading_options=True
     ),
     "make": FileCommand(_set("-j -l -o -W --jobs"), _set("-C -f --directory --file --makefile"), "none"),
     "curl": FileCommand(
@@ -395,6 +418,3 @@ FILE_COMMANDS: dict[str, FileCommand] = {
     "perl": _PERL,
     "ruby": _RUBY,
 }
-
-#: git subcommands whose operands (other than URLs) are folders it creates or reads.
-GIT_FOLDERS = frozenset({"clone", "init", "worktree add"})

@@ -21,12 +21,12 @@ import math
 import os
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ._arity import always_prefix
 from ._shell_commands import Commands
 from ._shell_paths import State, resolve
-from ._shell_runners import GDB_COMMAND_OPTIONS, GDB_INSPECTING, RUNNING, Found
+from ._shell_runners import DEBUGGERS, RUNNING, Found
 from ._shell_specs import PARALLEL_REPLACING, PARALLEL_SOURCES, WRAPPERS, Wrapper, hijacks
 from ._shell_words import MAX_WORDS, Parsed, Word, option_value, parse_options
 
@@ -65,57 +65,84 @@ class Wrappers(Commands):
         spec = spec or WRAPPERS.get(name) or RUNNING[name]
         args = words[offset + 1 :]
         values = [w.value for w in args]
-        end = next((i for i, v in enumerate(values) if v in spec.until), None) if spec.until else len(args)
+        end, first = _until(spec, args) if spec.until else (len(args), [])
         parsed = _parse(spec, values[: len(args) if end is None else end])
         options = self._wrapper_options(name, spec, args, parsed, state)
         if options is None:
             return None
-        inner_state, code, shell, entrypoint = options
-        exact = name == "gdb" and self._gdb(args, state)  # its commands may run anything
+        inner_state, codes, shell, entrypoint, hijack = options
+        exact = name in DEBUGGERS and self._debugger(name, args, state)  # its commands may run anything
+        if spec.until:  # gdb PROGRAM without --args: the paths it reads
+            self._wrapped_start(name, spec, args, parsed, direct=False, state=state)
         if (name == "command" and parsed.flags & {"-v", "-V"}) or end is None:  # gdb without --args
             return None if exact else always_prefix([w.value for w in words])
-        direct = bool(parsed.flags & spec.direct)
+        none = shell is not None and shell.value == "none"  # watchexec --shell=none: no shell
+        shell = None if none else shell
+        direct = bool(parsed.flags & spec.direct) or (none and spec.wrapped == "joined")
         start = (
             end + 1
             if spec.until
             else self._wrapped_start(name, spec, args, parsed, direct=direct, state=state)
         )
-        hijack: list[str] = []
         while spec.assignments and start < len(args) and re.match(r"[^=]+=", values[start] or ""):
             if hijacks((values[start] or "").partition("=")[0]):
                 hijack.append(args[start].shown)
             start += 1
-        if code is None and start + 1 < len(args) and values[start] in spec.code:  # flock FILE -c CMD
-            code, start = args[start + 1], start + 2
+        if not codes and start + 1 < len(args) and values[start] in spec.code:  # flock FILE -c CMD
+            codes, start = [args[start + 1]], start + 2
         wrapped = "command" if direct else "joined" if parsed.flags & spec.joining else spec.wrapped
-        rest = [*entrypoint, *args[start:]]
+        rest = [*entrypoint, *first, *args[start:]]
         if spec.elsewhere:  # its paths are somewhere else: that place is outside
             self._outside("(" + " ".join(w.shown for w in words[: offset + 1 + start]) + ")")
             self.remote += 1
         try:
             if parsed.flags & spec.idle:  # ssh -N: nothing runs there
                 return None
+            if wrapped == "scripts":  # hyperfine CMD...: each a script, and so is each option's
+                unknown = bool(parsed.flags & spec.unknown)  # {NAME} replaced by values
+                for script in [*codes, *(args[i] for i in parsed.operands)]:
+                    known = Word(script.raw, None) if unknown else script
+                    self._shell_script(shell, [known], inner_state, xargs_input, stdin)
+                return None
+            for code in codes[:-1]:  # only the last one runs; the others are read all the same
+                self._string(code, inner_state.fork())
+            code = codes[-1] if codes else None
             shell_runs = wrapped == "shell" or (
                 not rest and (spec.shell or parsed.flags & spec.shell_options)
             )
             if code is not None or shell_runs:
-                arguments = [Word("-c", "-c"), code, *rest] if code is not None else rest
-                if shell is None:  # sh: analyzed without recording a command nobody wrote
-                    self._dispatch("sh", [Word("sh", "sh"), *arguments], inner_state, xargs_input, stdin)
-                else:
-                    self.command([shell, *arguments], inner_state, stdin=stdin)
+                arguments = [code, *rest] if code is not None else rest
+                self._shell_script(shell, arguments, inner_state, xargs_input, stdin, code=code is not None)
                 return None
             if not rest:
                 return always_prefix([w.value for w in words])
             if wrapped == "joined":
-                self._joined(name, rest, parsed, inner_state)
+                self._joined(name, rest, parsed, inner_state, shell=shell, hijack=hijack)
                 return None
             xargs = name == "xargs" or xargs_input
             stdin = None if name == "xargs" else stdin  # xargs gives its command /dev/null
             count = self.command(rest, inner_state, " ".join(hijack), xargs_input=xargs, stdin=stdin)
-            return None if count is None or entrypoint or exact else 1 + offset + start + count
+            return None if count is None or entrypoint or first or exact else 1 + offset + start + count
         finally:
             self.remote -= spec.elsewhere
+
+    def _shell_script(
+        self,
+        shell: Word | None,
+        arguments: list[Word],
+        state: State,
+        xargs_input: bool,
+        stdin: str | None,
+        *,
+        code: bool = True,
+    ) -> None:
+        """A shell running ``arguments``: with ``code``, the first is its ``-c`` script. ``sh`` is
+        analyzed without recording a command nobody wrote; another shell is recorded as run."""
+        arguments = [Word("-c", "-c"), *arguments] if code else arguments
+        if shell is None:
+            self._dispatch("sh", [Word("sh", "sh"), *arguments], state, xargs_input, stdin)
+        else:
+            self.command([shell, *arguments], state, stdin=stdin)
 
     def _runner(
         self, found: Found, words: list[Word], state: State, stdin: str | None, xargs_input: bool
@@ -139,12 +166,13 @@ class Wrappers(Commands):
 
     def _wrapper_options(
         self, name: str, spec: Wrapper, args: list[Word], parsed: Parsed, state: State
-    ) -> tuple[State, Word | None, Word | None, list[Word]] | None:
+    ) -> tuple[State, list[Word], Word | None, list[Word], list[str]] | None:
         """Check the paths a wrapper's options name; returns the state the command runs in, the
-        script an option gives (``su -c CMD``), the shell instead of ``sh`` (``su -s SHELL``) and
-        the program an option puts first (``docker run --entrypoint PROGRAM``), or None when the
-        options were the whole story (``env -S STRING``, ``sudo -e FILE``)."""
-        inner_state, code, shell, entrypoint = state, None, None, list[Word]()
+        scripts options give (``su -c CMD``), the shell instead of ``sh`` (``su -s SHELL``), the
+        program an option puts first (``docker run --entrypoint PROGRAM``) and the variables that
+        change what runs an option sets (``watchexec -E PATH=DIR``), or None when the options were
+        the whole story (``env -S STRING``, ``sudo -e FILE``)."""
+        inner_state, codes, shell, entrypoint, hijack = state, list[Word](), None, list[Word](), list[str]()
         for option, index, attached in parsed.values:
             value = option_value(args, index, attached)
             if option in spec.paths | spec.chdir:
@@ -152,7 +180,11 @@ class Wrappers(Commands):
             if option in spec.chdir:
                 inner_state = _chdir(value, state)
             elif option in spec.code:
-                code = value
+                codes.append(value)
+            elif option in spec.environment and (
+                value.value is None or hijacks(value.value.partition("=")[0])
+            ):
+                hijack.append(value.shown)
             elif option in spec.shells:
                 shell = value
             elif option in spec.mounts:
@@ -160,7 +192,7 @@ class Wrappers(Commands):
             elif option == "--entrypoint" and value.value != "":
                 entrypoint = [value]
             elif name == "ssh" and option == "-o":
-                self._ssh_option(value, state)
+                self.ssh_option(value, state)
             elif name == "env" and option in ("-S", "--split-string"):
                 rest = " ".join(args[i].raw for i in parsed.operands)
                 self._string(
@@ -171,7 +203,7 @@ class Wrappers(Commands):
             for index in parsed.operands:
                 self.path(args[index], state)
             return None
-        return inner_state, code, shell, entrypoint
+        return inner_state, codes, shell, entrypoint, hijack
 
     def _mount(self, option: str, value: Word, state: State) -> None:
         """The path of this machine a container mounts: ``-v SRC:DST[:OPTS]`` (``SRC`` a path, not
@@ -191,41 +223,28 @@ class Wrappers(Commands):
                 Word(source, None if value.value is None else source, tilde=source.startswith("~")), state
             )
 
-    def _ssh_option(self, value: Word, state: State) -> None:
-        """``ssh -o KEY=VALUE``: ``ProxyCommand``, ``LocalCommand`` and ``KnownHostsCommand`` run
-        here, ``RemoteCommand`` there (as the command would)."""
-        if value.value is None:
-            self._string(Word(value.raw, None), state)
-            return
-        match = re.fullmatch(r"\s*(\w+)\s*(?:=\s*|\s+)(.*)", value.value, re.DOTALL)
-        key = match[1].lower() if match else ""
-        if key in ("proxycommand", "localcommand", "knownhostscommand") and match:
-            self._string(Word(match[2], match[2]), state.fork())
-        elif key == "remotecommand" and match:
-            self.remote += 1
-            self._string(Word(match[2], match[2]), state.fork())
-            self.remote -= 1
-
-    def _gdb(self, args: list[Word], state: State) -> bool:
-        """gdb's commands given before ``--args`` (``-ex CMD``, ``--eval-command=CMD``): ``shell
-        CMD`` and ``!CMD`` are scripts; any other but a few that only run and inspect the program
-        (``run``, ``bt``, ``info ...``) can run code (``python``, ``call``, ``print f()``), unknown.
-        True when some command runs more than the program."""
+    def _debugger(self, name: str, args: list[Word], state: State) -> bool:
+        """A debugger's own commands given before the program (``gdb -ex CMD``, ``lldb -o CMD``,
+        ``--eval-command=CMD``; ``_shell_runners.DEBUGGERS``): those running a shell (``shell CMD``,
+        ``!CMD``, ``platform shell CMD``) are scripts; any other but a few that only run and inspect
+        the program (``run``, ``bt``, ``info ...``) can run code (``python``, ``call``, ``print
+        f()``, ``script``), unknown. True when some command runs more than the program."""
+        options, end, shell_command, inspecting = DEBUGGERS[name]
         runs = False
         for index, item in enumerate(args):
             text = item.value or ""
-            if text == "--args":
+            if text == end:
                 break
             option, eq, attached = text.partition("=")
-            if option not in GDB_COMMAND_OPTIONS or not (eq or index + 1 < len(args)):
+            if option not in options or not (eq or index + 1 < len(args)):
                 continue
             command = Word(attached, attached) if eq else args[index + 1]
-            shell = re.match(r"\s*(?:shell\s|!)(.*)", command.value or "", re.DOTALL)
+            shell = shell_command.match(command.value or "")
             if shell:
                 self._string(Word(shell[1], shell[1]), state.fork())
-            elif command.value is None or not GDB_INSPECTING.fullmatch(command.value.strip()):
+            elif command.value is None or not inspecting.fullmatch(command.value.strip()):
                 self._string(Word(command.raw, None), state)
-            runs = runs or not GDB_INSPECTING.fullmatch((command.value or "").strip())
+            runs = runs or not inspecting.fullmatch((command.value or "").strip())
         return runs
 
     def _wrapped_start(
@@ -245,12 +264,30 @@ class Wrappers(Commands):
             start += next((n + 1 for n, w in enumerate(args[start : start + 2]) if w.value == "{"), 0)
         return start
 
-    def _joined(self, name: str, words: list[Word], parsed: Parsed, state: State) -> None:
-        """Words a wrapper joins into a script for ``sh -c`` (``watch CMD``, ``sg GROUP CMD``).
+    def _joined(
+        self,
+        name: str,
+        words: list[Word],
+        parsed: Parsed,
+        state: State,
+        *,
+        shell: Word | None = None,
+        hijack: Sequence[str] = (),
+    ) -> None:
+        """Words a wrapper joins into a script for ``sh -c`` (``watch CMD``, ``sg GROUP CMD``), or
+        for ``shell`` (``watchexec --shell SHELL``), run with the variables ``hijack`` exported
+        (``watchexec -E PATH=DIR``).
         ``parallel TEMPLATE ::: ARGS ...`` runs its template once per combination of arguments,
         each put at its replacement strings (``{}``, ``{1}``, ``{.}``, ...) or appended; without a
         template the arguments are the commands. Arguments read from stdin or files are unknown:
         the template is analyzed on its own, and they count as the outside path ``(parallel input)``."""
+        if hijack:
+            words = [Word(f"export {' '.join(hijack)};", f"export {' '.join(hijack)};"), *words]
+        if shell is not None:
+            raw, text = " ".join(w.raw for w in words), " ".join(w.value or "" for w in words)
+            script = Word(raw, None if None in [w.value for w in words] else text)
+            self.command([shell, Word("-c", "-c"), script], state)
+            return
         cuts = [i for i, w in enumerate(words) if name == "parallel" and w.value in PARALLEL_SOURCES]
         template = words[: cuts[0]] if cuts else words
         raw, text = " ".join(w.raw for w in template), " ".join(w.value or "" for w in template)
@@ -273,6 +310,16 @@ class Wrappers(Commands):
         for run in runs:
             script = _replaced(text, run) if template else " ".join(run)
             self._string(Word(script, script), state.fork())
+
+
+def _until(spec: Wrapper, args: list[Word]) -> tuple[int | None, list[Word]]:
+    """Where the word after which a wrapper's command starts is (``gdb --args``, ``nodemon
+    --exec``), and the command's first word when attached to it (``--exec=CMD``); None: none."""
+    for index, item in enumerate(args):
+        option, eq, attached = (item.value or "").partition("=")
+        if item.value in spec.until or (eq and option.startswith("--") and option in spec.until):
+            return index, [Word(item.raw.partition("=")[2], attached)] if eq else []
+    return None, []
 
 
 def _parse(spec: Wrapper, values: list[str | None]) -> Parsed:

@@ -12,6 +12,7 @@ import psutil
 import pytest
 
 from tools import Outcome, Reply, Rule, ToolContext, execute
+from tools._shell import analyze
 from tools._shell_process import Redactor, choose_shell, secrets
 from tools.bash import Bash
 from tools.context import MetadataSink
@@ -413,3 +414,117 @@ async def test_many_commands_in_parallel_each_get_their_own_output(tmp_path: Pat
     assert [o.result.output if o.result else o.error for o in outcomes] == [
         f"{n}\n\n(exit code 0)" for n in range(8)
     ]
+
+
+# -- analysis only: programs that run their arguments (nothing below is run) ------------------------
+
+
+def _asks(tmp_path: Path, command: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """The outside patterns and the (pattern, always) pairs ``command`` raises, ``{up}`` for the
+    workspace's parent; analyzed, never run."""
+    root = (tmp_path / "ws").resolve()
+    root.mkdir(exist_ok=True)
+    result = analyze(command, root, root)
+    return [p.replace(str(root.parent), "{up}") for p in result.outside], list(dict.fromkeys(result.commands))
+
+
+@pytest.mark.parametrize(
+    ("command", "inner"),
+    [
+        ("hyperfine 'rm ../x'", "rm ../x"),
+        ("hyperfine -N 'rm ../x'", "rm ../x"),
+        ("hyperfine --prepare 'rm ../x' ls", "rm ../x"),
+        ("hyperfine ls -c 'rm ../x'", "rm ../x"),
+        ("hyperfine --conclude 'rm ../x' -s true ls", "rm ../x"),
+        ("entr rm ../x", "rm ../x"),
+        ("entr -s 'rm ../x'", "rm ../x"),
+        ("watchexec -e py -- rm ../x", "rm ../x"),
+        ("watchexec -n rm ../x", "rm ../x"),
+        ("nodemon --exec 'rm ../x'", "rm ../x"),
+        ("nodemon -w src --exec=rm ../x", "rm ../x"),
+        ("lldb -- rm ../x", "rm ../x"),
+        ("lldb -o 'platform shell rm ../x' ./a.out", "rm ../x"),
+        ("rsync -e 'rm ../x' src host:dst", "rm ../x host rsync"),
+        ("rsync --rsh='rm ../x' src host:dst", "rm ../x host rsync"),
+        ("scp -o ProxyCommand='rm ../x' f host:", "rm ../x"),
+        ("sftp -o LocalCommand='rm ../x' host", "rm ../x"),
+        ("git -c core.pager='rm ../x' log", "rm ../x"),
+        ("git -c core.sshCommand='rm ../x' fetch", "rm ../x"),
+        ("git -c Core.Editor='rm ../x' commit", "rm ../x"),
+        ("git -c alias.x='!rm ../x' x", "rm ../x"),
+        ("git -c diff.external='rm ../x' diff", "rm ../x"),
+        ("git -c core.fsmonitor='rm ../x' status", "rm ../x"),
+        ("git -c sequence.editor='rm ../x' rebase -i HEAD~2", "rm ../x"),
+        ("git -c credential.helper='!rm ../x' push", "rm ../x"),
+        ("git -c core.pager='rm ../x' bisect run make", "rm ../x"),
+        ("git rebase --exec 'rm ../x' HEAD~3", "rm ../x"),
+        ("git submodule foreach --recursive 'rm ../x'", "rm ../x"),
+        ("git clone --upload-pack='rm ../x' ../repo", "rm ../x"),
+        ("git config core.pager 'rm ../x'", "rm ../x"),
+    ],
+)
+def test_programs_that_run_their_arguments_are_unwrapped(tmp_path: Path, command: str, inner: str) -> None:
+    """What they run is asked for by its own name, and its paths are checked, so that a rule
+    allowing the outer program (``hyperfine *``, ``git *``) or denying ``rm *`` applies to it."""
+    outside, bash = _asks(tmp_path, command)
+    assert inner in [pattern for pattern, _ in bash], bash
+    assert (inner, "rm *") in bash and "{up}/*" in outside
+
+
+@pytest.mark.parametrize(
+    ("command", "place"),
+    [
+        ("kubectl run web --image=alpine -- rm -rf /", "(kubectl run web --image=alpine --)"),
+        ("kubectl debug -it web --image=busybox -- rm -rf /", "(kubectl debug -it web --image=busybox --)"),
+        ("oc rsh web rm -rf /", "(oc rsh web)"),
+    ],
+)
+def test_pods_a_command_starts_are_asked_as_outside(tmp_path: Path, command: str, place: str) -> None:
+    outside, bash = _asks(tmp_path, command)
+    assert outside == [place] and ("rm -rf /", "rm *") in bash
+
+
+@pytest.mark.parametrize(
+    ("command", "outside", "inner"),
+    [
+        ("hyperfine -L x a,b 'rm {x}'", "'rm {x}'", None),  # {x} is replaced: unknown
+        ("hyperfine -S python 'print(1)'", None, ("python -c 'print(1)'", "python -c 'print(1)'")),
+        ("watchexec --shell=bash 'rm x'", None, ("bash -c 'rm x'", "bash -c 'rm x'")),
+        ("watchexec -n -E PATH=/tmp ls", None, ("PATH=/tmp ls", "PATH=/tmp ls")),
+        ("watchexec --workdir ../w ls", "{up}/*", ("ls", "ls *")),
+        ("lldb -o 'script import os' ./a.out", "'script import os'", ("./a.out", "./a.out *")),
+        ("git -c core.hooksPath=hooks commit", "core.hooksPath=hooks", None),
+        ("git --config-env=core.pager=PAGER log", "core.pager=PAGER", None),
+        ("git -c alias.l='-c core.pager=vim log' l", None, ("vim", "vim *")),
+        ("git --exec-path=../bin svn", "{up}/*", None),
+        ("gdb ../prog", "{up}/*", None),
+    ],
+)
+def test_what_such_programs_run_is_unknown_or_asked_by_its_name(
+    tmp_path: Path, command: str, outside: str | None, inner: tuple[str, str] | None
+) -> None:
+    found, bash = _asks(tmp_path, command)
+    assert outside is None or outside in found, found
+    assert inner is None or inner in bash, bash
+    assert bash[0][1] == bash[0][0] or command.startswith("gdb")  # the outer one exactly
+
+
+@pytest.mark.parametrize(
+    ("command", "always"),
+    [
+        ("gdb ./a.out", "gdb *"),
+        ("lldb -p 1234", "lldb *"),
+        ("nodemon app.js", "nodemon *"),
+        ("git -c color.ui=always log", "git -c color.ui=always log"),
+        ("git -c pager.log=false log", "git -c pager.log=false log"),
+        ("at -l", "at *"),
+    ],
+)
+def test_with_nothing_to_run_the_prefix_is_asked(tmp_path: Path, command: str, always: str) -> None:
+    assert _asks(tmp_path, command) == ([], [(command, always)])
+
+
+def test_rsync_over_ssh_asks_for_the_host(tmp_path: Path) -> None:
+    outside, bash = _asks(tmp_path, "rsync -a -e 'ssh -p 2222' src/ user@host:/b/")
+    assert outside == ["(ssh -p 2222 user@host)"]
+    assert ("ssh -p 2222 user@host rsync", "ssh -p 2222 user@host rsync") in bash
