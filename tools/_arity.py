@@ -93,8 +93,6 @@ ARITY.update(
         "python3 -m": 3,
         "uv run python": 4,
         "uv run python -m": 5,
-        "poetry run python": 4,
-        "poetry run python -m": 5,
         "docker compose exec": 4,
         "docker compose run": 4,
         "docker exec": 3,
