@@ -27,7 +27,7 @@ from typing import Literal
 from lsp_bridge.globs import glob_pattern
 
 from .base import ToolError
-from .context import ToolContext, is_within, real_path
+from .context import ToolContext, is_within, real_path, relative_text, shown_path
 from .permission import PermissionEngine, Rule, evaluate, wildcard_any, wildcard_match
 
 #: Flags every search uses: .gitignore/.ignore are respected even outside a git repository,
@@ -129,7 +129,8 @@ class ReadCheck:
     """
 
     engine: PermissionEngine | None = None  # None: nothing to check
-    #: The real path of the folder rg starts in, workspace-relative, ending in "/" ("" for the root).
+    #: The real path of the folder rg starts in, workspace-relative, ending in "/" ("" for the root),
+    #: as ``os.fsdecode`` gives it (rules see it as ``ToolContext.relative`` shows it).
     prefix: str = ""
     #: How much of each path rg prints stands for that folder (its path argument and a "/").
     strip: int = 0
@@ -166,6 +167,8 @@ class ReadCheck:
             return False
         assert self.candidates is not None
         path = self.prefix + os.fsdecode(name[self.strip :])
+        if not path.isascii():  # as read's rules see it: bytes that are not UTF-8 as \xNN
+            path = shown_path(path)
         if self.candidates.fullmatch(path) is None:
             return True
         rule = evaluate("read", path, self.rules)
@@ -249,9 +252,9 @@ def read_check(ctx: ToolContext, folder: Path, strip: int, contents: bool) -> Re
     real = real_path(folder)
     if is_within(real, ctx.env.output_dir_real):
         return ReadCheck()
-    shown = ctx.relative(real)
+    shown = relative_text(real, ctx.root)
     engine = ctx.env.permissions
-    exempt = evaluate("read", shown, engine.rules)
+    exempt = evaluate("read", shown_path(shown), engine.rules)
     prefix = "" if shown == "." else shown.rstrip("/") + "/"
     return ReadCheck(engine, prefix, strip, contents, exempt)
 
@@ -391,12 +394,20 @@ class DirFd:
 def displayer(folder: Path, relative: Callable[[Path], str]) -> Callable[[bytes], str]:
     """Turns the paths rg prints (relative to ``folder``) into workspace-relative text.
 
-    ``relative`` is ``ctx.relative``, applied once to ``folder`` rather than to every path.
+    ``relative`` is ``ctx.relative``, applied once to ``folder`` rather than to every path; a name
+    that is not plain ASCII goes through it whole, so bytes that are not UTF-8 are shown as
+    ``\\xNN`` (``shown_path``), a form read and the edit tools take back, not as U+FFFD.
     """
     prefix = relative(folder)
-    if os.path.isabs(prefix):
-        return lambda name: os.path.join(prefix, name.decode(errors="replace"))
-    return lambda name: os.path.normpath(os.path.join(prefix, name.decode(errors="replace")))
+    absolute = os.path.isabs(prefix)
+
+    def show(name: bytes) -> str:
+        if name.isascii() and b"\\" not in name:
+            shown = os.path.join(prefix, name.decode())
+            return shown if absolute else os.path.normpath(shown)
+        return relative(Path(os.path.normpath(os.path.join(folder, os.fsdecode(name)))))
+
+    return show
 
 
 def capped_note(shown: int, found: int, noun: str, refine: str) -> str:

@@ -12,6 +12,7 @@ import functools
 import hashlib
 import logging
 import os
+import re
 import time
 import urllib.parse
 from collections.abc import Awaitable, Callable, Coroutine
@@ -150,18 +151,70 @@ def real_path(path: Path) -> Path:
     return Path(real)
 
 
+#: A byte of a file name that is not UTF-8, as ``os.fsdecode`` keeps it: a lone surrogate.
+_UNDECODABLE = re.compile("[\udc80-\udcff]")
+#: ``shown_path``'s escapes: ``\\xNN`` for such a byte (never below 0x80), ``\\\\`` for a backslash.
+_ESCAPE = re.compile(r"\\(\\|x[89a-fA-F][0-9a-fA-F])")
+
+
+def shown_path(text: str) -> str:
+    """A path (as ``os.fsdecode`` gives it) as the model reads and writes it back.
+
+    A file name need not be UTF-8 on Linux (``caf\\xe9.py`` from a Latin-1 system). Its
+    undecodable bytes are lone surrogates in ``str``, which no JSON or UTF-8 carries, and
+    ``decode(errors="replace")`` makes them a U+FFFD that names no file. They are shown as
+    ``\\xNN`` instead, a backslash in such a name as ``\\\\``; ``ToolContext.resolve`` reads
+    the form back. Every other path is returned as it is."""
+    if text.isascii() or _UNDECODABLE.search(text) is None:
+        return text
+    return _UNDECODABLE.sub(lambda m: f"\\x{ord(m.group()) - 0xDC00:02x}", text.replace("\\", "\\\\"))
+
+
+def shown_name(raw: bytes) -> str:
+    """``shown_path`` of a path as bytes (what rg prints)."""
+    return raw.decode() if raw.isascii() else shown_path(os.fsdecode(raw))
+
+
+def _unescaped(path: str, root: Path) -> str | None:
+    """``path`` read as ``shown_path`` writes names that are not UTF-8, when that names a file, or
+    a new file in a folder so named (otherwise its backslashes are something else)."""
+    text = _ESCAPE.sub(lambda m: "\\" if m[1] == "\\" else chr(0xDC00 + int(m[1][1:], 16)), path)
+    try:  # escaped UTF-8 bytes (\\xc3\\xa9) become their character, as the name's own text
+        text = os.fsdecode(os.fsencode(text))
+    except UnicodeError:  # another lone surrogate, sent as \\udXXX in JSON: not a file's name
+        return None
+    whole = os.path.join(root, text)
+    folder = os.path.dirname(text)
+    if os.path.lexists(whole) or (_UNDECODABLE.search(folder) and os.path.isdir(os.path.join(root, folder))):
+        return text
+    return None
+
+
 def _plain(path: str, root: Path) -> str:
-    """``path`` with ``~`` expanded, a ``file://`` URI as its path, and (on POSIX) backslashes
-    as separators unless a file is really named so."""
+    """``path`` with ``~`` expanded, a ``file://`` URI as its path, ``shown_path``'s escapes
+    read back when they name a file, and (on POSIX) other backslashes as separators unless a
+    file is really named so."""
     if path.startswith("~"):
         return os.path.expanduser(path)
     if path.startswith("file://"):
         parsed = urllib.parse.urlsplit(path)
         if parsed.scheme == "file" and parsed.netloc in ("", "localhost"):
-            path = urllib.parse.unquote(parsed.path)
+            path = urllib.parse.unquote(parsed.path, errors="surrogateescape")
     if "\\" in path and os.sep == "/" and not os.path.lexists(os.path.join(root, path)):
+        if "\\x" in path and (named := _unescaped(path, root)) is not None:
+            return named
         path = path.replace("\\", "/")
     return path
+
+
+def relative_text(path: Path, root: Path) -> str:
+    """``ToolContext.relative`` before ``shown_path``: "." for the root itself."""
+    inner, outer = str(path), str(root)
+    if inner == outer:
+        return "."
+    if is_within(path, root):
+        return inner[len(outer) :].lstrip(os.sep)
+    return inner
 
 
 def is_within(path: Path, folder: Path) -> bool:
@@ -309,13 +362,11 @@ class ToolContext:
         return Path(os.path.normpath(os.path.join(self.root, path)))  # join keeps an absolute path
 
     def relative(self, path: Path) -> str:
-        """Workspace-relative text for paths inside the root, absolute text for the rest."""
-        inner, root = str(path), str(self.root)
-        if inner == root:
-            return "."
-        if is_within(path, self.root):
-            return inner[len(root) :].lstrip(os.sep)
-        return inner
+        """Workspace-relative text for paths inside the root, absolute text for the rest; bytes of
+        a name that are not UTF-8 as ``shown_path`` shows them (so permission rules, asks and
+        results all name such a file as the model writes it)."""
+        inner = relative_text(path, self.root)
+        return inner if inner.isascii() else shown_path(inner)
 
     async def authorize(self, path: str, permission: str, title: str) -> Path:
         """Resolve ``path``, ask ``external_directory`` if it leaves the workspace (after ``..`` and

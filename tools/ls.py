@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ._ripgrep import LIMIT, authorize_search, displayer, rg_failure, search_flags, stream_rg
 from .base import Tool, ToolError, ToolResult
-from .context import ToolContext
+from .context import ToolContext, shown_name
 
 #: Folders that are never worth listing (dependencies, caches, build output), besides .gitignore's.
 NOISE = (
@@ -132,7 +132,7 @@ class List(Tool[Params]):
         def consume(lines: list[bytes]) -> None:
             nonlocal folders
             for line in reads.keep(lines):
-                folders += root.add(line.decode(errors="replace").split("/"))
+                folders += root.add(shown_name(line).split("/"))  # not UTF-8: \xNN, as read takes it
 
         ignores = [f"--glob=!{name}/" for name in NOISE] + [f"--glob=!{glob}" for glob in params.ignore or []]
         done = await stream_rg(["--files", *search_flags(), *ignores], folder, ctx.abort, consume)

@@ -18,7 +18,7 @@ from lsp_bridge import BridgeError
 from ._ripgrep import ReadCheck, read_check
 from ._text import BOM, decode
 from .base import Attachment, Tool, ToolError, ToolResult
-from .context import FileStamp, ToolContext, read_file
+from .context import FileStamp, ToolContext, read_file, shown_name, shown_path
 
 MAX_LINE_CHARS = 2000
 MAX_ENTRIES = 500
@@ -174,11 +174,11 @@ def _directory(path: Path, shown: str, reads: ReadCheck) -> ToolResult:
     entries = sorted(os.scandir(path), key=lambda e: (not e.is_dir(), e.name))
     files = set(reads.keep([os.fsencode(e.name) for e in entries if not e.is_dir()]))
     kept = [e for e in entries if e.is_dir() or os.fsencode(e.name) in files]
-    names = [f"{e.name}/" if e.is_dir() else e.name for e in kept]
+    names = [f"{shown_path(e.name)}/" if e.is_dir() else shown_path(e.name) for e in kept]
     body = "\n".join(names[:MAX_ENTRIES]) or "(empty directory)"
     if len(names) > MAX_ENTRIES:
         body += f"\n... and {len(names) - MAX_ENTRIES} more entries (use glob or list to narrow down)"
-    for note in reads.notes("file", "files", os.fsdecode):
+    for note in reads.notes("file", "files", shown_name):
         body += f"\n\n{note}"
     return ToolResult(
         title=f"{shown}/",

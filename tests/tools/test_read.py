@@ -182,6 +182,39 @@ async def test_missing_file_suggests_close_names(harness: Harness) -> None:
     assert nothing.error == "File not found: qqqqqqqq.zzz"
 
 
+async def test_names_that_are_not_utf8_round_trip_through_read_and_edit(harness: Harness) -> None:
+    # A folder listing held lone surrogates ("caf\udce9.py"), which no JSON or UTF-8 carries, and
+    # no way to name such a file back.
+    root = os.fsencode(harness.root)
+    for name in (b"caf\xe9.py", b"back\\slash\xe9.txt"):
+        Path(os.fsdecode(os.path.join(root, name))).write_bytes(b"x = 1\n")
+    listing = await harness.ok("read", {"filePath": "."})
+    assert listing.result is not None
+    assert listing.result.output == "back\\\\slash\\xe9.txt\ncaf\\xe9.py"
+    read = await harness.ok("read", {"filePath": "back\\\\slash\\xe9.txt"})
+    assert read.result is not None and read.result.title == "back\\\\slash\\xe9.txt"
+    # The same file as an absolute path, and as a file:// URI percent-encoding the byte.
+    absolute = await harness.ok("read", {"filePath": f"{harness.root}/caf\\xe9.py"})
+    assert absolute.result is not None and absolute.result.title == "caf\\xe9.py"
+    uri = await harness.ok("read", {"filePath": f"file://{harness.root}/caf%E9.py"})
+    assert uri.result is not None and uri.result.title == "caf\\xe9.py"
+    # Escaped UTF-8 bytes are the character itself (the name permission rules see), and an
+    # escape that names no file is a Windows separator as before.
+    (harness.root / "cr\u00e8me.txt").write_text("y\n")
+    utf8 = await harness.ok("read", {"filePath": "cr\\xc3\\xa8me.txt"})
+    assert utf8.result is not None and utf8.result.title == "cr\u00e8me.txt"
+    (harness.root / "build" / "x86").mkdir(parents=True)
+    (harness.root / "build" / "x86" / "a.txt").write_text("z\n")
+    windows = await harness.ok("read", {"filePath": "build\\x86\\a.txt"})
+    assert windows.result is not None and windows.result.title == "build/x86/a.txt"
+    # The edit tools resolve paths the same way.
+    harness.human.replies = [Reply("once")]
+    await harness.ok("read", {"filePath": "caf\\xe9.py"})
+    edit = await harness.ok("edit", {"filePath": "caf\\xe9.py", "oldString": "x = 1", "newString": "x = 2"})
+    assert edit.result is not None and "caf\\xe9.py" in edit.result.title
+    assert Path(os.fsdecode(os.path.join(root, b"caf\xe9.py"))).read_bytes() == b"x = 2\n"
+
+
 async def test_todos_are_per_session(harness: Harness) -> None:
     todos = [
         {"id": "1", "content": "write tests", "status": "completed"},

@@ -11,7 +11,7 @@ from typing import BinaryIO
 import psutil
 import pytest
 
-from tools import Reply, ToolContext, ToolError, execute
+from tools import Reply, Rule, ToolContext, ToolError, execute
 from tools import _ripgrep as ripgrep
 from tools import glob as glob_tool
 
@@ -343,6 +343,43 @@ async def test_list_subfolder_is_workspace_relative(harness: Harness) -> None:
 
 
 # permissions, errors, cancellation
+
+
+def make(root: Path, name: bytes, text: bytes = b"") -> Path:
+    """A file whose name is any bytes (Linux allows names that are not UTF-8)."""
+    path = Path(os.fsdecode(os.path.join(os.fsencode(root), name)))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text)
+    return path
+
+
+async def test_names_that_are_not_utf8_are_escaped_and_read_takes_them_back(harness: Harness) -> None:
+    # They came out as U+FFFD ("caf\ufffd.py"), which names no file: the model could not read them.
+    root = harness.root
+    make(root, b"caf\xe9.py", b"needle = 1\n")
+    make(root, b"d\xff/x.py", b"needle = 2\n")
+    found = await harness.ok("glob", {"pattern": "**/*.py"})
+    assert found.result is not None
+    assert sorted(paths(found.result.output)) == ["caf\\xe9.py", "d\\xff/x.py"]
+    grep = await harness.ok("grep", {"pattern": "needle"})
+    assert grep.result is not None and "\ufffd" not in grep.result.output
+    assert "caf\\xe9.py:\n  line 1: needle = 1" in grep.result.output
+    assert "d\\xff/x.py:\n  line 1: needle = 2" in grep.result.output
+    listing = await harness.ok("list", {})
+    assert listing.result is not None
+    assert listing.result.output.splitlines()[1:] == ["  d\\xff/", "    x.py", "  caf\\xe9.py"]
+    for name, number in (("caf\\xe9.py", 1), ("d\\xff/x.py", 2)):
+        read = await harness.ok("read", {"filePath": name})
+        assert read.result is not None and read.result.title == name
+        assert read.result.output.startswith(f"     1\tneedle = {number}\n")
+    inside = await harness.ok("grep", {"pattern": "needle", "path": "d\\xff"})
+    assert inside.result is not None and "d\\xff/x.py:" in inside.result.output
+    # A read rule names them as they are shown.
+    harness.env.permissions.rules.append(Rule("read", "d\\xff/*", "deny"))
+    found = await harness.ok("glob", {"pattern": "**/*.py"})
+    assert found.result is not None and paths(found.result.output) == ["caf\\xe9.py"]
+    denied = await harness.call("read", {"filePath": "d\\xff/x.py"})
+    assert denied.error is not None and "d\\xff/x.py" in denied.error
 
 
 @pytest.mark.parametrize(
