@@ -16,7 +16,6 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from lsp_bridge import Span
-from lsp_bridge.documents import uri_to_path
 
 from ._lsp_resolve import Symbol, kind_name
 from ._lsp_source import Sources, from_utf16, shown
@@ -142,12 +141,12 @@ def _rows(files: dict[str, tuple[str, list[str]]], ordered: list[Span]) -> list[
 
 
 def item_line(sources: Sources, item: lsp.CallHierarchyItem) -> str:
-    path = uri_to_path(item.uri)
+    path = sources.named(item.uri)[1]
     return f"{item.name} ({kind_name(item.kind)}) {where(sources, path, item.selection_range.start)}"
 
 
 def item_data(sources: Sources, item: lsp.CallHierarchyItem) -> dict[str, Any]:
-    path = uri_to_path(item.uri)
+    path = sources.named(item.uri)[1]
     start = item.selection_range.start
     return {
         "name": item.name,
@@ -174,7 +173,7 @@ def calls(
     data: list[dict[str, Any]] = []
     for call in found:
         other = call.from_ if isinstance(call, lsp.CallHierarchyIncomingCall) else call.to
-        site_path = uri_to_path(other.uri if incoming else item.uri)
+        site_path = sources.named(other.uri if incoming else item.uri)[1]
         key = (other.name, tuple((r.start.line, r.start.character) for r in call.from_ranges))
         groups.setdefault(key, []).append(other)
         sites[key] = call.from_ranges
@@ -185,13 +184,13 @@ def calls(
                 "fromRanges": [span(sources, site_path, rng) for rng in call.from_ranges],
             }
         )
-    files = {sources.relative(uri_to_path(others[0].uri)) for others in groups.values()}
+    files = {sources.named(others[0].uri)[0] for others in groups.values()}
     head = f"{plural(len(groups), *noun)} in {plural(len(files), 'file')}:" if groups else f"no {noun[1]}"
     lines = [item_line(sources, item), head]
     for key, others in list(groups.items())[:LIMIT]:
         more = f" (and {plural(len(others) - 1, 'other overload')})" if len(others) > 1 else ""
         lines.append(f"  {item_line(sources, others[0])}{more}")
-        site_path = uri_to_path(others[0].uri if incoming else item.uri)
+        site_path = sources.named(others[0].uri if incoming else item.uri)[1]
         for rng in sites[key][:10]:
             lines.append(entry(sources, site_path, rng.start, "      called at "))
         if len(sites[key]) > 10:

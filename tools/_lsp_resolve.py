@@ -18,7 +18,7 @@ from lsprotocol import types as lsp
 from rapidfuzz import fuzz, process
 
 from lsp_bridge import Bridge, BridgeError
-from lsp_bridge.documents import to_utf16, uri_to_path
+from lsp_bridge.documents import to_utf16
 
 from ._lsp_source import KEYWORDS, Name, Sources, from_utf16, names_on, shown
 from .base import ToolError
@@ -179,7 +179,7 @@ async def workspace_symbols(bridge: Bridge, sources: Sources, query: str, near: 
             if isinstance(location, lsp.Location) and sources.shows_uri(location.uri):
                 # (not a bare URI: no server here sends those; nor in a file read rules deny)
                 chain = (*_parts(item.container_name or ""), item.name)
-                symbol = Symbol(chain, item.kind, uri_to_path(location.uri), location.range)
+                symbol = Symbol(chain, item.kind, sources.named(location.uri)[1], location.range)
                 start = name_position(sources, symbol)  # some servers give the whole declaration
                 end = lsp.Position(line=start.line, character=start.character + len(item.name))
                 hits.symbols.append(Symbol(chain, item.kind, symbol.path, lsp.Range(start=start, end=end)))

@@ -12,11 +12,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
 
 from lsp_bridge import Bridge
 from lsp_bridge.documents import uri_to_path
+
+from .context import shown_path
 
 #: Longest source line shown beside a location.
 MAX_SHOWN = 160
@@ -153,9 +156,16 @@ _NAMES: dict[Path, dict[str, tuple[str, Path]]] = {}
 
 @functools.lru_cache(maxsize=_KEPT)
 def _uri_path(uri: str) -> Path:
+    """``uri_to_path``, but a percent-encoded file name that is not UTF-8 (``caf%E9.py``) keeps
+    its bytes (as ``os.fsdecode`` would) instead of becoming a U+FFFD that names no file."""
+    if "%" in uri and uri.startswith("file:"):
+        return Path(unquote(urlparse(uri).path, errors="surrogateescape"))
     return uri_to_path(uri)
 
 
 @functools.lru_cache(maxsize=_KEPT)
 def _relative(root: Path, path: Path) -> str:
-    return os.path.relpath(path, root) if path == root or root in path.parents else str(path)
+    """As ``ToolContext.relative`` names it (the read rules see that text): bytes of a name that
+    are not UTF-8 as ``\\xNN``."""
+    text = os.path.relpath(path, root) if path == root or root in path.parents else str(path)
+    return text if text.isascii() else shown_path(text)

@@ -3,6 +3,7 @@ positions checked against the fixture text, and errors that say what to do."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -336,6 +337,22 @@ async def test_locations_convert_columns_and_clamp_what_the_file_does_not_have(
         (10, 1, 10, 1),
     ]
     assert meta["files"] == 1 and not meta["capped"]
+
+
+async def test_locations_in_files_whose_names_are_not_utf8_name_them_as_read_takes_them(
+    tmp_path: Path, bridge_factory: Callable[..., Bridge]
+) -> None:
+    # A server's "caf%E9.py" came out as "caf\ufffd.py" (no such file), and a read rule naming
+    # the file as the other tools show it ("caf\\xe9.py") did not keep its results out.
+    latin = Path(os.fsdecode(os.path.join(os.fsencode(tmp_path), b"caf\xe9.py")))
+    latin.write_bytes(b"x = 1\n")
+    (tmp_path / "a.py").write_text("x = 2\n")
+    spans = [(latin.as_uri(), 0, 0, 0, 1), ((tmp_path / "a.py").as_uri(), 0, 0, 0, 1)]
+    assert "%E9" in spans[0][0]
+    lines, _ = locations(Sources(tmp_path, bridge_factory(tmp_path)), spans, "use", "uses", "of x")
+    assert lines[-1] == "caf\\xe9.py:1:1  x = 1"
+    sources = Sources(tmp_path, bridge_factory(tmp_path), hidden=lambda shown: shown == "caf\\xe9.py")
+    assert [span for span in spans if sources.shows_uri(span[0])] == spans[1:] and sources.left_out == 1
 
 
 async def test_locations_sort_by_name_even_where_uris_sort_otherwise(
