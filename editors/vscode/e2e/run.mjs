@@ -1,7 +1,9 @@
 // End to end in a real VS Code (code-server, driven by headless Chromium): install lspilot.vsix
 // and the test-only driver extension, open a workspace, let the driver ask, accept the first
 // hunk and reject the second in the review diff, then check the open document, what the model
-// was told, and that following the agent showed the file it read first. Prints the outcome as JSON on the last line; exits non-zero on failure.
+// was told, and that following the agent showed the file it read first. In a second turn the
+// driver types into a.py and at once accepts its review: the model must hear that a.py changed
+// during the review (nothing applied), not an editor failure from a stale version. Prints the outcome as JSON on the last line; exits non-zero on failure.
 //
 // Needs CODE_SERVER (its bin/code-server) and CHROMIUM (a chromium binary): e2e/setup.sh DIR
 // leaves both in DIR (scripts/dev test: .cache/vscode-e2e).
@@ -41,6 +43,9 @@ try {
     { tool_calls: [["read", { filePath: "a.py" }]] },
     { tool_calls: [["write", { filePath: "a.py", content: PROPOSAL }]] },
     { text: "done" },
+    { tool_calls: [["read", { filePath: "a.py" }]] },
+    { tool_calls: [["edit", { filePath: "a.py", oldString: "'circle'", newString: "'round'" }]] },
+    { text: "done again" },
   ]));
   const model = spawn(python, ["-m", "daemon.scripted_model", script], { cwd: repo, stdio: ["pipe", "pipe", "inherit"] });
   children.push(model);
@@ -92,11 +97,15 @@ try {
   await page.goto(`${url}?folder=${encodeURIComponent(ws)}`);
   const result = await written;
   const state = await (await fetch(apiBase.replace(/\/v1$/, "") + "/requests")).json();
-  const told = state.requests.at(-1).messages.filter((m) => m.role === "tool").at(-1)?.content ?? "";
+  // What the model was told last in its 4th request (the write's result) and its 7th (the edit's).
+  const lastTold = (request) => request?.messages.filter((m) => m.role === "tool").at(-1)?.content ?? "";
+  const told = lastTold(state.requests[3]);
+  const toldAgain = lastTold(state.requests[6]);
   const expected = TWO.replace("3.14 * r * r", "undefined_pi * r * r");
   const followed = result.followed?.path.endsWith("/b.py") && result.followed.line === 2;
-  const ok = result.ok && followed && result.text === expected && result.dirty === true && /rejected h2/.test(told);
-  console.log(JSON.stringify({ ok, ...result, told }));
+  const ok = result.ok && followed && result.text === expected && result.dirty === true && /rejected h2/.test(told)
+    && result.typedText === "# mine\n" + expected && /a\.py changed in the editor during the review; nothing was applied/.test(toldAgain);
+  console.log(JSON.stringify({ ok, ...result, told, toldAgain }));
   process.exitCode = ok ? 0 : 1;
 } finally {
   await browser?.close();

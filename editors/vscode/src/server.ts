@@ -1,6 +1,7 @@
 /**
  * Starts `lspilot serve` with vscode-languageclient, restarts it, and exposes it as the core's
  * {@link Rpc}. A daemon that cannot start is one error message with a "Configure" action.
+ * Every answer to the daemon's requests goes after the document changes the client still holds.
  */
 import * as vscode from "vscode";
 import {
@@ -9,6 +10,7 @@ import {
   RevealOutputChannelOn,
   State,
   type LanguageClientOptions,
+  type MessageSignature,
   type ServerOptions,
 } from "vscode-languageclient/node";
 import { LspilotClient, type Handlers } from "./core/client";
@@ -48,6 +50,9 @@ export class Server implements vscode.Disposable {
       initializationOptions: initializationOptions(follow),
       outputChannel: log(),
       revealOutputChannelOn: RevealOutputChannelOn.Never,
+      middleware: {
+        sendNotification: (type, next, params) => (methodOf(type) === FLUSH ? Promise.resolve() : next(type, params)),
+      },
     };
     // The id "lspilot" makes the client read `lspilot.trace.server`.
     const client = new LanguageClient("lspilot", "lspilot", serverOptions, clientOptions);
@@ -108,6 +113,31 @@ export class Server implements vscode.Disposable {
   }
 }
 
+/**
+ * A notification that never leaves the extension (the middleware drops it). Sending it is what
+ * makes vscode-languageclient deliver the `didChange`s it holds back first: it batches them for up
+ * to 250 ms, and flushes them before each request or notification it sends, but not before the
+ * answer to a request of the daemon's.
+ */
+const FLUSH = "lspilot/flushDocumentChanges";
+
+function methodOf(type: string | MessageSignature): string {
+  return typeof type === "string" ? type : type.method;
+}
+
+/**
+ * Deliver the document changes the client holds back. A review's answer must not overtake them:
+ * the user who types in the file under review and accepts at once has the daemon judge the accept
+ * against the text they typed (it is told the file changed), not the text before.
+ */
+async function flushDocumentChanges(client: LanguageClient): Promise<void> {
+  try {
+    await client.sendNotification(FLUSH);
+  } catch (error) {
+    log().warn(`could not deliver the pending document changes: ${String(error)}`); // the client stopped
+  }
+}
+
 function rpcOf(client: LanguageClient): Rpc {
   return {
     // Never pass an undefined token: vscode-jsonrpc would send [params, null] as the params.
@@ -115,7 +145,12 @@ function rpcOf(client: LanguageClient): Rpc {
       token === undefined
         ? client.sendRequest(method, params)
         : client.sendRequest(method, params, token as vscode.CancellationToken),
-    onRequest: (method, handler) => client.onRequest(method, (params: unknown, token: vscode.CancellationToken) => handler(params, token)),
+    onRequest: (method, handler) =>
+      client.onRequest(method, async (params: unknown, token: vscode.CancellationToken) => {
+        const answer = await handler(params, token);
+        await flushDocumentChanges(client);
+        return answer;
+      }),
     onNotification: (method, handler) => client.onNotification(method, (params: unknown) => handler(params)),
   };
 }

@@ -1,20 +1,22 @@
 // Test-only: drives the installed lspilot extension through its public commands, like a user,
 // when LSPILOT_E2E_OUT is set. Opens a.py, asks, notes where following the agent showed b.py,
-// accepts the first hunk and rejects the second in the review diff, then writes what happened to
-// $LSPILOT_E2E_OUT.
+// accepts the first hunk and rejects the second in the review diff; asks again, types a line into
+// a.py while its next review is open and at once accepts that review's hunk; then writes what
+// happened to $LSPILOT_E2E_OUT.
 const fs = require("node:fs");
 const vscode = require("vscode");
 
-function proposalEditor() {
-  return vscode.window.visibleTextEditors.find((e) => e.document.uri.scheme === "lspilot-proposal");
+function proposalEditor(skip) {
+  return vscode.window.visibleTextEditors.find((e) => e.document.uri.scheme === "lspilot-proposal" && e.document.uri.path !== skip);
 }
 
-function untilReview() {
+/** The review diff's proposed side once it is shown (`skip`: the path of one already answered). */
+function untilReview(skip) {
   return new Promise((resolve) => {
-    const found = proposalEditor();
+    const found = proposalEditor(skip);
     if (found) return resolve(found);
     const sub = vscode.window.onDidChangeVisibleTextEditors(() => {
-      const editor = proposalEditor();
+      const editor = proposalEditor(skip);
       if (editor) {
         sub.dispose();
         resolve(editor);
@@ -58,7 +60,21 @@ async function drive(out) {
     await asking;
     for (const listener of following) listener.dispose();
     steps.push("turn ended");
-    report(out, { ok: true, steps, followed, text: document.getText(), dirty: document.isDirty });
+    const text = document.getText();
+    // The user types in the file under review and accepts at once: vscode-languageclient holds
+    // that didChange back (up to 250 ms), and the daemon must judge the accept on the new text.
+    const again = vscode.commands.executeCommand("lspilot.ask", { prompt: "once more" });
+    const second = await untilReview(editor.document.uri.path);
+    steps.push(`second review shown: ${second.document.uri.path}`);
+    await vscode.window.showTextDocument(second.document, { viewColumn: second.viewColumn });
+    const typed = new vscode.WorkspaceEdit();
+    typed.insert(document.uri, new vscode.Position(0, 0), "# mine\n");
+    if (!(await vscode.workspace.applyEdit(typed))) throw new Error("could not type into a.py");
+    await vscode.commands.executeCommand("lspilot.acceptHunk");
+    steps.push("typed into a.py, accepted h1");
+    await again;
+    steps.push("second turn ended");
+    report(out, { ok: true, steps, followed, text, dirty: document.isDirty, typedText: document.getText() });
   } catch (error) {
     report(out, { ok: false, steps, error: String((error && error.stack) || error) });
   }
