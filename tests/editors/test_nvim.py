@@ -445,6 +445,29 @@ def test_an_answer_right_after_typing_is_judged_on_the_typed_text(
     assert "from a import area  # typed" in tool_results(fake)[-1], tool_results(fake)
 
 
+@pytest.mark.parametrize("rename", ["saveas", "file"])
+def test_renaming_a_reviewed_buffer_ends_its_review_and_tells_the_model(
+    editor: Editor, fake: ScriptedModel, workspace: Path, rename: str
+) -> None:
+    # The review is about a.py; the buffer now shows shapes.py (written by :saveas, or only named
+    # by :file). Nothing is applied to either, the marks and keys go, and both user and model hear.
+    read_then(fake, "a.py", ("edit", {"filePath": "a.py", "oldString": "3.14", "newString": "22 / 7"}), "ok")
+    editor.ask("approximate pi")
+    editor.pending(1)
+    editor.lua(f"vim.cmd('{rename} shapes.py')")
+    assert editor.finished() == "end"
+    told = tool_results(fake)[-1]
+    assert "a.py was renamed to shapes.py in the editor during the review" in told, told
+    assert "nothing was applied" in told
+    assert editor.lua("return #require('lspilot').pending()") == 0
+    assert editor.lua(EXTMARKS, "shapes.py") == []
+    assert editor.lua("return vim.fn.maparg(']h', 'n', false, true).buffer") is None
+    assert editor.buffer("shapes.py") == TWO_FUNCTIONS.splitlines()
+    assert editor.lua("return vim.fn.bufloaded('a.py')") == 0  # not loaded again by an applied edit
+    assert (workspace / "a.py").read_text() == TWO_FUNCTIONS
+    editor.until(MESSAGES_HAS, "a.py is now shapes.py: its review ended")
+
+
 def test_a_permission_prompt_is_answered_through_vim_ui_select(editor: Editor, fake: ScriptedModel) -> None:
     read_env = Turn(tool_calls=[("read", {"filePath": ".env"})])
     fake.turns.extend([read_env, Turn(text="read it"), read_env, Turn(text="understood")])

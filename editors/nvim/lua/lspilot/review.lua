@@ -405,6 +405,29 @@ vim.api.nvim_create_autocmd('BufReadPost', {
   end),
 })
 
+--- A reviewed buffer renamed (`:saveas`, `:file`) no longer shows the file its review is about:
+--- the review ends with nothing applied, and the user and the agent are told the new name.
+--- Applying to the old path would write a file the user left; applying to the renamed buffer would
+--- change a file the agent never proposed to change (and the protocol cannot move a proposal).
+vim.api.nvim_create_autocmd('BufFilePost', {
+  group = group,
+  callback = util.protect('ending the review of a renamed buffer', function(ev)
+    local name = vim.api.nvim_buf_get_name(ev.buf)
+    for _, p in ipairs(vim.list_slice(M.proposals)) do -- a copy: remove() edits the list
+      local old = vim.uri_to_fname(p.uri)
+      if p.buf == ev.buf and not p.unloaded and vim.fn.resolve(old) ~= vim.fn.resolve(name) then
+        local from = vim.fn.fnamemodify(old, ':.')
+        local to = name == '' and 'a buffer without a name' or vim.fn.fnamemodify(name, ':.')
+        local why = '%s was renamed to %s in the editor during the review, which ended it; nothing was applied.'
+        remove(p)
+        p.answer({ decision = 'reject', feedback = why:format(from, to) })
+        local said = '%s is now %s: its review ended, nothing was applied (the agent is told)'
+        util.notify(said:format(from, to), vim.log.levels.WARN)
+      end
+    end
+  end),
+})
+
 M.namespace = ns
 
 return M
