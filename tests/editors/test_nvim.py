@@ -439,7 +439,9 @@ def test_an_answer_right_after_typing_is_judged_on_the_typed_text(
     fake.turns.extend([Turn(tool_calls=[("read", {"filePath": "b.py"})]), Turn(text="ok")])
     editor.lua("vim.cmd('split b.py'); vim.cmd('wincmd p')")
     editor.until("#vim.lsp.get_clients({name = 'lspilot', bufnr = vim.fn.bufnr('b.py')}) == 1")
-    editor.lua("vim.api.nvim_buf_set_lines(vim.fn.bufnr('b.py'), 0, 1, false, {'from a import area  # typed'})")
+    editor.lua(
+        "vim.api.nvim_buf_set_lines(vim.fn.bufnr('b.py'), 0, 1, false, {'from a import area  # typed'})"
+    )
     editor.ask("what does b.py import?")
     assert editor.finished() == "end"
     assert "from a import area  # typed" in tool_results(fake)[-1], tool_results(fake)
@@ -750,7 +752,9 @@ def test_a_turn_of_another_session_runs_on_outside_the_chat_and_cancel_reaches_i
         """,
         older,
     )
-    editor.lua("require('lspilot').ask('read .env', {new_session = true, on_done = function(_, r) _G.other = r end})")
+    editor.lua(
+        "require('lspilot').ask('read .env', {new_session = true, on_done = function(_, r) _G.other = r end})"
+    )
     editor.until("_G.prompted")  # the new session's turn waits for the user
     editor.lua("_G.picked = nil; require('lspilot').sessions(function(id) _G.picked = id end)")
     editor.until("_G.picked ~= nil")  # ...who looks at the older session meanwhile
