@@ -25,15 +25,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._arity import always_prefix
+from ._shell_files import FILE_COMMANDS, FileCommand
 from ._shell_git import git
 from ._shell_paths import PATH_VARIABLES, State, absolute, outside, resolve
 from ._shell_runners import RUNNERS, RUNNING, SESSIONS, Found, runner
 from ._shell_specs import (
-    FILE_COMMANDS,
     SETTERS,
     SHELLS,
     WRAPPERS,
-    FileCommand,
     Form,
     hijacks,
     variables,

@@ -5,34 +5,24 @@ that does (``run``, ``exec``, ``x``, ``record``) is read as a ``_shell_specs.Wra
 what it runs is analyzed as if run directly. The options before the subcommand are skipped, and
 the paths they name checked (``uv --directory DIR``, which the command then runs in). A runner
 can hold another (``docker compose exec``, ``git bisect run``). Some run what follows elsewhere
-(``Wrapper.elsewhere``: ``docker exec``, ``kubectl exec``): its paths are not this machine's, and
-the place counts as outside. ``runner`` finds the subcommand; ``_shell_wrappers`` analyzes it.
+(``Wrapper.elsewhere``: ``docker exec``, ``kubectl exec``, in ``_shell_remote.py``): its paths are
+not this machine's, and the place counts as outside. ``runner`` finds the subcommand;
+``_shell_wrappers`` analyzes it. ``RUNNING`` has the programs that run their arguments without a
+subcommand (``npx``, ``gdb``, ``hyperfine``, ``ssh``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
-from ._shell_specs import Wrapper
+from ._shell_remote import COMPOSE, DOCKER, KUBECTL, SSH
+from ._shell_specs import Runner, Wrapper
 from ._shell_words import Parsed, parse_options
 
 
 def _set(text: str) -> frozenset[str]:
     return frozenset(text.split())
-
-
-@dataclass(frozen=True)
-class Runner:
-    #: Its subcommands that run a command, or hold more subcommands.
-    commands: Mapping[str, Wrapper | Runner]
-    #: Options before the subcommand that take a value...
-    values: frozenset[str] = frozenset()
-    #: ...a path it reads or writes...
-    paths: frozenset[str] = frozenset()
-    #: ...or the folder it runs in, and so does the command (``uv --directory DIR``).
-    chdir: frozenset[str] = frozenset()
 
 
 #: The runners passed through, each with the index of its word and its options; the subcommand's
@@ -188,115 +178,6 @@ _WATCHEXEC = Wrapper(
     environment=_set("-E --env"),
 )
 
-# -- elsewhere: a container or a pod ------------------------------------------------------------
-_DOCKER = _set("-H --host -c --context -l --log-level")
-_DOCKER_PATHS = _set("--config --tlscacert --tlscert --tlskey")
-_CONTAINER_EXEC = Wrapper(
-    _set("-e --env -u --user -w --workdir --detach-keys"), _set("--env-file"), leading=1, elsewhere=True
-)
-_CONTAINER_RUN = Wrapper(
-    _set(
-        "-a --attach --add-host --annotation --blkio-weight --blkio-weight-device --cap-add --cap-drop "
-        "--cgroup-parent --cgroupns --cpu-period --cpu-quota --cpu-rt-period --cpu-rt-runtime -c "
-        "--cpu-shares --cpus --cpuset-cpus --cpuset-mems --detach-keys --device --device-cgroup-rule "
-        "--device-read-bps --device-read-iops --device-write-bps --device-write-iops --dns --dns-option "
-        "--dns-search --domainname --entrypoint -e --env --expose --gpus --group-add --health-cmd "
-        "--health-interval --health-retries --health-start-period --health-timeout -h --hostname --ip "
-        "--ip6 --ipc --isolation --kernel-memory -l --label --link --link-local-ip --log-driver "
-        "--log-opt --mac-address -m --memory --memory-reservation --memory-swap --memory-swappiness "
-        "--name --network --net --network-alias --oom-score-adj --pid --pids-limit --platform -p "
-        "--publish --pull --restart --runtime --security-opt --shm-size --stop-signal --stop-timeout "
-        "--storage-opt --sysctl --tmpfs --ulimit -u --user --userns --uts --volume-driver "
-        "--volumes-from -w --workdir --arch --os --variant --secret --pod --hooks-dir --uidmap --gidmap"
-    ),
-    _set("--env-file --label-file --cidfile --pidfile --iidfile"),
-    leading=1,
-    elsewhere=True,
-    mounts=_set("-v --volume --mount"),
-)
-_COMPOSE = Runner(
-    {
-        "exec": Wrapper(
-            _set("-e --env -u --user -w --workdir --index"),
-            leading=1,
-            elsewhere=True,
-        ),
-        "run": Wrapper(
-            _set("-e --env -u --user -w --workdir -l --label --name -p --publish --entrypoint --cap-add")
-            | _set("--cap-drop --pull"),
-            leading=1,
-            elsewhere=True,
-            mounts=_set("-v --volume"),
-        ),
-    },
-    _set("-p --project-name --profile --ansi --progress --parallel"),
-    _set("-f --file --env-file"),
-    _set("--project-directory"),
-)
-_DOCKER_RUNNER = Runner(
-    {
-        "exec": _CONTAINER_EXEC,
-        "run": _CONTAINER_RUN,
-        "container": Runner({"exec": _CONTAINER_EXEC, "run": _CONTAINER_RUN}),
-        "compose": _COMPOSE,
-    },
-    _DOCKER,
-    _DOCKER_PATHS,
-)
-_KUBECTL = _set(
-    "-n --namespace --context --cluster --user -s --server --token --as --as-group --as-uid "
-    "--request-timeout -v --tls-server-name --username --password"
-)
-_KUBECTL_PATHS = _set("--kubeconfig --certificate-authority --client-certificate --client-key --cache-dir")
-_KUBECTL_RUNNER = Runner(
-    {
-        "exec": Wrapper(
-            _KUBECTL | _set("-c --container --pod-running-timeout"),
-            _KUBECTL_PATHS | _set("-f --filename"),
-            leading=1,
-            direct=_set("-f --filename"),  # the pod is in the file
-            permute=True,
-            elsewhere=True,
-        ),
-        # kubectl run NAME --image=IMAGE -- CMD: a new pod runs it; debug POD|node/NAME -- CMD
-        "run": Wrapper(
-            _KUBECTL
-            | _set("--image --env --port -l --labels --overrides --restart --image-pull-policy --timeout")
-            | _set("--annotations --pod-running-timeout --serviceaccount --grace-period --field-manager")
-            | _set("-o --output --template --cascade --dry-run"),
-            _KUBECTL_PATHS | _set("-f --filename"),
-            leading=1,
-            permute=True,
-            elsewhere=True,
-        ),
-        "debug": Wrapper(
-            _KUBECTL
-            | _set("--image -c --container --target --copy-to --env --profile --image-pull-policy")
-            | _set("--set-image"),
-            _KUBECTL_PATHS | _set("--custom -f --filename"),
-            leading=1,
-            permute=True,
-            elsewhere=True,
-        ),
-        "rsh": Wrapper(  # oc rsh POD CMD
-            _KUBECTL | _set("-c --container --shell --timeout"), _KUBECTL_PATHS, leading=1, elsewhere=True
-        ),
-    },
-    _KUBECTL,
-    _KUBECTL_PATHS,
-)
-
-_SSH = Wrapper(
-    _set("-B -b -c -D -e -I -J -L -l -m -O -o -p -Q -R -S -W -w"),
-    _set("-E -F -i"),
-    leading=1,
-    wrapped="joined",  # ssh joins the words for the shell on the other side
-    shell=True,
-    again=True,
-    idle=_set("-N -W -O"),
-    elsewhere=True,
-)
-
 #: Programs that run their arguments as a command (``_shell_specs.WRAPPERS`` has more).
 RUNNING: dict[str, Wrapper] = {
     "uvx": _UVX,
@@ -324,7 +205,7 @@ RUNNING: dict[str, Wrapper] = {
         ),
     ),
     "ltrace": Wrapper(_set("-a -A -D -e -n -p -s -u -w -x"), _set("-o -F -l --output --config --library")),
-    "ssh": _SSH,
+    "ssh": SSH,
     "nix-shell": Wrapper(  # nix-shell [PATH | -p PACKAGES] --run CMD
         _set("-I -A --attr --arg --argstr --option -j --max-jobs --cores"),
         leading=1 << 16,
@@ -392,10 +273,10 @@ RUNNERS: dict[str, Runner] = {
         _set("--git-dir --work-tree --exec-path"),
         _set("-C"),
     ),
-    "docker": _DOCKER_RUNNER,
-    "podman": _DOCKER_RUNNER,
-    "docker-compose": _COMPOSE,
-    "podman-compose": _COMPOSE,
-    "kubectl": _KUBECTL_RUNNER,
-    "oc": _KUBECTL_RUNNER,
+    "docker": DOCKER,
+    "podman": DOCKER,
+    "docker-compose": COMPOSE,
+    "podman-compose": COMPOSE,
+    "kubectl": KUBECTL,
+    "oc": KUBECTL,
 }

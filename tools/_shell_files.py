@@ -1,0 +1,145 @@
+"""Commands that read or change the paths among their arguments: ``rm``, ``cp``, ``cat``, ``tar``, ...
+
+A ``FileCommand`` names which of its options and operands are paths (``tar -f FILE``, ``grep
+PATTERN FILE...``, ``dd of=FILE``), checked against the workspace by ``_shell_commands``; some of
+their options run a program (``rsync -e CMD``) or a script. Their options are read by
+``_shell_words.parse_options``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+
+def _set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+Operands = Literal["all", "first", "keyed", "none"]
+
+
+@dataclass(frozen=True)
+class FileCommand:
+    #: Options followed by a value that is not a path.
+    values: frozenset[str] = frozenset()
+    #: Options followed by a path.
+    paths: frozenset[str] = frozenset()
+    #: Which operands are paths: all, the first (an interpreter's script), ``key=PATH`` (dd), none.
+    operands: Operands = "all"
+    #: Leading operands that are not paths (``grep PATTERN``, ``chmod MODE``, ``sed SCRIPT``)...
+    skip: int = 0
+    #: ...unless one of these options supplied them (``grep -e PATTERN``, ``sed -e SCRIPT``).
+    supplied_by: frozenset[str] = frozenset()
+    #: Options after which no operand is a path (``python -c CODE``, ``node -e CODE``)...
+    stops: frozenset[str] = frozenset()
+    #: ...unless one of these made every operand a file to read or edit (``perl -pi -e CODE F``).
+    inputs: frozenset[str] = frozenset()
+    #: Options are only read before the first operand (``git -C DIR log``).
+    leading_options: bool = False
+    #: ``key=PATH`` operands that are paths, for ``operands="keyed"``.
+    keys: frozenset[str] = field(default_factory=frozenset[str])
+    #: Options whose value is a command line it runs (``rsync -e CMD``, ``scp -S PROGRAM``)...
+    code: frozenset[str] = frozenset()
+    #: ...or runs on the other machine (``rsync --rsync-path CMD``), or an ssh option (``scp -o``).
+    remote_code: frozenset[str] = frozenset()
+    ssh_options: frozenset[str] = frozenset()
+
+
+_PLAIN = FileCommand()
+_GREP = FileCommand(
+    _set("-m -A -B -C -d -D --max-count --context --after-context --before-context --color --label")
+    | _set("-g -t -T -j -M -E --glob --type --type-not --threads --max-columns --engine --sort"),
+    _set("-f --file"),
+    skip=1,
+    supplied_by=_set("-e -f --regexp --file"),
+)
+_INTERPRETER = FileCommand(
+    _set("-W -X -O --check-hash-based-pycs -r --require --import"),
+    operands="first",
+    stops=_set("-c -m -e -p -E --eval --print --command"),
+)
+#: perl and ruby: ``-n``/``-p`` read every operand as input, ``-i`` edits them in place.
+_PERL = FileCommand(_set("-e -E -I"), operands="first", stops=_set("-e -E"), inputs=_set("-n -p -i"))
+_RUBY = FileCommand(
+    _set("-e -I -r -E -F --encoding"), _set("-C"), "first", stops=_set("-e"), inputs=_set("-n -p -i")
+)
+_OWNER = FileCommand(_set("--from"), _set("--reference"), skip=1, supplied_by=_set("--reference"))
+_COPY = FileCommand(_set("-S --suffix -m --mode -o --owner -g --group"), _set("-t --target-directory"))
+
+FILE_COMMANDS: dict[str, FileCommand] = {
+    **dict.fromkeys(
+        _set(
+            "rm rmdir mkdir touch cat tac less more unlink shred stat file wc du ls ll nl od xxd sudoedit "
+            "hexdump strings readlink realpath md5sum sha1sum sha256sum sha512sum cksum tee "
+            "diff cmp source . vim vi nano emacs code open xdg-open"
+        ),
+        _PLAIN,
+    ),
+    "head": FileCommand(_set("-n -c --lines --bytes")),
+    "tail": FileCommand(_set("-n -c --lines --bytes -s --sleep-interval --pid")),
+    "sort": FileCommand(_set("-k -t -S -T --key --field-separator --buffer-size"), _set("-o --output")),
+    "uniq": FileCommand(_set("-f -s -w")),
+    "cut": FileCommand(_set("-b -c -d -f --bytes --characters --delimiter --fields")),
+    "cp": _COPY,
+    "mv": _COPY,
+    "install": _COPY,
+    "ln": _COPY,
+    "rsync": FileCommand(
+        _set("-e --rsh --exclude --include --filter --chmod --chown -f --rsync-path"),
+        _set("--log-file"),
+        code=_set("-e --rsh"),
+        remote_code=_set("--rsync-path"),
+    ),
+    "scp": FileCommand(
+        _set("-P -c -l -J -o -S -D"), _set("-i -F"), code=_set("-S -D"), ssh_options=_set("-o")
+    ),
+    "sftp": FileCommand(
+        _set("-B -c -J -l -P -R -s -o -S -D"),
+        _set("-i -F -b"),
+        "none",
+        code=_set("-S -D"),
+        ssh_options=_set("-o"),
+    ),
+    "chmod": FileCommand(_set(""), _set("--reference"), skip=1, supplied_by=_set("--reference")),
+    "chown": _OWNER,
+    "chgrp": _OWNER,
+    "truncate": FileCommand(_set("-s --size"), _set("-r --reference")),
+    "dd": FileCommand(operands="keyed", keys=_set("if of")),
+    "tar": FileCommand(
+        _set("-b -H -K -N -V --format --exclude --transform --blocking-factor --owner --group"),
+        _set("-f -C -T -X --file --directory --files-from --exclude-from -g --listed-incremental"),
+    ),
+    "unzip": FileCommand(_set("-x -P"), _set("-d"), operands="first"),
+    "zip": FileCommand(_set("-x -i -P -n -t -tt")),
+    "gzip": _PLAIN,
+    "gunzip": _PLAIN,
+    "sed": FileCommand(
+        _set("-l --line-length"), _set("-f --file"), skip=1, supplied_by=_set("-e -f --expression --file")
+    ),
+    "awk": FileCommand(
+        _set("-F -v --assign --field-separator"), _set("-f --file"), skip=1, supplied_by=_set("-f --file")
+    ),
+    "grep": _GREP,
+    "egrep": _GREP,
+    "fgrep": _GREP,
+    "rg": _GREP,
+    "find": FileCommand(),  # handled by the analysis itself (start points, -exec, -fprint)
+    "git": FileCommand(
+        _set("-c --namespace"), _set("-C --git-dir --work-tree --exec-path"), "none", leading_options=True
+    ),
+    "make": FileCommand(_set("-j -l -o -W --jobs"), _set("-C -f --directory --file --makefile"), "none"),
+    "curl": FileCommand(
+        _set("-d -H -X -u -A -e -m -w --data --header --request --user"),
+        _set("-o -K -T -c -b --output --config --upload-file --cookie-jar --output-dir"),
+        "none",
+    ),
+    "wget": FileCommand(
+        _set("-U -t -T --user-agent --tries --timeout"),
+        _set("-O -P -o -a --output-document --directory-prefix --output-file"),
+        "none",
+    ),
+    **dict.fromkeys(_set("python python3 node bash sh zsh dash deno bun tsx ts-node"), _INTERPRETER),
+    "perl": _PERL,
+    "ruby": _RUBY,
+}
