@@ -70,6 +70,9 @@ class TurnResult:
 @dataclass
 class Retry:
     attempts: int = 6
+    #: Attempts in all when the connection is refused (nothing listens at the address): one quick
+    #: retry for a server that is restarting, then the user hears of it instead of waiting ~30 s.
+    refused_attempts: int = 2
     base_delay: float = 1.0
     max_delay: float = 30.0
     #: A longer Retry-After from the provider ends the turn (with how long it asked for) instead.
@@ -198,7 +201,8 @@ class Loop:
                     raise TurnFailed(
                         f"The model call failed: {describe(error)} (this turn alone is too long for it)"
                     ) from error
-                if kind != "transient" or attempt == self.retry.attempts:
+                limit = self.retry.refused_attempts if kind == "refused" else self.retry.attempts
+                if kind not in ("transient", "refused") or attempt >= limit:
                     raise TurnFailed(explain(error, self.model)) from error
                 asked = retry_after(error)
                 if asked is not None and asked > self.retry.max_retry_after:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import errno
 import gc
 import json
 import logging
@@ -88,16 +89,19 @@ class Step:
     cost: float = 0.0
 
 
-ErrorKind = Literal["transient", "overflow", "fatal"]
+ErrorKind = Literal["transient", "refused", "overflow", "fatal"]
 
 
 def classify(error: BaseException) -> ErrorKind:
-    """transient: retry with backoff; overflow: compact and retry; fatal: stop with the message."""
+    """transient: retry with backoff; refused: nothing listens at the address, retry once at most;
+    overflow: compact and retry; fatal: stop with the message."""
     lib = litellm()
     if isinstance(error, lib.ContextWindowExceededError):
         return "overflow"
     if is_auth(error) or quota_exhausted(error):
         return "fatal"
+    if refused(error):
+        return "refused"
     transient: tuple[type[BaseException], ...] = (
         lib.RateLimitError,
         lib.InternalServerError,  # also how litellm reports a dropped connection
@@ -130,6 +134,22 @@ def is_auth(error: BaseException) -> bool:
     return isinstance(error, lib.AuthenticationError) or bool(MISSING_KEY.search(str(error)))
 
 
+def refused(error: BaseException) -> bool:
+    """The connection was refused: nothing listens at the address (a local server that is not
+    running, a wrong port). litellm reports it as a generic connection or server error; the
+    refusal is at the bottom of its chain of causes."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, ConnectionRefusedError) or (
+            isinstance(cause, OSError) and cause.errno == errno.ECONNREFUSED
+        ):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
 def quota_exhausted(error: BaseException) -> bool:
     """OpenAI's ``insufficient_quota`` 429: no amount of waiting fixes it."""
     text = str(error)
@@ -157,6 +177,13 @@ def explain(error: BaseException, settings: ModelSettings) -> str:
     if is_auth(error):
         hint = key_hint(settings)
         return f"{text} (no usable API key for {settings.model}{': ' + hint if hint else ''})"
+    if refused(error):
+        if settings.api_base:
+            return (
+                f"{text} (nothing accepts connections at {settings.api_base}: start the server there, "
+                "or correct api_base / LSPILOT_API_BASE / --api-base)"
+            )
+        return f"{text} (the connection to the provider of {settings.model} was refused)"
     return text
 
 

@@ -8,6 +8,7 @@ import io
 import json
 import os
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -215,6 +216,24 @@ async def test_a_long_retry_after_or_an_exhausted_quota_ends_the_turn(
     result = await asyncio.wait_for(loop.run_turn("hi"), 60)
     assert result.error is not None and quota in result.error and "waiting will not help" in result.error
     assert not [e for e in events if e.type == "retry"] and len(fake.requests) == 2
+
+
+async def test_a_refused_connection_fails_fast_naming_the_api_base(
+    workspace: Path, fake: ScriptedModel
+) -> None:
+    # A local server (Ollama, vLLM) that is not running: one quick retry, then the error, instead
+    # of the ~30 s of backoff that 429s, 5xx and timeouts get (the tests above).
+    with socket.socket() as bound:  # bound but not listening: connections to it are refused
+        bound.bind(("127.0.0.1", 0))
+        api_base = f"http://127.0.0.1:{bound.getsockname()[1]}/v1"
+        loop, events = make_loop(workspace, fake, Human())
+        loop.model = dataclasses.replace(loop.model, api_base=api_base)
+        loop.retry = Retry(base_delay=0.01)  # the real policy's attempts
+        result = await asyncio.wait_for(loop.run_turn("hi"), 60)
+    assert result.stop_reason == "error" and result.error is not None
+    assert f"(nothing accepts connections at {api_base}: start the server there" in result.error
+    assert [e.data["attempt"] for e in events if e.type == "retry"] == [1]
+    assert not fake.requests
 
 
 async def test_overflow_compacts_then_succeeds(workspace: Path, fake: ScriptedModel) -> None:
