@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import json
 import logging
 import sys
 import threading
@@ -22,11 +23,14 @@ from pygls.exceptions import (
     FeatureRequestError,
     JsonRpcException,
     JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcParseError,
     JsonRpcServerNotInitialized,
 )
 from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import RPCRequest
 from pygls.protocol.language_server import lsp_method
 
 from lsp_bridge.documents import uri_to_path
@@ -43,6 +47,10 @@ _progress_token: contextvars.ContextVar[Any] = contextvars.ContextVar("progress_
 
 
 class Protocol(LanguageServerProtocol):
+    #: A ``shutdown`` request has arrived: later requests are refused (pygls's own flag is set
+    #: only once its handler has finished).
+    shut_down = False
+
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams) -> Any:
         _progress_token.set(params.work_done_token)
@@ -65,8 +73,31 @@ class Protocol(LanguageServerProtocol):
             return ANSWERED
 
     def handle_message(self, message: Any) -> None:
-        if message is not ANSWERED:
-            super().handle_message(message)
+        """Also answers what pygls drops without a word: JSON that is not a message object, and
+        requests after ``shutdown`` (LSP: they fail with InvalidRequest)."""
+        if message is ANSWERED:
+            return
+        if not hasattr(message, "jsonrpc"):  # pygls structures only objects with "jsonrpc"
+            found = message.get("id") if isinstance(message, dict) else None
+            request_id = found if isinstance(found, str | int) else None  # pyright: ignore[reportUnknownVariableType]
+            self.send_error(
+                request_id, JsonRpcInvalidRequest.CODE, 'not a JSON-RPC message (no "jsonrpc": "2.0")'
+            )
+            return
+        if isinstance(message, RPCRequest):
+            if self.shut_down:
+                refused = f"{message.method} after shutdown: lspilot is stopping and only takes exit now"
+                self.send_error(message.id, JsonRpcInvalidRequest.CODE, refused)
+                return
+            if message.method == types.SHUTDOWN:
+                self.shut_down = True
+        super().handle_message(message)
+
+    def send_error(self, request_id: str | int | None, code: int, message: str) -> None:
+        """An error answer; an unknown request id is sent as null, as JSON-RPC wants (pygls's own
+        error answers leave a null id out)."""
+        log.info("answered with error %d: %s (request %r)", code, message, request_id)
+        self._send_data({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}})
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         server = self._server
@@ -80,13 +111,14 @@ ANSWERED = object()
 
 
 class ExpectedErrors(logging.Filter):
-    """pygls logs every error answer at ERROR with its traceback. An invalid-params answer (a
-    ``CommandError``: bad arguments, an unknown session) is the editor's mistake, already told to
-    the editor: it goes to the log as one INFO line."""
+    """pygls logs every error answer, and every message it could not read, at ERROR with its
+    traceback. An invalid-params answer (a ``CommandError``: bad arguments, an unknown session) or
+    a message that is not JSON is the editor's mistake, already told to the editor: it goes to the
+    log as one INFO line."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
-        if isinstance(error, JsonRpcInvalidParams):
+        if isinstance(error, JsonRpcInvalidParams | json.JSONDecodeError | UnicodeDecodeError):
             record.msg, record.args = f"{record.getMessage()}: {error}", ()
             record.levelno, record.levelname = logging.INFO, "INFO"
             record.exc_info, record.exc_text = None, None
@@ -94,6 +126,7 @@ class ExpectedErrors(logging.Filter):
 
 
 _EXPECTED_ERRORS = ExpectedErrors()
+READER_LOG = f"{__name__}.reader"  # pygls's loop reading the editor's messages logs there
 
 
 class Server(LanguageServer):
@@ -103,9 +136,12 @@ class Server(LanguageServer):
         """pygls pops these up in the editor ("Error in server: ..."): a message from the editor that
         is not JSON, or a notification whose handler failed. The user can do nothing about either:
         they go to the log, which the editor's log mirrors as ``window/logMessage``. (A failed
-        request is answered with its error, as pygls does.)"""
+        request is answered with its error, as pygls does; a message that is not JSON with a
+        parse error whose id is null, as JSON-RPC wants.)"""
         if source is FeatureRequestError:
             return
+        if isinstance(error, json.JSONDecodeError | UnicodeDecodeError):  # pygls's json.loads of a body
+            cast(Protocol, self.protocol).send_error(None, JsonRpcParseError.CODE, f"not JSON: {error}")
         log.warning("could not handle a message from the editor (%s): %s", source.__name__, error)
 
     def the_hub(self) -> Hub:
@@ -130,7 +166,8 @@ def _command(server: Server, name: str) -> Callable[[Callable[[Hub, tuple[Any, .
 
 
 def build() -> Server:
-    logging.getLogger("pygls.protocol.json_rpc").addFilter(_EXPECTED_ERRORS)  # added once
+    for name in ("pygls.protocol.json_rpc", READER_LOG):
+        logging.getLogger(name).addFilter(_EXPECTED_ERRORS)  # added once
     server = Server(
         NAME, VERSION, protocol_cls=Protocol, text_document_sync_kind=types.TextDocumentSyncKind.Full
     )
@@ -277,7 +314,7 @@ def serve(stdin: Readable, stdout: Writable) -> int:
                 stop_event=threading.Event(),
                 reader=StdinAsyncReader(cast(BinaryIO, stdin), server.thread_pool),
                 protocol=server.protocol,
-                logger=log,
+                logger=logging.getLogger(READER_LOG),
                 error_handler=server.report_server_error,
             )
         finally:

@@ -883,53 +883,102 @@ async def test_stdout_carries_only_json_rpc_also_with_verbose_logging(
         "    return ToolResult('noisy', 'done')\n"
     )
     fake.turns.extend([Turn(tool_calls=[("noisy", {})]), Turn(text="hello")])
-    env = {
-        "PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin",
-        "HOME": str(tmp_path),
-        "LSPILOT_DATA_DIR": str(tmp_path / "data"),
-        "LSPILOT_CONFIG_DIR": str(tmp_path / "user-config"),
-        "LSPILOT_MODEL": "openai/scripted",
-        "LSPILOT_API_BASE": fake.api_base,
-        "OPENAI_API_KEY": "sk-fake",
-    }
-    proc = await asyncio.create_subprocess_exec(
-        *(LSPILOT, "-v", "serve"),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        env=env,
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    stdin, stdout = proc.stdin, proc.stdout
+    editor = await RawEditor.start(tmp_path, fake, "-v", "serve")
+    async with asyncio.timeout(120):
+        await editor.initialize(workspace)
+        ask = {"command": "lspilot.ask", "arguments": [{"prompt": "hi"}]}
+        editor.send({"id": 2, "method": "workspace/executeCommand", "params": ask})
+        assert (await editor.answer(2))["result"]["stopReason"] == "end"
+        editor.send({"id": 3, "method": "shutdown"})
+        await editor.answer(3)
+        editor.send({"method": "exit"})
+        assert await editor.proc.wait() == 0
 
-    def send(message: dict[str, Any]) -> None:
-        stdin.write(serve.frame({"jsonrpc": "2.0", **message}))
 
-    async def answer(request_id: int) -> dict[str, Any]:
-        """Messages until the answer to ``request_id``; every byte must be a framed message."""
-        while True:
+async def test_what_pygls_would_leave_unanswered_is_answered_with_an_error(
+    tmp_path: Path, workspace: Path, fake: ScriptedModel
+) -> None:
+    # JSON-RPC: a body that is not JSON gets a parse error, JSON that is not a message object an
+    # invalid request, both with a null id; LSP: a request after shutdown fails as invalid.
+    editor = await RawEditor.start(tmp_path, fake, "serve")
+    async with asyncio.timeout(120):
+        await editor.initialize(workspace)
+        editor.send_body(b"{not json")
+        answer = await editor.answer(None)
+        assert (answer["id"], answer["error"]["code"]) == (None, -32700)
+        assert answer["error"]["message"].startswith("not JSON: Expecting property name")
+        editor.send_body(b"[1, 2]")
+        assert (await editor.answer(None))["error"]["code"] == -32600
+        sessions = {"command": "lspilot.sessions", "arguments": []}
+        editor.send({"id": 2, "method": "workspace/executeCommand", "params": sessions})
+        assert (await editor.answer(2))["result"] == []  # still serving
+        editor.send({"id": 3, "method": "shutdown"})
+        editor.send({"id": 4, "method": "workspace/executeCommand", "params": sessions})
+        assert (await editor.answer(3))["result"] is None
+        refused = await editor.answer(4)
+        assert refused["error"] == {
+            "code": -32600,
+            "message": "workspace/executeCommand after shutdown: lspilot is stopping and only takes exit now",
+        }
+        editor.send({"method": "exit"})
+        assert await editor.proc.wait() == 0
+
+
+class RawEditor:
+    """An editor speaking raw JSON-RPC to a `lspilot serve` process, byte for byte."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        assert proc.stdin is not None and proc.stdout is not None
+        self.proc, self.stdin, self.stdout = proc, proc.stdin, proc.stdout
+        self.answers: dict[int | None, dict[str, Any]] = {}
+
+    @classmethod
+    async def start(cls, tmp_path: Path, fake: ScriptedModel, *argv: str) -> RawEditor:
+        env = {
+            "PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin",
+            "HOME": str(tmp_path),
+            "LSPILOT_DATA_DIR": str(tmp_path / "data"),
+            "LSPILOT_CONFIG_DIR": str(tmp_path / "user-config"),
+            "LSPILOT_MODEL": "openai/scripted",
+            "LSPILOT_API_BASE": fake.api_base,
+            "OPENAI_API_KEY": "sk-fake",
+        }
+        return cls(
+            await asyncio.create_subprocess_exec(
+                *(LSPILOT, *argv),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.DEVNULL,
+                env=env,
+            )
+        )
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.stdin.write(serve.frame({"jsonrpc": "2.0", **message}))
+
+    def send_body(self, body: bytes) -> None:
+        self.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    async def initialize(self, workspace: Path) -> None:
+        initialize = {"processId": None, "rootUri": workspace.as_uri(), "capabilities": {}}
+        self.send({"id": 1, "method": "initialize", "params": initialize})
+        await self.answer(1)
+        self.send({"method": "initialized", "params": {}})
+
+    async def answer(self, request_id: int | None) -> dict[str, Any]:
+        """The answer to ``request_id`` (read on until it comes; every byte must be a framed
+        message), or one to a request with a null id."""
+        while request_id not in self.answers:
             length = None
-            while (line := await stdout.readline()) not in (b"\r\n", b""):
+            while (line := await self.stdout.readline()) not in (b"\r\n", b""):
                 name, _, value = line.decode(errors="replace").partition(":")
                 assert name in ("Content-Length", "Content-Type"), f"not JSON-RPC on stdout: {line!r}"
                 length = int(value) if name == "Content-Length" else length
             assert length is not None, "stdout ended"
-            message = json.loads(await stdout.readexactly(length))
-            if message.get("id") == request_id and "method" not in message:
-                return message
-
-    async with asyncio.timeout(120):
-        initialize = {"processId": None, "rootUri": workspace.as_uri(), "capabilities": {}}
-        send({"id": 1, "method": "initialize", "params": initialize})
-        await answer(1)
-        send({"method": "initialized", "params": {}})
-        ask = {"command": "lspilot.ask", "arguments": [{"prompt": "hi"}]}
-        send({"id": 2, "method": "workspace/executeCommand", "params": ask})
-        assert (await answer(2))["result"]["stopReason"] == "end"
-        send({"id": 3, "method": "shutdown"})
-        await answer(3)
-        send({"method": "exit"})
-        assert await proc.wait() == 0
+            message = json.loads(await self.stdout.readexactly(length))
+            if "id" in message and "method" not in message:
+                self.answers[message["id"]] = message
+        return self.answers.pop(request_id)
 
 
 async def test_two_asks_in_one_session_at_once_run_one_turn(
