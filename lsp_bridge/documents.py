@@ -48,7 +48,9 @@ class Document:
 
 
 def uri_to_path(uri: str) -> Path:
-    return Path(unquote(urlparse(uri).path))
+    """The path of a ``file:`` URI; a percent-encoded name that is not UTF-8 (``caf%E9.py``)
+    keeps its bytes, as ``os.fsdecode`` would, instead of becoming a U+FFFD that names no file."""
+    return Path(unquote(urlparse(uri).path, errors="surrogateescape"))
 
 
 def normal_uri(uri: str) -> str:

@@ -12,7 +12,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
 
@@ -156,10 +155,6 @@ _NAMES: dict[Path, dict[str, tuple[str, Path]]] = {}
 
 @functools.lru_cache(maxsize=_KEPT)
 def _uri_path(uri: str) -> Path:
-    """``uri_to_path``, but a percent-encoded file name that is not UTF-8 (``caf%E9.py``) keeps
-    its bytes (as ``os.fsdecode`` would) instead of becoming a U+FFFD that names no file."""
-    if "%" in uri and uri.startswith("file:"):
-        return Path(unquote(urlparse(uri).path, errors="surrogateescape"))
     return uri_to_path(uri)
 
 

@@ -86,6 +86,17 @@ async def test_diagnostics_of_a_file_whose_path_servers_encode_their_own_way(
     assert answer.complete
 
 
+async def test_diagnostics_of_a_file_whose_name_is_not_utf8(tmp_path: Path, bridge_factory: Factory) -> None:
+    # clangd publishes file:///.../caf%E9.c; the bridge read that as "caf\ufffd.c", so the publish
+    # was never matched to the document and the answer came after diagnostics_timeout, empty.
+    root = copy_fixture("c_project", tmp_path / "project")
+    latin = Path(os.fsdecode(os.fsencode(root) + b"/caf\xe9.c"))
+    latin.write_text('#include "helper.h"\nint use(void) { return helper(0, 1); }\n')
+    answer = await bridge_factory(root).diagnostics_after_change(latin)
+    assert [d.range.start.line for d in answer.value if d.severity == lsp.DiagnosticSeverity.Error] == [1]
+    assert answer.complete
+
+
 async def test_after_the_watcher_overflowed_folders_made_meanwhile_are_watched(
     project: Callable[[str], Path], bridge_factory: Factory
 ) -> None:
