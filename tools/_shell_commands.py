@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._arity import always_prefix
+from ._shell_dialects import Finding
 from ._shell_files import FILE_COMMANDS, FileCommand
 from ._shell_git import git
 from ._shell_paths import PATH_VARIABLES, State, absolute, outside, resolve
@@ -222,6 +223,15 @@ class Commands(ABC):
             return False
         self.script(script.value, state)
         return True
+
+    def findings(self, found: list[Finding], state: State) -> None:
+        """What a program's own language runs or touches (``_shell_dialects``): scripts analyzed,
+        paths checked, unknown code counted as an outside value named by its text."""
+        for kind, item in found:
+            if kind == "path":
+                self.path(item, state)
+            else:
+                self._string(item if kind == "script" else Word(item.raw, None), state.fork())
 
     def ssh_option(self, value: Word, state: State) -> None:
         """``ssh -o KEY=VALUE`` (and scp's, sftp's): ``ProxyCommand``, ``LocalCommand`` and

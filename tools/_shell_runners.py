@@ -13,9 +13,9 @@ subcommand (``npx``, ``gdb``, ``hyperfine``, ``ssh``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
+from ._shell_dialects import PARAMETER_LISTS, PARAMETER_SCANS
 from ._shell_remote import COMPOSE, DOCKER, KUBECTL, SSH
 from ._shell_specs import Runner, Wrapper
 from ._shell_words import Parsed, parse_options
@@ -102,17 +102,20 @@ _PERF_TRACE = Wrapper(
     | _set("--proc-map-timeout --sort-events --summary-mode"),
     _set("-o --output"),
 )
-#: gdb's options before ``--args`` (gdb reads ``-ex`` and ``--ex`` alike) and those giving a command.
+#: gdb's options before ``--args`` (gdb reads ``-ex`` and ``--ex`` alike, and ``-nx`` as one option)
+#: and those giving a command.
 GDB = Wrapper(
     _set("-ex --ex -iex --iex -eval-command --eval-command -init-eval-command --init-eval-command")
-    | _set("-p --p -pid --pid -c --c -core --core -b --b -tty --tty -l --l -D --D"),
+    | _set("-p --p -pid --pid -b --b -tty --tty -l --l -D --D"),
     _set("-x --x -ix --ix -command --command -init-command --init-command -cd --cd -d --d -directory")
-    | _set(
-        "--directory -s --s -symbols --symbols -e --e -exec --exec -se --se -data-directory --data-directory"
-    ),
-    leading=2,  # gdb PROGRAM [CORE]: without --args, paths it reads
+    | _set("--directory -s --s -symbols --symbols -e --e -exec --exec -se --se -data-directory")
+    | _set("--data-directory -c --c -core --core"),
+    leading=2,  # gdb PROGRAM [CORE]: paths it reads; without --args, PROGRAM runs on its own
     leading_paths=True,
     until=_set("--args"),
+    permute=True,
+    long_only=True,
+    program=True,
 )
 #: lldb's options; what follows them is the program and its arguments (after ``--`` too).
 LLDB = Wrapper(
@@ -122,31 +125,6 @@ LLDB = Wrapper(
     optional=_set("-r --repl"),
     permute=True,
 )
-#: Debuggers: the options giving their own commands, the word after which those end, and the
-#: commands that run a shell (analyzed) or only run and inspect the program (others run code).
-DEBUGGERS: dict[str, tuple[frozenset[str], str, re.Pattern[str], re.Pattern[str]]] = {
-    "gdb": (
-        _set("-ex --ex -iex --iex -eval-command --eval-command -init-eval-command --init-eval-command"),
-        "--args",
-        re.compile(r"\s*(?:shell\s|!)(.*)", re.DOTALL),
-        re.compile(
-            r"r|run|start|c|continue|k|kill|q|quit|bt|backtrace|where|bt full|backtrace full|"
-            r"thread apply all (bt|backtrace)( full)?|info \w+( \w+)?|"
-            r"set (pagination|confirm|width|height|print \w+|logging \w+) \w+|(b|br|break|tbreak) [\w:./-]+"
-        ),
-    ),
-    "lldb": (
-        _set("-o --one-line -O --one-line-before-file -k --one-line-on-crash"),
-        "--",
-        re.compile(r"\s*(?:platform\s+shell(?:\s+(?:-h|--host))?|shell)\s(.*)", re.DOTALL),
-        re.compile(
-            r"r|run|c|continue|process (launch|continue|kill)|k|kill|q|quit|bt( all)?|"
-            r"thread (backtrace|bt)( all)?|thread list|frame variable( \w+)?|image list|"
-            r"(b|br|breakpoint set -[nf]) [\w:./-]+"
-        ),
-    ),
-}
-
 # -- tools that watch or time commands: they run their arguments, sometimes as scripts ------------
 #: hyperfine CMD... runs each with ``sh -c`` (``-S SHELL``; ``-N`` splits it into words, read as a
 #: script all the same), and so do ``--setup``, ``--prepare``, ``--conclude`` and ``--cleanup``.
@@ -160,7 +138,8 @@ _HYPERFINE = Wrapper(
     code=_set("-s --setup -p --prepare --conclude -c --cleanup --reference"),
     shells=_set("-S --shell"),
     permute=True,
-    unknown=_set("-P --parameter-scan -L --parameter-list"),
+    parameters=PARAMETER_LISTS | PARAMETER_SCANS,
+    spans={**dict.fromkeys(PARAMETER_LISTS, 2), **dict.fromkeys(PARAMETER_SCANS, 3)},
 )
 #: watchexec [OPTIONS] [--] CMD...: the words are joined into a script for ``$SHELL -c``
 #: (``--shell SHELL``), or run as a command with ``-n`` (``--shell=none``).

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 
@@ -68,9 +68,16 @@ class Wrapper:
     elsewhere: bool = False
     #: Options whose value mounts a path of this machine (``docker run -v SRC:DST``, ``--mount``).
     mounts: frozenset[str] = frozenset()
-    #: Options after which the scripts it runs are unknown (``hyperfine -L NAME VALUES``: ``{NAME}``
-    #: in them is replaced).
-    unknown: frozenset[str] = frozenset()
+    #: Options giving parameters replaced in the scripts it runs (``hyperfine -L NAME VALUES``:
+    #: ``{NAME}`` in them; ``_shell_dialects.parameters``).
+    parameters: frozenset[str] = frozenset()
+    #: Options whose value spans several words (``hyperfine -P NAME MIN MAX``: 3).
+    spans: Mapping[str, int] = field(default_factory=dict[str, int])
+    #: Every option after one dash is a whole word, as getopt_long_only reads them (``gdb -nx``).
+    long_only: bool = False
+    #: Without one of ``until``, its first operand is a program it runs on its own (``gdb PROG
+    #: [CORE]``: ``-ex run``, or ``run`` typed, runs it).
+    program: bool = False
     #: Options whose value is ``NAME=VALUE`` in the command's environment (``watchexec -E``).
     environment: frozenset[str] = frozenset()
 

@@ -15,7 +15,7 @@ import fnmatch
 import itertools
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -231,11 +231,18 @@ def parse_options(
     takes_value: frozenset[str],
     leading_options: bool = False,
     optional: frozenset[str] = frozenset(),
+    *,
+    long_only: bool = False,
+    spans: Mapping[str, int] | None = None,
 ) -> Parsed:
     """Split ``words`` (the arguments, quoting removed, None when unknown) getopt-style:
     ``-xzf FILE``, ``-fFILE``, ``--file=FILE``, ``--file FILE``; ``--`` ends the options, and with
     ``leading_options`` so does the first operand. ``optional`` options take a value only when it
-    is attached (``-iX``, ``--replace=X``). An unknown word counts as an operand."""
+    is attached (``-iX``, ``--replace=X``). An unknown word counts as an operand. A word that is a
+    listed option of several letters after one dash is that option (``zip -TT CMD``, ``gdb -ex
+    CMD``, ``-ex=CMD``); with ``long_only`` every word after one dash is (getopt_long_only:
+    ``gdb -nx``). ``spans`` gives the options whose value is several words (``hyperfine -L NAME
+    VALUES``): the value is recorded at its first word, and the others skipped."""
     parsed = Parsed()
     index = 0
     options_done = False
@@ -246,14 +253,16 @@ def parse_options(
             options_done = options_done or leading_options
         elif word == "--":
             options_done = True
-        elif word.startswith("--"):
+        elif word.startswith("--") or long_only or _long(word, takes_value, optional):
             name, eq, value = word.partition("=")
             parsed.flags.add(name)
             if (name in takes_value or name in optional) and eq:
                 parsed.values.append((name, index, value))
+                index += (spans or {}).get(name, 1) - 1
             elif name in takes_value and index + 1 < len(words):
                 index += 1
                 parsed.values.append((name, index, None))
+                index += (spans or {}).get(name, 1) - 1
         else:
             for position in range(1, len(word)):
                 option = "-" + word[position]
@@ -262,11 +271,19 @@ def parse_options(
                     continue
                 if position + 1 < len(word):
                     parsed.values.append((option, index, word[position + 1 :]))
+                    index += (spans or {}).get(option, 1) - 1
                 elif option in optional:
                     break
                 elif index + 1 < len(words):
                     index += 1
                     parsed.values.append((option, index, None))
+                    index += (spans or {}).get(option, 1) - 1
                 break
         index += 1
     return parsed
+
+
+def _long(word: str, takes_value: frozenset[str], optional: frozenset[str]) -> bool:
+    """Whether ``word`` is an option of several letters after one dash (``-ex``, ``-ex=CMD``)."""
+    name = word.partition("=")[0]
+    return len(name) > 2 and (name in takes_value or name in optional)

@@ -25,8 +25,9 @@ from collections.abc import Callable, Sequence
 
 from ._arity import always_prefix
 from ._shell_commands import Commands
+from ._shell_dialects import DEBUGGERS, debugger, parameters, substituted
 from ._shell_paths import State, resolve
-from ._shell_runners import DEBUGGERS, RUNNING, Found
+from ._shell_runners import RUNNING, Found
 from ._shell_specs import PARALLEL_REPLACING, PARALLEL_SOURCES, WRAPPERS, Wrapper, hijacks
 from ._shell_words import MAX_WORDS, Parsed, Word, option_value, parse_options
 
@@ -71,27 +72,24 @@ class Wrappers(Commands):
         if options is None:
             return None
         inner_state, codes, shell, entrypoint, hijack = options
-        exact = name in DEBUGGERS and self._debugger(name, args, state)  # its commands may run anything
-        if spec.until:  # gdb PROGRAM without --args: the paths it reads
+        exact = self._debugger(name, args, state)
+        if spec.until:  # gdb PROGRAM [CORE]: the paths it reads
             self._wrapped_start(name, spec, args, parsed, direct=False, state=state)
-        if (name == "command" and parsed.flags & {"-v", "-V"}) or end is None:  # gdb without --args
+        alone = end is None and spec.program and bool(parsed.operands)  # gdb PROGRAM: runs it
+        if (name == "command" and parsed.flags & {"-v", "-V"}) or (end is None and not alone):
             return None if exact else always_prefix([w.value for w in words])
         none = shell is not None and shell.value == "none"  # watchexec --shell=none: no shell
         shell = None if none else shell
         direct = bool(parsed.flags & spec.direct) or (none and spec.wrapped == "joined")
-        start = (
-            end + 1
-            if spec.until
-            else self._wrapped_start(name, spec, args, parsed, direct=direct, state=state)
-        )
-        while spec.assignments and start < len(args) and re.match(r"[^=]+=", values[start] or ""):
-            if hijacks((values[start] or "").partition("=")[0]):
-                hijack.append(args[start].shown)
-            start += 1
+        if alone or (end is not None and spec.until):
+            start = parsed.operands[0] if alone else (end or 0) + 1
+        else:
+            start = self._wrapped_start(name, spec, args, parsed, direct=direct, state=state)
+            start = _assignments(spec, args, start, hijack)
         if not codes and start + 1 < len(args) and values[start] in spec.code:  # flock FILE -c CMD
             codes, start = [args[start + 1]], start + 2
         wrapped = "command" if direct else "joined" if parsed.flags & spec.joining else spec.wrapped
-        rest = [*entrypoint, *first, *args[start:]]
+        rest = [*entrypoint, *first, *args[start : start + 1 if alone else len(args)]]
         if spec.elsewhere:  # its paths are somewhere else: that place is outside
             self._outside("(" + " ".join(w.shown for w in words[: offset + 1 + start]) + ")")
             self.remote += 1
@@ -99,10 +97,10 @@ class Wrappers(Commands):
             if parsed.flags & spec.idle:  # ssh -N: nothing runs there
                 return None
             if wrapped == "scripts":  # hyperfine CMD...: each a script, and so is each option's
-                unknown = bool(parsed.flags & spec.unknown)  # {NAME} replaced by values
-                for script in [*codes, *(args[i] for i in parsed.operands)]:
-                    known = Word(script.raw, None) if unknown else script
-                    self._shell_script(shell, [known], inner_state, xargs_input, stdin)
+                scripts = [*codes, *(args[i] for i in parsed.operands)]
+                replaced = parameters(args, parsed) if parsed.flags & spec.parameters else {}
+                for item in _replaced_scripts(scripts, replaced):
+                    self._shell_script(shell, [item], inner_state, xargs_input, stdin)
                 return None
             for code in codes[:-1]:  # only the last one runs; the others are read all the same
                 self._string(code, inner_state.fork())
@@ -224,27 +222,12 @@ class Wrappers(Commands):
             )
 
     def _debugger(self, name: str, args: list[Word], state: State) -> bool:
-        """A debugger's own commands given before the program (``gdb -ex CMD``, ``lldb -o CMD``,
-        ``--eval-command=CMD``; ``_shell_runners.DEBUGGERS``): those running a shell (``shell CMD``,
-        ``!CMD``, ``platform shell CMD``) are scripts; any other but a few that only run and inspect
-        the program (``run``, ``bt``, ``info ...``) can run code (``python``, ``call``, ``print
-        f()``, ``script``), unknown. True when some command runs more than the program."""
-        options, end, shell_command, inspecting = DEBUGGERS[name]
-        runs = False
-        for index, item in enumerate(args):
-            text = item.value or ""
-            if text == end:
-                break
-            option, eq, attached = text.partition("=")
-            if option not in options or not (eq or index + 1 < len(args)):
-                continue
-            command = Word(attached, attached) if eq else args[index + 1]
-            shell = shell_command.match(command.value or "")
-            if shell:
-                self._string(Word(shell[1], shell[1]), state.fork())
-            elif command.value is None or not inspecting.fullmatch(command.value.strip()):
-                self._string(Word(command.raw, None), state)
-            runs = runs or not inspecting.fullmatch((command.value or "").strip())
+        """A debugger's own commands (``gdb -ex CMD``, ``lldb -o CMD``: ``_shell_dialects``),
+        analyzed; True when some may run more than the program."""
+        if name not in DEBUGGERS:
+            return False
+        found, runs = debugger(name, args)
+        self.findings(found, state)
         return runs
 
     def _wrapped_start(
@@ -312,6 +295,16 @@ class Wrappers(Commands):
             self._string(Word(script, script), state.fork())
 
 
+def _assignments(spec: Wrapper, args: list[Word], start: int, hijack: list[str]) -> int:
+    """Where the command starts after the ``NAME=VALUE`` words before it (``env A=1 CMD``); those
+    changing what runs are added to ``hijack``."""
+    while spec.assignments and start < len(args) and re.match(r"[^=]+=", args[start].value or ""):
+        if hijacks((args[start].value or "").partition("=")[0]):
+            hijack.append(args[start].shown)
+        start += 1
+    return start
+
+
 def _until(spec: Wrapper, args: list[Word]) -> tuple[int | None, list[Word]]:
     """Where the word after which a wrapper's command starts is (``gdb --args``, ``nodemon
     --exec``), and the command's first word when attached to it (``--exec=CMD``); None: none."""
@@ -326,15 +319,29 @@ def _parse(spec: Wrapper, values: list[str | None]) -> Parsed:
     """A wrapper's options, read the getopt way; with ``again``, read again after the leading
     operands (``ssh HOST -p 22 CMD``): the first operand after those ends them."""
     takes = (spec.values | spec.paths | spec.chdir | spec.code | spec.shells | spec.mounts) - spec.optional
-    parsed = parse_options(values, takes, leading_options=not spec.permute, optional=spec.optional)
+    options = {"optional": spec.optional, "long_only": spec.long_only, "spans": spec.spans}
+    parsed = parse_options(values, takes, leading_options=not spec.permute, **options)
     if not spec.again or len(parsed.operands) <= spec.leading:
         return parsed
     first = parsed.operands[spec.leading - 1] + 1
-    more = parse_options(values[first:], takes, leading_options=True, optional=spec.optional)
+    more = parse_options(values[first:], takes, leading_options=True, **options)
     parsed.values += [(option, index + first, attached) for option, index, attached in more.values]
     parsed.operands[spec.leading :] = [index + first for index in more.operands]
     parsed.flags |= more.flags
     return parsed
+
+
+def _replaced_scripts(scripts: list[Word], replaced: dict[str, list[str]] | None) -> list[Word]:
+    """hyperfine's scripts, once per combination of the parameters each names (``{NAME}``
+    replaced by a value); unknown when the values are (``replaced`` None) or too many."""
+    out: list[Word] = []
+    for script in scripts:
+        texts = None if replaced is None or script.value is None else substituted(script.value, replaced)
+        if texts == [script.value]:
+            out.append(script)
+        else:
+            out += [Word(text, text) for text in texts] if texts else [Word(script.raw, None)]
+    return out
 
 
 def _chdir(folder: Word, state: State) -> State:

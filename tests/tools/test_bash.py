@@ -487,7 +487,7 @@ def test_pods_a_command_starts_are_asked_as_outside(tmp_path: Path, command: str
 @pytest.mark.parametrize(
     ("command", "outside", "inner"),
     [
-        ("hyperfine -L x a,b 'rm {x}'", "'rm {x}'", None),  # {x} is replaced: unknown
+        ("hyperfine -L x $V 'rm {x}'", "'rm {x}'", None),  # {x} is replaced by what $V holds
         ("hyperfine -S python 'print(1)'", None, ("python -c 'print(1)'", "python -c 'print(1)'")),
         ("watchexec --shell=bash 'rm x'", None, ("bash -c 'rm x'", "bash -c 'rm x'")),
         ("watchexec -n -E PATH=/tmp ls", None, ("PATH=/tmp ls", "PATH=/tmp ls")),
@@ -512,7 +512,7 @@ def test_what_such_programs_run_is_unknown_or_asked_by_its_name(
 @pytest.mark.parametrize(
     ("command", "always"),
     [
-        ("gdb ./a.out", "gdb *"),
+        ("gdb -p 1234", "gdb *"),
         ("lldb -p 1234", "lldb *"),
         ("nodemon app.js", "nodemon *"),
         ("git -c color.ui=always log", "git -c color.ui=always log"),
@@ -528,3 +528,65 @@ def test_rsync_over_ssh_asks_for_the_host(tmp_path: Path) -> None:
     outside, bash = _asks(tmp_path, "rsync -a -e 'ssh -p 2222' src/ user@host:/b/")
     assert outside == ["(ssh -p 2222 user@host)"]
     assert ("ssh -p 2222 user@host rsync", "ssh -p 2222 user@host rsync") in bash
+
+
+@pytest.mark.parametrize(
+    ("command", "outside", "asked"),
+    [
+        # gdb PROG runs PROG (-ex run, or run typed): asked by its name, its path checked
+        ("gdb ./a.out", [], [("gdb ./a.out", "gdb ./a.out *"), ("./a.out", "./a.out *")]),
+        ("gdb -q ./a.out core", [], [("gdb -q ./a.out core", "gdb -q ./a.out *"), ("./a.out", "./a.out *")]),
+        (
+            "gdb -ex run ./a.out",
+            [],
+            [("gdb -ex run ./a.out", "gdb -ex run ./a.out *"), ("./a.out", "./a.out *")],
+        ),
+        # -ex is one option (not -e x): what follows its value is the program, checked
+        (
+            "gdb -ex run -ex bt ../prog",
+            ["{up}/*"],
+            [("gdb -ex run -ex bt ../prog", "gdb -ex run -ex bt ../prog *"), ("../prog", "../prog *")],
+        ),
+        # ... and its text is no path
+        (
+            "gdb -ex 'break ../x.c:3' ./a.out",
+            [],
+            [
+                ("gdb -ex 'break ../x.c:3' ./a.out", "gdb -ex 'break ../x.c:3' ./a.out *"),
+                ("./a.out", "./a.out *"),
+            ],
+        ),
+        (
+            "gdb -nx ../a.out",
+            ["{up}/*"],
+            [("gdb -nx ../a.out", "gdb -nx ../a.out *"), ("../a.out", "../a.out *")],
+        ),
+        # hyperfine -L NAME VALUES and -P NAME MIN MAX: the values are no commands, and each
+        # command is analyzed once per value
+        (
+            "hyperfine -L x a,../b 'rm {x}'",
+            ["{up}/*"],
+            [("hyperfine -L x a,../b 'rm {x}'", "="), ("rm a", "rm *"), ("rm ../b", "rm *")],
+        ),
+        (
+            "hyperfine -P n 1 2 'sleep {n}' ls",
+            [],
+            [
+                ("hyperfine -P n 1 2 'sleep {n}' ls", "="),
+                ("sleep 1", "sleep *"),
+                ("sleep 2", "sleep *"),
+                ("ls", "ls *"),
+            ],
+        ),
+        (
+            "hyperfine -L n 1,2 'rm ../x'",
+            ["{up}/*"],
+            [("hyperfine -L n 1,2 'rm ../x'", "="), ("rm ../x", "rm *")],
+        ),
+        ("hyperfine -P n 1 999 'sleep {n}'", ["'sleep {n}'"], [("hyperfine -P n 1 999 'sleep {n}'", "=")]),
+    ],
+)
+def test_gdb_programs_and_hyperfine_parameters(
+    tmp_path: Path, command: str, outside: list[str], asked: list[tuple[str, str]]
+) -> None:
+    assert _asks(tmp_path, command) == (outside, [(p, p if a == "=" else a) for p, a in asked])

@@ -620,7 +620,7 @@ TABLE: list[Row] = [
     (
         "gdb -ex 'shell rm ../x' ./a.out",
         ["{up}/*"],
-        [("gdb -ex 'shell rm ../x' ./a.out", "="), ("rm ../x", "rm *")],
+        [("gdb -ex 'shell rm ../x' ./a.out", "="), ("rm ../x", "rm *"), ("./a.out", "./a.out *")],
     ),
     (
         "gdb -ex 'call system(\"x\")' --args ./a.out",
@@ -1035,3 +1035,13 @@ def test_optional_option_values_are_only_attached() -> None:
     optional = frozenset({"-i", "-l", "--replace", "--eof"})
     parsed = parse_options(["-l2", "--replace=X", "--eof", "-i", "rm", "{}"], frozenset(), True, optional)
     assert parsed.values == [("-l", 0, "2"), ("--replace", 1, "X")] and parsed.operands == [4, 5]
+
+
+def test_options_of_several_letters_after_one_dash_and_of_several_words() -> None:
+    takes = frozenset({"-ex", "-e", "-L", "-TT"})
+    parsed = parse_options(
+        ["-ex", "run", "-TT", "x", "-ex=bt", "-L", "n", "1,2", "prog"], takes, spans={"-L": 2}
+    )
+    assert parsed.values == [("-ex", 1, None), ("-TT", 3, None), ("-ex", 4, "bt"), ("-L", 6, None)]
+    assert parsed.operands == [8]
+    assert parse_options(["-nx", "prog"], frozenset({"-x"}), long_only=True).operands == [1]
