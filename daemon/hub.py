@@ -24,6 +24,7 @@ from . import transcript
 from .config import ConfigError
 from .editor import Editor, EditorAsker
 from .follow import Follower
+from .lease import SessionBusy
 from .loop import Event, Loop
 from .review import Buffers, EditorChanges, Proposal
 from .runtime import Runtime
@@ -199,6 +200,8 @@ class Hub:
         try:
             result = await asyncio.shield(running.task)
             return {"sessionId": session_id, "turnId": result.turn_id, "stopReason": result.stop_reason}
+        except SessionBusy as error:  # another process is running a turn in the session
+            raise CommandError(str(error)) from None
         except asyncio.CancelledError:
             if not running.task.cancelled():  # the handler itself is being torn down
                 running.task.cancel()

@@ -120,6 +120,12 @@ class Loop:
         return self._specs[1]
 
     async def run_turn(self, prompt: str) -> TurnResult:
+        """Run one turn. ``SessionBusy``, before anything is stored, when another process is
+        running a turn in this session."""
+        with self.store.claim(self.env.session.id):
+            return await self._turn(prompt)
+
+    async def _turn(self, prompt: str) -> TurnResult:
         session_id = self.env.session.id
         turn = TurnResult(session_id, f"turn_{uuid.uuid4().hex[:12]}", "end")
         user = self.store.add_message(session_id, "user", turn.turn_id)

@@ -4,7 +4,8 @@ Schema changes are numbered migrations applied in order; ``PRAGMA user_version``
 last one applied. Sessions belong to a workspace root; their messages and parts (text, reasoning,
 tool calls with input, state, output, metadata and timings) are written as a turn goes, so a
 crash or kill loses at most the part in flight. Tool state (files read and when, the todo
-list) is stored per session so a resumed session keeps its read-before-write guarantees.
+list) is stored per session so a resumed session keeps its read-before-write guarantees. A turn
+holds its session's lease (``daemon/lease.py``) so two processes never write one session at once.
 """
 
 from __future__ import annotations
@@ -13,12 +14,14 @@ import json
 import sqlite3
 import time
 import uuid
+from contextlib import AbstractContextManager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from tools import FileStamp, Todo
 
+from . import lease
 from .config import ConfigError
 
 MIGRATIONS: list[str] = [
@@ -161,6 +164,11 @@ class Store:
 
     def close(self) -> None:
         self.db.close()
+
+    def claim(self, session_id: str) -> AbstractContextManager[None]:
+        """Hold the session while a turn writes to it: ``lease.SessionBusy`` at once when another
+        process holds it; released when the block ends, or by the kernel when the process dies."""
+        return lease.hold(self.path.with_name("session-locks"), session_id)
 
     def create_session(self, root: Path, agent: str = "build", title: str = "") -> str:
         session_id = f"ses_{time.strftime('%Y%m%d')}_{uuid.uuid4().hex[:12]}"

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tools import Tool, ToolContext, ToolError, ToolResult
 
+from .config import ConfigError
 from .loop import Event
 
 if TYPE_CHECKING:
@@ -60,17 +61,20 @@ class Task(Tool[TaskParams]):
                 steps.append(f"{event.data['tool']}: {event.data.get('title') or event.data['state']}")
                 ctx.metadata(params.description, {"sessionId": loop.env.session.id, "steps": list(steps)})
 
-        loop = self.runtime.loop(
-            ctx.env.permissions.asker,
-            session_id=params.session_id,
-            agent=child_agent,
-            listeners=[forward],
-            parent=ctx.env,
-        )
         try:
-            result = await loop.run_turn(params.prompt)
-        finally:
-            await loop.env.close()
+            loop = self.runtime.loop(
+                ctx.env.permissions.asker,
+                session_id=params.session_id,
+                agent=child_agent,
+                listeners=[forward],
+                parent=ctx.env,
+            )
+            try:
+                result = await loop.run_turn(params.prompt)
+            finally:
+                await loop.env.close()
+        except ConfigError as error:  # no such session, or another turn is running in it
+            raise ToolError(str(error)) from None
         if result.stop_reason not in ("end", "max_steps"):
             raise ToolError(
                 f"The {agent.name} subagent stopped ({result.stop_reason}): {result.error or ''}".strip()

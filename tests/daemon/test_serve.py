@@ -7,6 +7,7 @@ import asyncio
 import concurrent.futures
 import json
 import logging
+import os
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -20,6 +21,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from daemon import serve
 from daemon.scripted_model import ScriptedModel, Turn
 from daemon.server import build
+from daemon.store import Store
 from lsp_bridge.documents import uri_to_path
 from tests.conftest import data_dir
 
@@ -1014,3 +1016,25 @@ async def test_two_asks_in_one_session_at_once_run_one_turn(
     assert [a["stopReason"] for a in answers if isinstance(a, dict)] == ["end"]
     history = await editor.command("lspilot.history", {"sessionId": first["sessionId"]})
     assert [m["role"] for m in history["messages"]] == ["user", "assistant", "user", "assistant"]
+
+
+async def test_an_ask_in_a_session_that_another_process_runs_is_refused(
+    connect: Callable[..., Any], fake: ScriptedModel
+) -> None:
+    fake.turns.extend([Turn(text="first"), Turn(text="second")])
+    editor: Editor = await connect("neovim", FULL)
+    session = (await editor.command("lspilot.ask", {"prompt": "one"}))["sessionId"]
+    store = Store(data_dir() / "lspilot.db")  # another daemon on the same database: this test
+    try:
+        with store.claim(session):
+            busy = f"session {session} is in use by pid {os.getpid()}, "
+            with pytest.raises(JsonRpcInvalidParams, match=busy):
+                await editor.command("lspilot.ask", {"sessionId": session, "prompt": "two"})
+        assert (await editor.command("lspilot.ask", {"sessionId": session, "prompt": "three"}))[
+            "stopReason"
+        ] == "end"
+    finally:
+        store.close()
+    history = await editor.command("lspilot.history", {"sessionId": session})
+    prompts = [m["parts"][0]["text"] for m in history["messages"] if m["role"] == "user"]
+    assert prompts == ["one", "three"]

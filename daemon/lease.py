@@ -1,0 +1,73 @@
+"""One process at a time runs turns in a session: a lock per session, held across processes.
+
+Two daemons (two `lspilot run --session ID`, or `lspilot serve` in two editors) would otherwise
+run turns in one session at once and interleave their messages in the store. A turn holds an
+exclusive ``flock`` on ``<id>.lock`` in a folder beside the database. The kernel releases it when
+its holder exits, however it exits (kill -9 included), so a crashed daemon leaves nothing stale
+behind; the file names the holder's pid for the message the next one gets.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from .config import ConfigError
+
+
+class SessionBusy(ConfigError):
+    """Another process (or another loop of this one) is running a turn in the session."""
+
+
+@contextlib.contextmanager
+def hold(folder: Path, session_id: str) -> Iterator[None]:
+    """Hold the session's lock for the block; ``SessionBusy`` at once when someone else holds it."""
+    if not session_id or "/" in session_id or session_id.startswith("."):
+        raise ValueError(f"not a session id: {session_id!r}")
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{session_id}.lock"
+    descriptor = _claim(path, session_id)
+    try:
+        yield
+    finally:
+        # Removed while still locked: whoever opened this file meanwhile finds, once it has the
+        # lock, that the path no longer leads to it, and opens the path again (see _claim).
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        os.close(descriptor)
+
+
+def _claim(path: Path, session_id: str) -> int:
+    while True:
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(descriptor, 32, 0).decode(errors="replace").strip()
+            os.close(descriptor)
+            who = f"pid {holder}" if holder.isdigit() else "another lspilot process"
+            raise SessionBusy(
+                f"session {session_id} is in use by {who}, which is running a turn in it; "
+                "wait for that turn to end, or stop it"
+            ) from None
+        except BaseException:
+            os.close(descriptor)
+            raise
+        if _still_at(path, descriptor):
+            os.ftruncate(descriptor, 0)
+            os.pwrite(descriptor, f"{os.getpid()}\n".encode(), 0)
+            return descriptor
+        os.close(descriptor)  # its holder released and removed it after we opened it: again
+
+
+def _still_at(path: Path, descriptor: int) -> bool:
+    """Whether ``path`` still names the file open at ``descriptor``."""
+    try:
+        named = path.stat()
+    except FileNotFoundError:
+        return False
+    opened = os.fstat(descriptor)
+    return (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino)
