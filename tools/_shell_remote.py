@@ -2,7 +2,7 @@ r"""Programs that run a command elsewhere: on another machine (``ssh HOST CMD``)
 (``docker exec CONTAINER CMD``, ``docker run IMAGE CMD``, ``docker compose exec``) or a pod
 (``kubectl exec POD -- CMD``).
 
-Their specs (``_shell_specs.Wrapper`` with ``elsewhere``, inside ``Runner``\ s) are used by
+Their specs (``_shell_specs.Wrapper`` with ``elsewhere``, inside runners) are used by
 ``_shell_runners``: what runs there is analyzed and asked for by its own name, but its paths are
 not this machine's; the place counts as outside instead. Folders a container mounts from this
 machine are checked (``mounts``).
@@ -71,6 +71,62 @@ DOCKER = Runner(
     },
     _DOCKER,
     _DOCKER_PATHS,
+)
+#: nerdctl (containerd's docker): docker's subcommands, its own global options.
+NERDCTL = Runner(
+    DOCKER.commands,
+    _set("-a -H --address --host -n --namespace --snapshotter --storage-driver --cgroup-manager")
+    | _set("--host-gateway-ip --bridge-ip"),
+    _set("--data-root --cni-path --cni-netconfpath --hosts-dir"),
+)
+#: ctr (containerd's own client): ``ctr run IMAGE ID CMD``, ``ctr task exec --exec-id ID CTR CMD``.
+CTR = Runner(
+    {
+        "run": Wrapper(
+            _set("--env --label --runtime --snapshotter --cwd -u --user --cpus --memory-limit --cni")
+            | _set("--platform --with-ns --fifo-dir --seccomp-profile --gpus --device --annotation")
+            | _set("--hostname --cap-add --cap-drop --rootfs-propagation --runtime-config-path"),
+            _set("--env-file --pid-file --config -c --log-uri"),
+            leading=2,
+            elsewhere=True,
+            permute=True,
+            mounts=_set("--mount"),
+        ),
+        **dict.fromkeys(
+            _set("task tasks t"),
+            Runner(
+                {
+                    "exec": Wrapper(
+                        _set("--exec-id --cwd -u --user --fifo-dir --log-uri"),
+                        leading=1,
+                        elsewhere=True,
+                        permute=True,
+                    )
+                }
+            ),
+        ),
+    },
+    _set("-a --address --timeout --connect-timeout -n --namespace"),
+)
+#: crictl exec [OPTIONS] CONTAINER CMD, or with a filter (``--name NAME``) and no CONTAINER.
+_CRICTL_FILTERS = _set("--name --pod --label --image --state -l --last")
+CRICTL = Runner(
+    {
+        "exec": Wrapper(
+            _set("--timeout --transport") | (_CRICTL_FILTERS - _set("-l --last")),
+            leading=1,
+            direct=_CRICTL_FILTERS,
+            elsewhere=True,
+        )
+    },
+    _set("-r --runtime-endpoint -i --image-endpoint -t --timeout"),
+    _set("-c --config"),
+)
+#: distrobox enter [NAME] -- CMD and toolbox run CMD: a command in a container of the user's.
+DISTROBOX_ENTER = Wrapper(_set("-n --name -a --additional-flags"), until=_set("-- -e --exec"), elsewhere=True)
+TOOLBOX = Runner(
+    {"run": Wrapper(_set("-c --container -d --distro -r --release"), elsewhere=True)},
+    _set("--log-level"),
 )
 _KUBECTL = _set(
     "-n --namespace --context --cluster --user -s --server --token --as --as-group --as-uid "

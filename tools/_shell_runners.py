@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ._shell_dialects import PARAMETER_LISTS, PARAMETER_SCANS
-from ._shell_remote import COMPOSE, DOCKER, KUBECTL, SSH
+from ._shell_remote import COMPOSE, CRICTL, CTR, DISTROBOX_ENTER, DOCKER, KUBECTL, NERDCTL, SSH, TOOLBOX
 from ._shell_specs import Runner, Wrapper
 from ._shell_words import Parsed, parse_options
 
@@ -157,6 +157,18 @@ _WATCHEXEC = Wrapper(
     environment=_set("-E --env"),
 )
 
+#: cargo watch: ``-x SUBCOMMAND`` runs ``cargo SUBCOMMAND``, ``-s SCRIPT`` a script, both through
+#: a shell (``--use-shell SHELL``), in turn; ``-- CMD`` a command.
+_CARGO_WATCH = Wrapper(
+    _set("-w --watch -i --ignore -d --delay --features -B -L --why --poll-interval"),
+    _set("--env-file"),
+    chdir=_set("-C --workdir"),
+    code=_set("-s --shell"),
+    shells=_set("--use-shell"),
+    permute=True,
+    programs={"-x": "cargo", "--exec": "cargo"},
+)
+
 #: Programs that run their arguments as a command (``_shell_specs.WRAPPERS`` has more).
 RUNNING: dict[str, Wrapper] = {
     "uvx": _UVX,
@@ -185,6 +197,7 @@ RUNNING: dict[str, Wrapper] = {
     ),
     "ltrace": Wrapper(_set("-a -A -D -e -n -p -s -u -w -x"), _set("-o -F -l --output --config --library")),
     "ssh": SSH,
+    "distrobox-enter": DISTROBOX_ENTER,
     "nix-shell": Wrapper(  # nix-shell [PATH | -p PACKAGES] --run CMD
         _set("-I -A --attr --arg --argstr --option -j --max-jobs --cores"),
         leading=1 << 16,
@@ -257,5 +270,11 @@ RUNNERS: dict[str, Runner] = {
     "docker-compose": COMPOSE,
     "podman-compose": COMPOSE,
     "kubectl": KUBECTL,
+    "nerdctl": NERDCTL,
+    "ctr": CTR,
+    "crictl": CRICTL,
+    "distrobox": Runner({"enter": DISTROBOX_ENTER}),
+    "toolbox": TOOLBOX,
+    "cargo": Runner({"watch": _CARGO_WATCH}, _set("--color -Z --config"), chdir=_set("-C")),
     "oc": KUBECTL,
 }

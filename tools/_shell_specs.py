@@ -46,6 +46,8 @@ class Wrapper:
     direct: frozenset[str] = frozenset()
     #: Options whose value is a script run with ``sh -c`` (``su -c CMD``, ``flock FILE -c CMD``).
     code: frozenset[str] = frozenset()
+    #: Options whose value is a script run after a program (``cargo watch -x test``: ``cargo test``).
+    programs: Mapping[str, str] = field(default_factory=dict[str, str])
     #: Options whose value is the shell run instead of ``sh`` (``su -s SHELL``).
     shells: frozenset[str] = frozenset()
     #: With no command, a shell reading its script on stdin runs (``chroot DIR``, ``newgrp``)...
@@ -97,6 +99,10 @@ class Runner:
 _SU = _set("-g -G -w --group --supp-group --whitelist-environment")  # su, runuser
 _SU_CODE = _set("-c --command --session-command")
 _NAMESPACES = _set("-m -u -i -n -p -U -C -T --mount --uts --ipc --net --pid --user --cgroup --time")
+
+#: bwrap's options binding this machine's paths: ``--bind SRC DEST`` (``--overlay RWSRC WORKDIR
+#: DEST``): all words but the last (in the sandbox) are checked.
+_BINDS = _set("--bind --bind-try --dev-bind --dev-bind-try --ro-bind --ro-bind-try --overlay --overlay-src")
 
 WRAPPERS: dict[str, Wrapper] = {
     "sudo": Wrapper(
@@ -221,6 +227,18 @@ WRAPPERS: dict[str, Wrapper] = {
     ),
     "sshpass": Wrapper(_set("-p -d -P"), _set("-f")),
     "ssh-agent": Wrapper(_set("-a -E -t -P -O")),
+    "bwrap": Wrapper(  # bwrap [OPTIONS] CMD: in a sandbox of binds of this machine's folders
+        _set("--uid --gid --hostname --unsetenv --sync-fd --block-fd --userns-block-fd --info-fd")
+        | _set("--json-status-fd --seccomp --add-seccomp-fd --userns --userns2 --pidns --exec-label")
+        | _set("--file-label --argv0 --cap-add --cap-drop --perms --size --args --remount-ro --dir")
+        | _set("--tmpfs --proc --dev --mqueue --tmp-overlay --ro-overlay --lock-file --setenv --symlink")
+        | _set("--file --bind-data --ro-bind-data --chmod"),
+        _BINDS,
+        chdir=_set("--chdir"),
+        spans={**dict.fromkeys(_BINDS - _set("--overlay-src"), 2), "--overlay": 3}
+        | dict.fromkeys(_set("--setenv --symlink --file --bind-data --ro-bind-data --chmod"), 2),
+        environment=_set("--setenv"),
+    ),
 }
 
 #: GNU parallel's separators before its arguments (``:::``) or files of arguments (``::::``).

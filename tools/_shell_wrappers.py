@@ -173,16 +173,22 @@ class Wrappers(Commands):
         inner_state, codes, shell, entrypoint, hijack = state, list[Word](), None, list[Word](), list[str]()
         for option, index, attached in parsed.values:
             value = option_value(args, index, attached)
-            if option in spec.paths | spec.chdir:
-                self.path(value, state)
+            span = spec.spans.get(option, 1)  # bwrap --bind SRC DEST: SRC is this machine's
+            for item in (
+                [value, *args[index + 1 : index + span - 1]] if option in spec.paths | spec.chdir else []
+            ):
+                self.path(item, state)
             if option in spec.chdir:
                 inner_state = _chdir(value, state)
             elif option in spec.code:
                 codes.append(value)
             elif option in spec.environment and (
                 value.value is None or hijacks(value.value.partition("=")[0])
-            ):
-                hijack.append(value.shown)
+            ):  # watchexec -E NAME=VALUE, bwrap --setenv NAME VALUE
+                hijack.append("=".join(w.shown for w in [value, *args[index + 1 : index + span]]))
+            elif option in spec.programs:  # cargo watch -x SUBCOMMAND: cargo SUBCOMMAND
+                program = spec.programs[option]
+                codes.append(Word(f"{program} {value.raw}", value.value and f"{program} {value.value}"))
             elif option in spec.shells:
                 shell = value
             elif option in spec.mounts:
@@ -318,7 +324,10 @@ def _until(spec: Wrapper, args: list[Word]) -> tuple[int | None, list[Word]]:
 def _parse(spec: Wrapper, values: list[str | None]) -> Parsed:
     """A wrapper's options, read the getopt way; with ``again``, read again after the leading
     operands (``ssh HOST -p 22 CMD``): the first operand after those ends them."""
-    takes = (spec.values | spec.paths | spec.chdir | spec.code | spec.shells | spec.mounts) - spec.optional
+    takes = (
+        spec.values | spec.paths | spec.chdir | spec.code | spec.shells | spec.mounts | spec.programs.keys()
+    )
+    takes -= spec.optional
     options = {"optional": spec.optional, "long_only": spec.long_only, "spans": spec.spans}
     parsed = parse_options(values, takes, leading_options=not spec.permute, **options)
     if not spec.again or len(parsed.operands) <= spec.leading:

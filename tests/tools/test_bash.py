@@ -590,3 +590,84 @@ def test_gdb_programs_and_hyperfine_parameters(
     tmp_path: Path, command: str, outside: list[str], asked: list[tuple[str, str]]
 ) -> None:
     assert _asks(tmp_path, command) == (outside, [(p, p if a == "=" else a) for p, a in asked])
+
+
+@pytest.mark.parametrize(
+    ("command", "place"),
+    [
+        ("nerdctl exec web rm -rf /", "(nerdctl exec web)"),
+        ("nerdctl -n k8s.io run --rm alpine rm -rf /", "(nerdctl -n k8s.io run --rm alpine)"),
+        ("ctr task exec --exec-id 1 web rm -rf /", "(ctr task exec --exec-id 1 web)"),
+        (
+            "ctr run --rm docker.io/library/alpine:latest demo rm -rf /",
+            "(ctr run --rm docker.io/library/alpine:latest demo)",
+        ),
+        ("crictl exec -it web rm -rf /", "(crictl exec -it web)"),
+        ("crictl exec --name web rm -rf /", "(crictl exec --name web)"),
+        ("distrobox enter box -- rm -rf /", "(distrobox enter box --)"),
+        ("distrobox-enter --name box -e rm -rf /", "(distrobox-enter --name box -e)"),
+        ("toolbox run -c box rm -rf /", "(toolbox run -c box)"),
+    ],
+)
+def test_more_containers_a_command_runs_in_are_asked_as_outside(
+    tmp_path: Path, command: str, place: str
+) -> None:
+    outside, bash = _asks(tmp_path, command)
+    assert outside == [place] and ("rm -rf /", "rm *") in bash
+
+
+@pytest.mark.parametrize(
+    ("command", "outside", "asked"),
+    [
+        # bwrap runs its command here, in a sandbox of this machine's folders: the sources of its
+        # binds are checked (not the places in the sandbox), and --setenv PATH is exact
+        (
+            "bwrap --ro-bind ../src /src --dev /dev rm x",
+            ["{up}/*"],
+            [
+                (
+                    "bwrap --ro-bind ../src /src --dev /dev rm x",
+                    "bwrap --ro-bind ../src /src --dev /dev rm *",
+                ),
+                ("rm x", "rm *"),
+            ],
+        ),
+        (
+            "bwrap --overlay ../rw ../work /x --unshare-all rm ../y",
+            ["{up}/*"],
+            [
+                (
+                    "bwrap --overlay ../rw ../work /x --unshare-all rm ../y",
+                    "bwrap --overlay ../rw ../work /x --unshare-all rm *",
+                ),
+                ("rm ../y", "rm *"),
+            ],
+        ),
+        (
+            "bwrap --setenv PATH /opt ls",
+            [],
+            [("bwrap --setenv PATH /opt ls", "="), ("ls", "ls *"), ("PATH=/opt ls", "=")],
+        ),
+        # cargo watch -x SUBCOMMAND runs cargo SUBCOMMAND, -s a script, -- a command
+        ("cargo watch -x test", [], [("cargo watch -x test", "="), ("cargo test", "cargo test *")]),
+        (
+            "cargo watch -x check -s 'rm ../x'",
+            ["{up}/*"],
+            [
+                ("cargo watch -x check -s 'rm ../x'", "="),
+                ("cargo check", "cargo check *"),
+                ("rm ../x", "rm *"),
+            ],
+        ),
+        (
+            "cargo watch -- rm ../x",
+            ["{up}/*"],
+            [("cargo watch -- rm ../x", "cargo watch -- rm *"), ("rm ../x", "rm *")],
+        ),
+        ("cargo watch", [], [("cargo watch", "cargo watch *")]),
+    ],
+)
+def test_sandboxes_and_cargo_watch(
+    tmp_path: Path, command: str, outside: list[str], asked: list[tuple[str, str]]
+) -> None:
+    assert _asks(tmp_path, command) == (outside, [(p, p if a == "=" else a) for p, a in asked])
