@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import check_command, lsp_command
+from . import check_command, lsp_command, model
 from . import config as configuration
 from .redact import REDACTOR
 from .serve import VERSION
@@ -208,7 +208,7 @@ def _sessions(args: argparse.Namespace) -> int:
         store.close()
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lspilot", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug output to stderr")
     parser.add_argument("--version", action="version", version=f"lspilot {VERSION}")
@@ -250,7 +250,11 @@ def main(argv: list[str] | None = None) -> int:
     servers.add_argument("action", choices=["list", "status", "install"])
     servers.add_argument("names", nargs="*", help="servers to install")
     servers.set_defaults(run=_servers)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     _setup_logging(args.verbose)
     try:
         return args.run(args)
@@ -266,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"lspilot: {error}", file=sys.stderr)
         return 1
+    finally:
+        model.close()  # litellm's clients and the model thread, before the interpreter shuts down
 
 
 def _is_user_error(error: Exception) -> bool:

@@ -8,7 +8,6 @@ starts that early in a thread). It must never print to stdout (that is the JSON-
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import errno
 import gc
@@ -17,15 +16,17 @@ import logging
 import os
 import re
 import threading
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
+from .model_thread import ModelThread
+
+log = logging.getLogger(__name__)
 LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
 _lock = threading.Lock()
 _module: ModuleType | None = None
-T = TypeVar("T")
 
 
 def litellm() -> ModuleType:
@@ -61,9 +62,14 @@ def litellm() -> ModuleType:
         return module
 
 
+_importer: threading.Thread | None = None
+
+
 def warm() -> None:
     """Start importing litellm in a background thread so the first turn does not wait for it."""
-    threading.Thread(target=litellm, name="litellm-import", daemon=True).start()
+    global _importer  # noqa: PLW0603 - the one import thread, joined by close()
+    _importer = threading.Thread(target=litellm, name="litellm-import", daemon=True)
+    _importer.start()
 
 
 @dataclass
@@ -216,31 +222,26 @@ class ModelSettings:
     options: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
-class _ModelThread:
-    """One thread with its own event loop where every litellm call runs.
-
-    Building a request is pure Python that grows with the conversation (the openai SDK alone walks
-    every message and tool schema: ~40 ms per step at 30 messages), and it never yields. On the
-    daemon's loop it would stall the editor's requests; here the interpreter switches threads every
-    few milliseconds, so the daemon keeps answering while a step is being prepared.
-    """
-
-    def __init__(self) -> None:
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._lock = threading.Lock()
-
-    def loop(self) -> asyncio.AbstractEventLoop:
-        with self._lock:
-            if self._loop is None:
-                self._loop = asyncio.new_event_loop()
-                threading.Thread(target=self._loop.run_forever, name="lspilot-model", daemon=True).start()
-            return self._loop
-
-    def submit(self, work: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
-        return asyncio.run_coroutine_threadsafe(work, self.loop())
+async def _close_clients() -> None:
+    """litellm keeps one HTTP client per provider and key, made on (and bound to) the loop of its
+    first request; left open, their finalizers run at interpreter exit, on no loop, and import."""
+    if _module is None:
+        return
+    await _module.close_litellm_async_clients()
+    _module.in_memory_llm_clients_cache.flush_cache()  # closed: make the next request build anew
 
 
-_thread = _ModelThread()
+def close(timeout: float = 5.0) -> None:
+    """Before the process exits: wait for a litellm import under way, close litellm's clients on
+    the loop they belong to and end the model thread, so that no thread of ours is left running
+    and no client is left open while the interpreter shuts down (a client's finalizer that
+    imported a module then once hung `lspilot run` at exit)."""
+    if _importer is not None:
+        _importer.join(timeout)
+    _thread.stop(_close_clients, timeout)
+
+
+_thread = ModelThread()
 
 
 def _request(settings: ModelSettings, messages: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from daemon.config import ConfigError
+from daemon.scripted_model import ScriptedModel, Turn
 from daemon.store import Store
 
 from .conftest import LSPILOT
@@ -67,3 +69,41 @@ def test_sessions_show_without_an_id_says_what_is_missing(empty_workspace: Path)
         2,
         "lspilot sessions show: name a session (see `lspilot sessions list`)\n",
     )
+
+
+# `lspilot` itself, then what is left when it returns: its threads, and every module imported
+# while the interpreter shuts down.
+EXIT_PROBE = """
+import os, sys, threading
+from daemon import cli
+code = cli.main(sys.argv[1:])
+print("threads left:", sorted(t.name for t in threading.enumerate()), file=sys.stderr)
+def imports(event, args):
+    if event == "import":
+        os.write(2, f"imported at exit: {args[0]}\\n".encode())
+sys.addaudithook(imports)
+sys.exit(code)
+"""
+
+
+def test_run_exits_promptly_leaving_no_thread_and_no_client_open(
+    empty_workspace: Path, fake: ScriptedModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `lspilot run` once hung at exit: litellm's clients, left open on the model thread's loop,
+    # were finalized while the interpreter shut down, one importing a module as it did.
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
+    fake.turns.extend(Turn(text=f"answer {n}") for n in range(3))
+    command = [sys.executable, "-c", EXIT_PROBE, "run", "hi", "--model", "openai/scripted"]
+    for n in range(3):
+        ran = subprocess.run(
+            [*command, "--api-base", fake.api_base],
+            cwd=empty_workspace,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            env=os.environ,
+        )
+        assert (ran.returncode, ran.stdout) == (0, f"answer {n}\n"), ran.stderr
+        assert "threads left: ['MainThread']" in ran.stderr
+        assert "imported at exit" not in ran.stderr
