@@ -158,6 +158,11 @@ def item_data(sources: Sources, item: lsp.CallHierarchyItem) -> dict[str, Any]:
     }
 
 
+def other(call: lsp.CallHierarchyIncomingCall | lsp.CallHierarchyOutgoingCall) -> lsp.CallHierarchyItem:
+    """The caller of an incoming call, the callee of an outgoing one."""
+    return call.from_ if isinstance(call, lsp.CallHierarchyIncomingCall) else call.to
+
+
 def calls(
     sources: Sources,
     item: lsp.CallHierarchyItem,
@@ -172,14 +177,14 @@ def calls(
     sites: dict[tuple[str, tuple[tuple[int, int], ...]], Sequence[lsp.Range]] = {}
     data: list[dict[str, Any]] = []
     for call in found:
-        other = call.from_ if isinstance(call, lsp.CallHierarchyIncomingCall) else call.to
-        site_path = sources.named(other.uri if incoming else item.uri)[1]
-        key = (other.name, tuple((r.start.line, r.start.character) for r in call.from_ranges))
-        groups.setdefault(key, []).append(other)
+        called = other(call)
+        site_path = sources.named(called.uri if incoming else item.uri)[1]
+        key = (called.name, tuple((r.start.line, r.start.character) for r in call.from_ranges))
+        groups.setdefault(key, []).append(called)
         sites[key] = call.from_ranges
         data.append(
             {
-                **item_data(sources, other),
+                **item_data(sources, called),
                 "fromPath": sources.relative(site_path),
                 "fromRanges": [span(sources, site_path, rng) for rng in call.from_ranges],
             }

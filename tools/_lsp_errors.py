@@ -1,0 +1,46 @@
+"""lsp_bridge's errors as the lsp tool reports them: what failed and the way out (another
+operation, enabling a server, grep and read), with the bridge's own message kept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsp_bridge import Bridge, BridgeError, NoServerForFile, UnsupportedOperation
+
+ALTERNATIVES = {
+    "implementation_provider": "use findReferences on the base class or method, or grep for it",
+    "call_hierarchy_provider": "use findReferences to find where it is called, or grep",
+}
+
+
+def bridge_error(bridge: Bridge, error: BridgeError, operation: str, path: Path | None) -> str:
+    """The message for ``error``, raised while answering ``operation`` about ``path``."""
+    if isinstance(error, UnsupportedOperation):
+        return _unsupported(error, operation, path)
+    if isinstance(error, NoServerForFile):
+        return _no_server(bridge, error, path)
+    return f"The language server could not answer {operation}: {error}"
+
+
+def _unsupported(error: UnsupportedOperation, operation: str, path: Path | None) -> str:
+    capability = "".join(w.capitalize() if i else w for i, w in enumerate(error.provider.split("_")))
+    servers = ", ".join(error.servers)
+    where = f" for {path.name}" if path else ""
+    advice = ALTERNATIVES.get(error.provider, "use grep and read instead")
+    return (
+        f"{operation} is not supported by {servers}, the language server{where}: it does not offer "
+        f"{capability}. Instead, {advice}."
+    )
+
+
+def _no_server(bridge: Bridge, error: NoServerForFile, path: Path | None) -> str:
+    suffix = path.suffix if path else ""
+    known = [s.name for s in bridge.registry.all() if suffix and suffix in s.extensions]
+    if known:
+        return (
+            f"{error}. Known servers for {suffix} files that are not enabled: {', '.join(known)}; "
+            f"enable one in lspilot.toml ([lsp.servers.{known[0]}] enabled = true)."
+        )
+    return (
+        f"{error}: lspilot has no language server for {suffix or 'these'} files. Use grep and read instead."
+    )
