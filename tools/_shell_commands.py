@@ -7,7 +7,7 @@ sessions (``tmux``, ``screen``, ``at``, ``crontab``: ``_shell_sessions.py``) and
 another command, analyzed in turn; shells
 (``bash -c``, or a script on stdin), ``eval``, ``trap`` and ``alias`` run code, handed back to the
 tree walk in ``_shell.py`` (``script``); ``cd``, ``pushd`` and ``popd`` move the working directory,
-logically as bash does; ``git`` and the file commands of ``_shell_specs.py`` name paths, checked
+logically as bash does; ``git`` and the file commands of ``_shell_files.py`` name paths, checked
 by ``_shell_paths.py``. ``read``, ``printf -v``, ``declare`` and the other setters of
 ``_shell_specs.py`` set variables: like an assignment, one that changes what runs makes the
 command exact-only, and ``HOME``, ``PWD`` or ``CDPATH`` set so leave ``~``, ``~+`` or ``cd NAME``
@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ._arity import always_prefix
 from ._shell_dialects import Finding
-from ._shell_files import FILE_COMMANDS, FileCommand
+from ._shell_files import FILE_COMMANDS, XARGS_INPUT, file_paths, find
 from ._shell_git import git
 from ._shell_paths import PATH_VARIABLES, State, absolute, outside, resolve
 from ._shell_runners import RUNNERS, RUNNING, SESSIONS, Found, runner
@@ -40,7 +40,6 @@ from ._shell_specs import (
 )
 from ._shell_words import Word, option_value, parse_options
 
-XARGS_INPUT = "(xargs input)"
 #: Tables of what command names run (``BASH_CMDS[NAME]=PATH``, ``BASH_ALIASES[NAME]=CODE``).
 COMMAND_TABLES = frozenset({"BASH_CMDS", "BASH_ALIASES"})
 #: In ``State.unknown`` once such a table is set in a way not worked out: every later command is
@@ -209,11 +208,11 @@ class Commands(ABC):
         if name in ("eval", "trap", "alias", "hash"):
             return self._code(name, words, state)
         if name == "find":
-            self._find(args, state)
+            find(self, args, state)
         elif name in ("cd", "pushd", "popd"):
             self._cd(name, args, state)
         elif name in FILE_COMMANDS:
-            self._file_paths(name, FILE_COMMANDS[name], args, state, xargs_input)
+            file_paths(self, name, FILE_COMMANDS[name], args, state, xargs_input=xargs_input)
         return always_prefix([w.value for w in words])
 
     def _string(self, script: Word, state: State) -> bool:
@@ -276,32 +275,6 @@ class Commands(ABC):
                 self.aliases.update(dict.fromkeys((values[i] or "" for i in parsed.operands), code))
         return always_prefix([w.value for w in words]) if known else None
 
-    def _find(self, args: list[Word], state: State) -> None:
-        index = 0  # find [-H] [-L] [-P] [-D DEBUG] [-O LEVEL] START... EXPRESSION
-        while index < len(args) and re.fullmatch(r"-[HLP]+|-D|-O\d*", args[index].value or ""):
-            index += 2 if args[index].value == "-D" else 1
-        first = index
-        while index < len(args) and not _expression(args[index].value):
-            self.path(args[index], state)
-            index += 1
-        if index == first:
-            self.path(Word(".", "."), state)
-        while index < len(args):
-            value = args[index].value
-            if value in ("-exec", "-execdir", "-ok", "-okdir"):
-                end = index + 1
-                while end < len(args) and args[end].value not in (";", "+"):
-                    end += 1
-                if end > index + 1:
-                    self.command(args[index + 1 : end], state.fork())
-                index = end
-            elif value in ("-fprint", "-fprint0", "-fls", "-fprintf", "-files0-from") and index + 1 < len(
-                args
-            ):
-                self.path(args[index + 1], state)
-                index += 1
-            index += 1
-
     def _cd(self, name: str, args: list[Word], state: State) -> None:
         """cd is logical in bash (``cd link/..`` is the folder holding ``link``) unless ``-P``:
         both that folder and the physical one are checked; the shell goes to the logical one.
@@ -334,53 +307,6 @@ class Commands(ABC):
         else:
             state.cwd, state.pwd = real or target.raw, str(real) if real else None
 
-    def _file_paths(
-        self, name: str, spec: FileCommand, args: list[Word], state: State, xargs_input: bool
-    ) -> None:
-        values = [w.value for w in args]
-        if name == "tar" and values and values[0] and values[0][0] != "-" and values[0].isalpha():
-            values[0] = "-" + values[0]
-        parsed = parse_options(values, spec.values | spec.paths, spec.leading_options)
-        inputs = bool(parsed.flags & spec.inputs)
-        if parsed.flags & spec.stops and not inputs:
-            return
-        for option, index, attached in parsed.values:
-            value = option_value(args, index, attached)
-            if option in spec.paths:
-                self.path(value, state)
-            elif option in spec.code:  # rsync -e 'ssh -p 22' runs 'ssh -p 22 HOST rsync ...'
-                hosts = [m[1] for v in values if (m := re.match(r"([\w.@-]+):", v or ""))][:1]
-                end = "".join(f" {shlex.quote(host)} {name}" for host in hosts)
-                self._string(
-                    Word(value.raw + end, None if value.value is None else value.value + end), state.fork()
-                )
-            elif option in spec.remote_code:  # rsync --rsync-path: run on the other machine
-                self.remote += 1
-                self._string(value, state.fork())
-                self.remote -= 1
-            elif option in spec.ssh_options:
-                self.ssh_option(value, state)
-        operands = [args[i] for i in parsed.operands]
-        if spec.operands == "none":
-            return
-        if spec.operands == "keyed":
-            for operand in operands:
-                key, eq, path = (operand.value or "").partition("=")
-                if operand.value is None or (eq and key in spec.keys):
-                    tilde = operand.raw.partition("=")[2].startswith("~")  # bash expands of=~/x
-                    value = Word(path, path, operand.glob, tilde)
-                    self.path(operand if operand.value is None else value, state)
-            return
-        operands = operands[0 if parsed.flags & spec.supplied_by else spec.skip :]
-        if spec.operands == "first" and not inputs:
-            operands = operands[:1]
-        if name in ("rsync", "scp"):
-            operands = [o for o in operands if not re.match(r"[\w.@-]+:", o.value or "")]
-        for operand in operands:
-            self.path(operand, state)
-        if xargs_input and spec.operands == "all":
-            self.path(Word(XARGS_INPUT, None), state)
-
 
 def setting(names: list[str]) -> str:
     """The label before a command that sets variables changing what runs: ``(sets PATH)``. Rules
@@ -394,7 +320,3 @@ def _names(word: Word, form: Form) -> list[str | None]:
     if word.value is not None:
         return list(variables(word.value, form) or [])
     return list(variables(word.raw, form) or [None]) if form == "declaration" else [None]
-
-
-def _expression(value: str | None) -> bool:
-    return value is not None and (value.startswith("-") or value in ("(", ")", "!", ","))

@@ -1,15 +1,26 @@
 """Commands that read or change the paths among their arguments: ``rm``, ``cp``, ``cat``, ``tar``, ...
 
 A ``FileCommand`` names which of its options and operands are paths (``tar -f FILE``, ``grep
-PATTERN FILE...``, ``dd of=FILE``), checked against the workspace by ``_shell_commands``; some of
-their options run a program (``rsync -e CMD``) or a script. Their options are read by
+PATTERN FILE...``, ``dd of=FILE``), checked against the workspace (``file_paths``, for
+``_shell_commands``); some of their options run a program (``rsync -e CMD``) or a script. ``find``
+reads ``find``'s start points, the files it writes and the commands it runs. Options are read by
 ``_shell_words.parse_options``.
 """
 
 from __future__ import annotations
 
+import re
+import shlex
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+from ._shell_paths import State
+from ._shell_words import Word, option_value, parse_options
+
+if TYPE_CHECKING:
+    from ._shell_commands import Commands
+
+XARGS_INPUT = "(xargs input)"
 
 
 def _set(text: str) -> frozenset[str]:
@@ -143,3 +154,82 @@ FILE_COMMANDS: dict[str, FileCommand] = {
     "perl": _PERL,
     "ruby": _RUBY,
 }
+
+
+def find(commands: Commands, args: list[Word], state: State) -> None:
+    """``find [-H] [-L] [-P] [-D DEBUG] [-O LEVEL] START... EXPRESSION``: the start points and the
+    files ``-fprint``, ``-fls``, ... write are checked; ``-exec`` and the like run a command."""
+    index = 0
+    while index < len(args) and re.fullmatch(r"-[HLP]+|-D|-O\d*", args[index].value or ""):
+        index += 2 if args[index].value == "-D" else 1
+    first = index
+    while index < len(args) and not _expression(args[index].value):
+        commands.path(args[index], state)
+        index += 1
+    if index == first:
+        commands.path(Word(".", "."), state)
+    while index < len(args):
+        value = args[index].value
+        if value in ("-exec", "-execdir", "-ok", "-okdir"):
+            end = index + 1
+            while end < len(args) and args[end].value not in (";", "+"):
+                end += 1
+            if end > index + 1:
+                commands.command(args[index + 1 : end], state.fork())
+            index = end
+        elif value in ("-fprint", "-fprint0", "-fls", "-fprintf", "-files0-from") and index + 1 < len(args):
+            commands.path(args[index + 1], state)
+            index += 1
+        index += 1
+
+
+def file_paths(
+    commands: Commands, name: str, spec: FileCommand, args: list[Word], state: State, *, xargs_input: bool
+) -> None:
+    """The paths a file command names, checked, and what its options run (``rsync -e CMD``)."""
+    run = commands._string  # pyright: ignore[reportPrivateUsage]
+    values = [w.value for w in args]
+    if name == "tar" and values and values[0] and values[0][0] != "-" and values[0].isalpha():
+        values[0] = "-" + values[0]
+    parsed = parse_options(values, spec.values | spec.paths, spec.leading_options)
+    inputs = bool(parsed.flags & spec.inputs)
+    if parsed.flags & spec.stops and not inputs:
+        return
+    for option, index, attached in parsed.values:
+        value = option_value(args, index, attached)
+        if option in spec.paths:
+            commands.path(value, state)
+        elif option in spec.code:  # rsync -e 'ssh -p 22' runs 'ssh -p 22 HOST rsync ...'
+            hosts = [m[1] for v in values if (m := re.match(r"([\w.@-]+):", v or ""))][:1]
+            end = "".join(f" {shlex.quote(host)} {name}" for host in hosts)
+            run(Word(value.raw + end, None if value.value is None else value.value + end), state.fork())
+        elif option in spec.remote_code:  # rsync --rsync-path: run on the other machine
+            commands.remote += 1
+            run(value, state.fork())
+            commands.remote -= 1
+        elif option in spec.ssh_options:
+            commands.ssh_option(value, state)
+    operands = [args[i] for i in parsed.operands]
+    if spec.operands == "none":
+        return
+    if spec.operands == "keyed":
+        for operand in operands:
+            key, eq, path = (operand.value or "").partition("=")
+            if operand.value is None or (eq and key in spec.keys):
+                tilde = operand.raw.partition("=")[2].startswith("~")  # bash expands of=~/x
+                value = Word(path, path, operand.glob, tilde)
+                commands.path(operand if operand.value is None else value, state)
+        return
+    operands = operands[0 if parsed.flags & spec.supplied_by else spec.skip :]
+    if spec.operands == "first" and not inputs:
+        operands = operands[:1]
+    if name in ("rsync", "scp"):
+        operands = [o for o in operands if not re.match(r"[\w.@-]+:", o.value or "")]
+    for operand in operands:
+        commands.path(operand, state)
+    if xargs_input and spec.operands == "all":
+        commands.path(Word(XARGS_INPUT, None), state)
+
+
+def _expression(value: str | None) -> bool:
+    return value is not None and (value.startswith("-") or value in ("(", ")", "!", ","))
