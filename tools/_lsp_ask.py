@@ -108,7 +108,7 @@ def _exact(sources: Sources, path: Path, line: int, column: int) -> Target:
     text = sources.line(path, line)
     hit = name_at(text, column)
     if hit is None and (column >= len(text) or text[column].isspace()):
-        where = "past the end of" if column > len(text) else "whitespace on"
+        where = "past the end of" if column >= len(text) else "whitespace on"
         raise ToolError(
             f"Character {column + 1} is {where} line {line + 1}, so there is nothing to ask about. "
             f"{describe_line(sources, path, line)}\n"

@@ -391,3 +391,46 @@ async def test_locations_sort_by_name_even_where_uris_sort_otherwise(
         ("a.py", 1, 1),
     ]
     assert meta["files"] == 3 and not meta["capped"]
+
+
+async def test_a_column_just_past_the_end_of_a_line_is_called_so(lsp_harness: MakeHarness) -> None:
+    # It was called whitespace: only a column beyond that one counted as past the end.
+    h = lsp_harness("py_project")
+    line = (h.root / "app.py").read_text().splitlines()[5]
+    message = await error(h, operation="hover", filePath="app.py", line=6, character=len(line) + 1)
+    assert message.startswith(f"Character {len(line) + 1} is past the end of line 6,")
+
+
+async def test_a_name_path_with_a_hash_finds_the_name_on_the_line(lsp_harness: MakeHarness) -> None:
+    # With line, `Cube#volume` was not split as name paths are elsewhere, so the name written on
+    # the line was missed and the declaration used, with a note saying it was not on the line.
+    h = lsp_harness("py_project")
+    cube = position(h.root / "pkg/geometry.py", "def volume", nth=1).line + 1
+    text, meta = await lsp(h, operation="hover", filePath="pkg/geometry.py", symbol="Cube#volume", line=cube)
+    assert "is not on line" not in text
+    assert meta["target"] == {**spot(h.root, "pkg/geometry.py", "def volume", 1, 4), "name": "volume"}
+
+
+async def test_outgoing_calls_of_a_function_that_calls_nothing(lsp_harness: MakeHarness) -> None:
+    # "no callers" was said for outgoingCalls: the direction was guessed from the calls found.
+    h = lsp_harness("py_project")
+    text, meta = await lsp(h, operation="outgoingCalls", filePath="pkg/shapes.py", symbol="Circle.area")
+    assert text.splitlines()[1] == "no callees" and meta["count"] == 0
+
+
+async def test_a_line_where_no_name_answers_is_described_once(lsp_harness: MakeHarness) -> None:
+    h = lsp_harness("py_project")
+    (h.root / "quiet.py").write_text("x = 1\n# nothing here at all\n")
+    text, _ = await lsp(h, operation="findReferences", filePath="quiet.py", line=2)
+    assert text.count("Line 2 of quiet.py is: # nothing here at all") == 1
+
+
+async def test_a_line_whose_first_name_is_defined_in_a_denied_file(lsp_harness: MakeHarness) -> None:
+    # With only a line, a name the server answered for only in denied files was skipped as if
+    # unknown, and its left-out result was counted under the next name's answer (len's here).
+    h = lsp_harness("py_project")
+    h.env.permissions.rules.append(Rule("read", "pkg/calc.py", "deny"))
+    (h.root / "uses.py").write_text("from pkg.calc import total_area\n\ntotal_area([]) + len([])\n")
+    text, meta = await lsp(h, operation="goToDefinition", filePath="uses.py", line=3)
+    assert meta["target"]["name"] == "total_area" and meta["count"] == 0 and meta["skipped"] == 1
+    assert text.startswith("No definitions of total_area at uses.py:3:1.")

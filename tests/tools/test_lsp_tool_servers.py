@@ -3,9 +3,14 @@ no call hierarchy or implementation: the tool must say so, naming the capability
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import cast
+
+from lsp_bridge import Bridge, UnsupportedOperation
 from tests.conftest import position
 from tests.tools.conftest import MakeHarness
 from tests.tools.test_lsp_tool import at, error, lsp, spot
+from tools._lsp_errors import bridge_error
 
 
 async def test_typescript(lsp_harness: MakeHarness) -> None:
@@ -81,3 +86,18 @@ async def test_unsupported_operations_name_the_capability(lsp_harness: MakeHarne
     # What jedi does support still works through the same tool.
     _, meta = await lsp(h, operation="findReferences", filePath="pkg/calc.py", symbol="total_area")
     assert meta["count"] == 4
+
+
+def test_a_capability_missing_for_the_symbol_lookup_is_named_as_such() -> None:
+    # A server without documentSymbol made findReferences with symbol "not supported" (it is;
+    # finding the symbol is not), and the advice read "Instead, use grep and read instead."
+    lookup = UnsupportedOperation("textDocument/documentSymbol", "document_symbol_provider", ["srv"], "a.py")
+    assert bridge_error(cast(Bridge, None), lookup, "findReferences", Path("/w/a.py")) == (
+        "findReferences with symbol needs documentSymbol, which srv, the language server for a.py, "
+        "does not offer (documentSymbolProvider). Instead, give filePath with line (and character)."
+    )
+    hover = UnsupportedOperation("textDocument/hover", "hover_provider", ["srv"], "a.py")
+    assert bridge_error(cast(Bridge, None), hover, "hover", Path("/w/a.py")) == (
+        "hover is not supported by srv, the language server for a.py: it does not offer "
+        "hoverProvider. Instead, use grep and read."
+    )
