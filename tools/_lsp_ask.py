@@ -20,7 +20,7 @@ from lsp_bridge.documents import to_utf16
 from . import _lsp_format as fmt
 from ._lsp_format import Navigation
 from ._lsp_read_rules import hover_or_why_not
-from ._lsp_resolve import Ambiguous, Target, check_line, describe_line, on_line, resolve_symbol
+from ._lsp_resolve import Ambiguous, Target, check_line, describe_line, name_parts, on_line, resolve_symbol
 from ._lsp_source import KEYWORDS, Sources, name_at, names_on
 from .base import ToolError
 
@@ -90,7 +90,7 @@ async def _symbol_near_line(bridge: Bridge, sources: Sources, path: Path, q: Que
         return await resolve_symbol(bridge, sources, sources.root, symbol, path)
     line = q.line - 1
     check_line(sources, path, line)
-    last = symbol.replace("::", ".").replace("/", ".").split(".")[-1]
+    last = (name_parts(symbol) or (symbol,))[-1]
     name = on_line(sources, path, line, last, None if q.character is None else q.character - 1)
     if name is not None:
         text = sources.line(path, line)

@@ -79,7 +79,9 @@ def flatten(items: Sequence[lsp.DocumentSymbol | lsp.SymbolInformation], path: P
     def walk(item: lsp.DocumentSymbol | lsp.SymbolInformation, parents: tuple[str, ...]) -> None:
         if isinstance(item, lsp.SymbolInformation):
             found.append(
-                Symbol((*_parts(item.container_name or ""), item.name), item.kind, path, item.location.range)
+                Symbol(
+                    (*name_parts(item.container_name or ""), item.name), item.kind, path, item.location.range
+                )
             )
             return
         chain = (*parents, item.name)
@@ -97,7 +99,8 @@ def _start(item: lsp.DocumentSymbol | lsp.SymbolInformation) -> tuple[int, int]:
     return (start.line, start.character)
 
 
-def _parts(name_path: str) -> tuple[str, ...]:
+def name_parts(name_path: str) -> tuple[str, ...]:
+    """``Shape.area``, ``calc/total_area``, ``ns::f``, ``Cube#volume``: the names, outermost first."""
     return tuple(p for p in SEPARATORS.split(name_path.strip()) if p)
 
 
@@ -111,7 +114,7 @@ def module_parts(relative: str) -> tuple[str, ...]:
 def match(symbols: list[Symbol], wanted: str, sources: Sources) -> list[Symbol]:
     """Symbols whose chain (optionally after their module path) ends with ``wanted``'s parts;
     exact case first, then ignoring case. Each declaration once."""
-    parts = _parts(wanted)
+    parts = name_parts(wanted)
     if not parts:
         return []
     folds: tuple[Callable[[str], str], ...] = (str, str.casefold)
@@ -178,7 +181,7 @@ async def workspace_symbols(bridge: Bridge, sources: Sources, query: str, near: 
             location = item.location
             if isinstance(location, lsp.Location) and sources.shows_uri(location.uri):
                 # (not a bare URI: no server here sends those; nor in a file read rules deny)
-                chain = (*_parts(item.container_name or ""), item.name)
+                chain = (*name_parts(item.container_name or ""), item.name)
                 symbol = Symbol(chain, item.kind, sources.named(location.uri)[1], location.range)
                 start = name_position(sources, symbol)  # some servers give the whole declaration
                 end = lsp.Position(line=start.line, character=start.character + len(item.name))
@@ -214,7 +217,7 @@ async def resolve_symbol(
     bridge: Bridge, sources: Sources, root: Path, wanted: str, path: Path | None
 ) -> Target | Ambiguous:
     """The declaration ``wanted`` names, in ``path`` or anywhere in the workspace."""
-    last = _parts(wanted)[-1:] or (wanted,)
+    last = name_parts(wanted)[-1:] or (wanted,)
     if path is not None:
         hits = await file_symbols(bridge, path)
         where = sources.relative(path)
@@ -233,7 +236,7 @@ async def resolve_symbol(
     matches = match(pool, wanted, sources)
     if len(matches) > 1:
         return Ambiguous(wanted, matches)
-    if not matches and path is not None and len(_parts(wanted)) == 1:
+    if not matches and path is not None and len(name_parts(wanted)) == 1:
         used = first_use(sources, path, last[0])
         if used is not None:
             note = f"{wanted} is not declared in {where}; used its first use, line {used.line + 1}"
