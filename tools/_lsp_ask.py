@@ -190,7 +190,7 @@ async def _ask(bridge: Bridge, sources: Sources, operation: str, target: Target)
         found = calls.value
         if sources.hidden is not None:
             found = [call for call in found if sources.shows_uri(fmt.other(call).uri)]
-        part, data, shown = fmt.calls(sources, item, found)
+        part, data, shown = fmt.calls(sources, item, found, operation == "incomingCalls")
         lines += part
         metadata["calls"] += data["calls"]
         metadata["items"].append(data["item"])

@@ -167,11 +167,12 @@ def calls(
     sources: Sources,
     item: lsp.CallHierarchyItem,
     found: Sequence[lsp.CallHierarchyIncomingCall | lsp.CallHierarchyOutgoingCall],
+    incoming: bool,
 ) -> tuple[list[str], dict[str, Any], int]:
-    """The item, then its callers (call sites in the caller) or callees (call sites in the item).
+    """The item, then its callers (``incoming``: call sites in the caller) or callees (call sites
+    in the item).
 
     Overloads of one callee called at the same places (``sum`` in typeshed) are shown once."""
-    incoming = all(isinstance(c, lsp.CallHierarchyIncomingCall) for c in found)
     noun = ("caller", "callers") if incoming else ("callee", "callees")
     groups: dict[tuple[str, tuple[tuple[int, int], ...]], list[lsp.CallHierarchyItem]] = {}
     sites: dict[tuple[str, tuple[tuple[int, int], ...]], Sequence[lsp.Range]] = {}
