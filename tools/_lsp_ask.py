@@ -138,11 +138,8 @@ async def _first_on_line(
                 target.note = f"the first name on line {line + 1} with an answer; tried {', '.join(tried)}"
             return _answer(operation, sources, target, reply)
     assert reply is not None and target is not None
-    reply.lines = [
-        f"No {operation} result for any name on line {line + 1} (tried {', '.join(tried)}). "
-        f"{describe_line(sources, path, line)}"
-    ]
-    return _answer(operation, sources, target, reply)
+    reply.lines = [f"No {operation} result for any name on line {line + 1} (tried {', '.join(tried)})."]
+    return _answer(operation, sources, target, reply)  # which adds what is on the line
 
 
 async def _ask(bridge: Bridge, sources: Sources, operation: str, target: Target) -> Reply:
