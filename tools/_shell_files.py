@@ -9,8 +9,10 @@ reads ``find``'s start points, the files it writes and the commands it runs. Opt
 
 from __future__ import annotations
 
+import itertools
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -55,6 +57,10 @@ class FileCommand:
     #: ...or runs on the other machine (``rsync --rsync-path CMD``), or an ssh option (``scp -o``).
     remote_code: frozenset[str] = frozenset()
     ssh_options: frozenset[str] = frozenset()
+    #: Options whose value is a script it runs here with ``sh -c``, after the text given
+    #: (``tar --checkpoint-action=exec=CMD``: ``exec=``); None: a file of code it runs, unknown
+    #: (``ncat --lua-exec FILE``).
+    scripts: Mapping[str, str | None] = field(default_factory=dict[str, str | None])
 
 
 _PLAIN = FileCommand()
@@ -77,6 +83,27 @@ _RUBY = FileCommand(
 )
 _OWNER = FileCommand(_set("--from"), _set("--reference"), skip=1, supplied_by=_set("--reference"))
 _COPY = FileCommand(_set("-S --suffix -m --mode -o --owner -g --group"), _set("-t --target-directory"))
+
+#: tar's options whose value it runs with ``sh -c``: a compressor, a command fed each file, a
+#: script between volumes, the remote shell.
+_TAR_SCRIPTS = _set(
+    "-I --use-compress-program --to-command -F --info-script --new-volume-script --rsh-command"
+)
+#: netcat: ``-e PROGRAM`` runs it, ``-c CMD`` a script (traditional netcat; ncat: ``--exec``,
+#: ``--sh-exec``, and ``--lua-exec FILE``, Lua code).
+_NETCAT = FileCommand(
+    _set("-g -G -i -p -q -s -w -I -M -m -O -P -T -V -X -x"),
+    _set("-o"),
+    "none",
+    scripts=dict.fromkeys(_set("-e -c"), ""),
+)
+_NCAT = FileCommand(
+    _set("-g -G -i -p -s -w -m -d --proxy --proxy-type --proxy-auth --proxy-dns --max-conns --delay")
+    | _set("--idle-timeout --wait --source-port --source --allow --deny --ssl-ciphers --ssl-servername"),
+    _set("-o -x --output --hex-dump --allowfile --denyfile --ssl-cert --ssl-key --ssl-trustfile"),
+    "none",
+    scripts=dict.fromkeys(_set("-e -c --exec --sh-exec"), "") | {"--lua-exec": None},
+)
 
 FILE_COMMANDS: dict[str, FileCommand] = {
     **dict.fromkeys(
@@ -118,11 +145,15 @@ FILE_COMMANDS: dict[str, FileCommand] = {
     "truncate": FileCommand(_set("-s --size"), _set("-r --reference")),
     "dd": FileCommand(operands="keyed", keys=_set("if of")),
     "tar": FileCommand(
-        _set("-b -H -K -N -V --format --exclude --transform --blocking-factor --owner --group"),
+        _set("-b -H -K -N -V --format --exclude --transform --blocking-factor --owner --group")
+        | _set("--checkpoint --rmt-command"),
         _set("-f -C -T -X --file --directory --files-from --exclude-from -g --listed-incremental"),
+        scripts=dict.fromkeys(_TAR_SCRIPTS, "") | {"--checkpoint-action": "exec="},
     ),
     "unzip": FileCommand(_set("-x -P"), _set("-d"), operands="first"),
-    "zip": FileCommand(_set("-x -i -P -n -t -tt")),
+    "zip": FileCommand(_set("-x -i -P -n -t -tt"), scripts=dict.fromkeys(_set("-TT --unzip-command"), "")),
+    **dict.fromkeys(_set("nc netcat"), _NETCAT),
+    "ncat": _NCAT,
     "gzip": _PLAIN,
     "gunzip": _PLAIN,
     "sed": FileCommand(
@@ -188,10 +219,11 @@ def file_paths(
 ) -> None:
     """The paths a file command names, checked, and what its options run (``rsync -e CMD``)."""
     run = commands._string  # pyright: ignore[reportPrivateUsage]
+    takes = spec.values | spec.paths | spec.scripts.keys()
+    if name == "tar" and args and (args[0].value or "-")[0] != "-" and (args[0].value or "").isalpha():
+        args = _old_style(args, takes)
     values = [w.value for w in args]
-    if name == "tar" and values and values[0] and values[0][0] != "-" and values[0].isalpha():
-        values[0] = "-" + values[0]
-    parsed = parse_options(values, spec.values | spec.paths, spec.leading_options)
+    parsed = parse_options(values, takes, spec.leading_options)
     inputs = bool(parsed.flags & spec.inputs)
     if parsed.flags & spec.stops and not inputs:
         return
@@ -209,6 +241,14 @@ def file_paths(
             commands.remote -= 1
         elif option in spec.ssh_options:
             commands.ssh_option(value, state)
+        elif option in spec.scripts:  # tar -I CMD, zip -TT CMD, nc -c CMD
+            start = spec.scripts[option]
+            if start is None:  # ncat --lua-exec FILE: code not followed
+                commands.path(value, state)
+                run(Word(f"({name} {option} {value.raw})", None), state)
+            elif value.value is None or value.value.startswith(start):
+                text = None if value.value is None else value.value[len(start) :]
+                run(Word(value.raw if text is None else text, text), state.fork())
     operands = [args[i] for i in parsed.operands]
     if spec.operands == "none":
         return
@@ -229,6 +269,18 @@ def file_paths(
         commands.path(operand, state)
     if xargs_input and spec.operands == "all":
         commands.path(Word(XARGS_INPUT, None), state)
+
+
+def _old_style(args: list[Word], takes: frozenset[str]) -> list[Word]:
+    """tar's old-style options (``tar xIf zstd a.tar``): each letter that takes a value takes the
+    next word, in turn (``-x -I zstd -f a.tar``)."""
+    out: list[Word] = []
+    rest = iter(args[1:])
+    for letter in args[0].value or "":
+        out.append(Word("-" + letter, "-" + letter))
+        if "-" + letter in takes:
+            out += list(itertools.islice(rest, 1))
+    return [*out, *rest]
 
 
 def _expression(value: str | None) -> bool:

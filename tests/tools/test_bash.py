@@ -461,6 +461,18 @@ def _asks(tmp_path: Path, command: str) -> tuple[list[str], list[tuple[str, str]
         ("git submodule foreach --recursive 'rm ../x'", "rm ../x"),
         ("git clone --upload-pack='rm ../x' ../repo", "rm ../x"),
         ("git config core.pager 'rm ../x'", "rm ../x"),
+        ("tar --to-command='rm ../x' -xf a.tar", "rm ../x"),
+        ("tar -I 'rm ../x' -xf a.tar", "rm ../x"),
+        ("tar xIf 'rm ../x' a.tar", "rm ../x"),  # old style: I takes the next word, then f
+        ("tar --use-compress-program='rm ../x' -cf a.tar src", "rm ../x"),
+        ("tar -xf a.tar --checkpoint=1 --checkpoint-action=exec='rm ../x'", "rm ../x"),
+        ("tar -F 'rm ../x' -cML 1 -f a.tar src", "rm ../x"),
+        ("zip -T -TT 'rm ../x' a.zip f", "rm ../x"),
+        ("zip --unzip-command 'rm ../x' -T a.zip f", "rm ../x"),
+        ("nc -l -p 80 -c 'rm ../x'", "rm ../x"),
+        ("nc -e 'rm ../x' host 80", "rm ../x"),
+        ("ncat --sh-exec 'rm ../x' host 80", "rm ../x"),
+        ("ncat --exec='rm ../x' -l 80", "rm ../x"),
     ],
 )
 def test_programs_that_run_their_arguments_are_unwrapped(tmp_path: Path, command: str, inner: str) -> None:
@@ -671,3 +683,22 @@ def test_sandboxes_and_cargo_watch(
     tmp_path: Path, command: str, outside: list[str], asked: list[tuple[str, str]]
 ) -> None:
     assert _asks(tmp_path, command) == (outside, [(p, p if a == "=" else a) for p, a in asked])
+
+
+@pytest.mark.parametrize(
+    ("command", "outside", "asked"),
+    [
+        (
+            "ncat --lua-exec x.lua host 80",
+            ["(ncat --lua-exec x.lua)"],
+            [("ncat --lua-exec x.lua host 80", "ncat *")],
+        ),
+        ("tar -xf a.tar --checkpoint-action=dot", [], [("tar -xf a.tar --checkpoint-action=dot", "tar *")]),
+        ('tar -I "$Z" -xf a.tar', ['"$Z"'], [('tar -I "$Z" -xf a.tar', "tar *")]),
+        ("tar xfC a.tar ../dir", ["{up}/*"], [("tar xfC a.tar ../dir", "tar *")]),
+    ],
+)
+def test_what_file_commands_run_or_name(
+    tmp_path: Path, command: str, outside: list[str], asked: list[tuple[str, str]]
+) -> None:
+    assert _asks(tmp_path, command) == (outside, asked)
