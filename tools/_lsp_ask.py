@@ -54,7 +54,8 @@ class Reply:
     count: int
     complete: bool
     notes: list[str]
-    #: The server knew the name (a call hierarchy item with no callers still resolves).
+    #: The server knew the name (a call hierarchy item with no callers still resolves, and so
+    #: does a name whose results are all in files the read rules deny).
     resolved: bool
     #: A hover left out because of the read rules (no "what is on the line" added).
     withheld: bool = False
@@ -157,7 +158,8 @@ async def _ask(bridge: Bridge, sources: Sources, operation: str, target: Target)
         if sources.hidden is not None:
             found = [span for span in found if sources.shows_uri(span[0])]
         lines, metadata = fmt.locations(sources, found, one, many, f"{prep} {subject}")
-        return _reply(lines, metadata, len(found), answer, f"No {many} {prep} {subject}.")
+        empty = f"No {many} {prep} {subject}."
+        return _reply(lines, metadata, len(found), answer, empty, resolved=bool(answer.value))
     if operation == "hover":
         if sources.hidden is None:
             hovers, why = await bridge.hover(path, pos), None
@@ -169,7 +171,8 @@ async def _ask(bridge: Bridge, sources: Sources, operation: str, target: Target)
                 lines, {"withheld": True}, 0, hovers.complete, list(hovers.notes), True, withheld=True
             )
         text = fmt.hover_text(hovers.value)
-        return _reply([text], {}, 1 if text else 0, hovers, f"No hover information for {subject}.")
+        empty = f"No hover information for {subject}."
+        return _reply([text], {}, 1 if text else 0, hovers, empty, resolved=bool(text))
     prepared = await bridge.prepare_call_hierarchy(path, pos)
     items = prepared.value
     if sources.hidden is not None:
@@ -178,7 +181,7 @@ async def _ask(bridge: Bridge, sources: Sources, operation: str, target: Target)
         lines = [fmt.item_line(sources, item) for item in items]
         data = {"items": [fmt.item_data(sources, item) for item in items]}
         empty = f"No function or method at {subject} for a call hierarchy."
-        return _reply(lines, data, len(items), prepared, empty)
+        return _reply(lines, data, len(items), prepared, empty, resolved=bool(prepared.value))
     lines, metadata, count = [], {"calls": [], "items": []}, 0
     notes, complete = list(prepared.notes), prepared.complete
     for item in items:
@@ -201,8 +204,11 @@ def _quoted(name: str) -> str:
     return f"{name} at " if name else ""
 
 
-def _reply(lines: list[str], metadata: dict[str, Any], count: int, answer: Answer[Any], empty: str) -> Reply:
-    return Reply(lines if count else [empty], metadata, count, answer.complete, list(answer.notes), count > 0)
+def _reply(
+    lines: list[str], metadata: dict[str, Any], count: int, answer: Answer[Any], empty: str, *, resolved: bool
+) -> Reply:
+    """``resolved``: the server answered for the name, even if only in files the read rules deny."""
+    return Reply(lines if count else [empty], metadata, count, answer.complete, list(answer.notes), resolved)
 
 
 def _answer(operation: str, sources: Sources, target: Target, reply: Reply) -> Navigation:
