@@ -11,6 +11,8 @@ ALTERNATIVES = {
     "implementation_provider": "use findReferences on the base class or method, or grep for it",
     "call_hierarchy_provider": "use findReferences to find where it is called, or grep",
 }
+#: The requests that find where ``symbol`` is declared, whatever the operation.
+LOOKUPS = {"document_symbol_provider": "documentSymbol", "workspace_symbol_provider": "workspaceSymbol"}
 
 
 def bridge_error(bridge: Bridge, error: BridgeError, operation: str, path: Path | None) -> str:
@@ -26,7 +28,13 @@ def _unsupported(error: UnsupportedOperation, operation: str, path: Path | None)
     capability = "".join(w.capitalize() if i else w for i, w in enumerate(error.provider.split("_")))
     servers = ", ".join(error.servers)
     where = f" for {path.name}" if path else ""
-    advice = ALTERNATIVES.get(error.provider, "use grep and read instead")
+    lookup = LOOKUPS.get(error.provider)
+    if lookup is not None and lookup != operation:  # the operation is offered; finding symbol is not
+        return (
+            f"{operation} with symbol needs {lookup}, which {servers}, the language server{where}, "
+            f"does not offer ({capability}). Instead, give filePath with line (and character)."
+        )
+    advice = ALTERNATIVES.get(error.provider, "use grep and read")
     return (
         f"{operation} is not supported by {servers}, the language server{where}: it does not offer "
         f"{capability}. Instead, {advice}."
