@@ -48,8 +48,11 @@ def refuse_denied(ctx: ToolContext, path: Path, hidden: Callable[[str], bool]) -
         )
 
 
-def left_out_note(count: int) -> str:
+def left_out_note(count: int, operation: str) -> str:
+    """The note for ``count`` results left out (for diagnostics: files not checked)."""
     verb = "was" if count == 1 else "were"
+    if operation == "diagnostics":
+        return f"({plural(count, 'file')} the read rules deny {verb} not checked.)"
     return f"({plural(count, 'result')} in files the read rules deny {verb} left out.)"
 
 

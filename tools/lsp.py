@@ -105,7 +105,7 @@ async def navigate(
     except BridgeError as error:
         raise ToolError(bridge_error(bridge, error, operation, path)) from None
     if sources.left_out:
-        answer.text += f"\n\n{left_out_note(sources.left_out)}"
+        answer.text += f"\n\n{left_out_note(sources.left_out, operation)}"
         answer.metadata["skipped"] = sources.left_out
     return answer
 

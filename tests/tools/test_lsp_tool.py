@@ -237,7 +237,8 @@ async def test_files_the_read_rules_deny_are_not_shown(lsp_harness: MakeHarness)
     missing = await error(h, operation="incomingCalls", symbol="total_area")
     assert "that may be shown" in missing and "read rules deny" in missing
     text, meta = await lsp(h, operation="diagnostics")
-    assert meta["checked"] == 5 and meta["skipped"] == 1
+    assert meta["checked"] == 5 and meta["skipped"] == 1  # the note said "1 result ... left out"
+    assert text.endswith("\n\n(1 file the read rules deny was not checked.)")
 
 
 async def test_hover_on_a_name_defined_in_a_denied_file_is_withheld(lsp_harness: MakeHarness) -> None:
