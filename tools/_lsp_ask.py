@@ -69,7 +69,7 @@ async def at_position(bridge: Bridge, sources: Sources, q: Question) -> Navigati
     if path is None:
         if line is not None:
             raise ToolError("line needs filePath; or give only symbol to look it up in the workspace.")
-        found = await resolve_symbol(bridge, sources, sources.root, symbol or "", None)
+        found = await resolve_symbol(bridge, sources, symbol or "", None)
     elif symbol is not None:
         found = await _symbol_near_line(bridge, sources, path, q)
     elif line is None:
@@ -88,7 +88,7 @@ async def _symbol_near_line(bridge: Bridge, sources: Sources, path: Path, q: Que
     """``symbol`` on ``line`` if it is written there; otherwise looked up in the file."""
     symbol = q.symbol or ""
     if q.line is None:
-        return await resolve_symbol(bridge, sources, sources.root, symbol, path)
+        return await resolve_symbol(bridge, sources, symbol, path)
     line = q.line - 1
     check_line(sources, path, line)
     last = (name_parts(symbol) or (symbol,))[-1]
@@ -96,7 +96,7 @@ async def _symbol_near_line(bridge: Bridge, sources: Sources, path: Path, q: Que
     if name is not None:
         text = sources.line(path, line)
         return Target(path, lsp.Position(line=line, character=to_utf16(text, name.column)), last)
-    found = await resolve_symbol(bridge, sources, sources.root, symbol, path)
+    found = await resolve_symbol(bridge, sources, symbol, path)
     if isinstance(found, Target):
         used = fmt.where(sources, found.path, found.position)
         found.note = f"{symbol!r} is not on line {q.line}; used the declaration at {used}"

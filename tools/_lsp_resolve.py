@@ -214,7 +214,7 @@ def near_files(bridge: Bridge, root: Path) -> list[Path]:
 
 
 async def resolve_symbol(
-    bridge: Bridge, sources: Sources, root: Path, wanted: str, path: Path | None
+    bridge: Bridge, sources: Sources, wanted: str, path: Path | None
 ) -> Target | Ambiguous:
     """The declaration ``wanted`` names, in ``path`` or anywhere in the workspace."""
     last = name_parts(wanted)[-1:] or (wanted,)

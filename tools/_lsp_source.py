@@ -124,13 +124,13 @@ class Sources:
 
     def shows(self, path: Path) -> bool:
         """False (and counted) for a file whose results are left out."""
-        if self.hidden is None or not self.hidden(self.relative(path)):
-            return True
-        self.left_out += 1
-        return False
+        return self.hidden is None or self._shows(self.hidden, self.relative(path))
 
     def shows_uri(self, uri: str) -> bool:
-        if self.hidden is None or not self.hidden(self.named(uri)[0]):
+        return self.hidden is None or self._shows(self.hidden, self.named(uri)[0])
+
+    def _shows(self, hidden: Callable[[str], bool], relative: str) -> bool:
+        if not hidden(relative):
             return True
         self.left_out += 1
         return False
