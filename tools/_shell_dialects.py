@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import shlex
 from collections.abc import Sequence
 from typing import Literal
 
@@ -133,3 +134,138 @@ def substituted(text: str, values: dict[str, list[str]]) -> list[str] | None:
             item = item.replace("{" + name + "}", value)
         out.append(item)
     return out
+
+
+# -- vim's Ex commands (-c CMD, --cmd CMD, +CMD) -----------------------------------------------------
+_VIM_SPECIAL = re.compile(r"[%#!<`]")  # replaced by vim in a :! command or a file name
+_VIM_SHELL = re.compile(
+    r"(?:sil(?:e|en|ent)?!?\s*)?!(.*)|(?:r|re|rea|read)\s*!(.*)|w(?:r|ri|rit|rite)?\s+!(.*)", re.S
+)
+_VIM_FILE = re.compile(
+    r"(?:w|wr|wri|writ|write|wq|x|xi|xit|sav|savea|saveas|r|re|rea|read|e|ed|edi|edit|sp|split|vs|vsplit|tabe|tabedit|new|vne|vnew)!?\s+(\S+)\s*"
+)
+_VIM_OPTIONS = (
+    r"(no|inv)?(nu|number|rnu|relativenumber|paste|list|wrap|ic|ignorecase|scs|smartcase|hls|hlsearch|is|incsearch|"
+    r"et|expandtab|bin|binary|ro|readonly|ml|modeline|spell|cul|cursorline|ai|autoindent|si|smartindent)!?|"
+    r"(ts|tabstop|sw|shiftwidth|sts|softtabstop|tw|textwidth|so|scrolloff|ul|undolevels)=\d+|"
+    r"(ft|filetype|syn|syntax|ff|fileformat|fenc|fileencoding|enc|encoding|bg|background)=[\w-]+"
+)
+_VIM_SAFE = re.compile(
+    r"\d+|\$|[/?].*|q|qa|qall|quit|quita|quitall|wq|wqa|wqall|x|xa|xall|xit|w|wa|wall|write|up|update|e|edit|"
+    r"(q|qa|qall|quit|quitall|wq|wqa|x|xa|w|wa|e|edit)!|noh|nohlsearch|redraw!?|retab!?|%retab!?|sort!?|"
+    rf"se?t?l?(ocal)?\s+(({_VIM_OPTIONS})\s*)+|syn(tax)?\s+(on|off|enable)|filet(ype)?(\s+(on|off|plugin|indent))*|"
+    r"colo(rscheme)?\s+[\w-]+|(%|\d+(,\d+)?)?s(ubstitute)?/([^/\\]|\\[^=])*/([^/\\]|\\[^=])*/[gciInp&#lr]*|"
+    r"g(lobal)?!?/([^/\\]|\\.)*/d(elete)?|v(global)?/([^/\\]|\\.)*/d(elete)?"
+)
+
+
+def vim(args: Sequence[Word], parsed: Parsed) -> list[Finding]:
+    """vim's and nvim's commands given on the command line: ``-c CMD``, ``--cmd CMD`` and ``+CMD``.
+    A shell command (``!CMD``, ``:silent !CMD``, ``:r !CMD``, ``:w !CMD``) is a script, unknown
+    when it has what vim replaces (``%``, ``#``, ``!``); a file written or read (``:w FILE``) a path;
+    a few commands that only edit, move or set display options are harmless; any other can run
+    anything (``:call system()``, ``:lua``, ``:normal``, ``:source``) and is unknown. ``-s FILE``
+    (typed keys), ``-l SCRIPT`` (nvim's Lua) and ``--remote-send``/``--remote-expr`` are unknown."""
+    commands = [option_value(args, i, a) for o, i, a in parsed.values if o in ("-c", "--cmd")]
+    pluses = [args[i].value or "" for i in parsed.operands if (args[i].value or "")[:1] == "+"]
+    commands += [Word(value, value[1:]) for value in pluses]
+    findings: list[Finding] = []
+    for option, index, attached in parsed.values:
+        if option in ("-s", "-l", "--remote-send", "--remote-expr"):
+            findings.append(unknown(f"(vim {option} {option_value(args, index, attached).raw})"))
+    for command in commands:
+        text = (command.value or "").lstrip(": \t")
+        shell = _VIM_SHELL.fullmatch(text) if command.value is not None else None
+        written = _VIM_FILE.fullmatch(text) if command.value is not None else None
+        if shell:
+            line = next(group for group in shell.groups() if group is not None)
+            findings.append(unknown(command.raw) if _VIM_SPECIAL.search(line) else script(line))
+        elif written and not re.search(r"[%#`$]", written[1]):
+            findings.append(("path", Word(written[1], written[1], tilde=written[1].startswith("~"))))
+        elif command.value is None or not _VIM_SAFE.fullmatch(text.strip()):
+            findings.append(unknown(command.raw))
+    return findings
+
+
+# -- sqlite3's dot commands and SQL ------------------------------------------------------------------
+#: Dot commands by what their last word is: a file (``|CMD`` a script), or harmless.
+_SQLITE_FILES = _set("output once log read import open backup save restore clone trace cd")
+_SQLITE_HARMLESS = _set(
+    "tables schema mode headers header dump indexes indices show help quit exit timer width nullvalue "
+    "separator bail echo explain eqp print prompt stats changes databases dbinfo fullschema lint "
+    "parameter timeout limit dbconfig scanstats vfsinfo vfslist vfsname sha3sum recover expert"
+)
+_SQL_RISKY = re.compile(
+    r"\b(load_extension|writefile|readfile|edit|fts3_tokenizer|lsdir)\s*\(|\battach\b|\bvacuum\b[^;]*\binto\b",
+    re.I,
+)
+
+
+def sqlite(args: Sequence[Word], parsed: Parsed) -> list[Finding]:
+    """sqlite3's dot commands and SQL given as arguments (after the database) or with ``-cmd``:
+    ``.shell CMD`` and ``.system CMD`` are scripts, and so is ``|CMD`` for ``.output``, ``.once``,
+    ``.read`` or ``.import``; the files other dot commands write or read are paths; ``.load``, a
+    dot command not known, and SQL that loads code or touches files (``load_extension()``,
+    ``writefile()``, ``edit()``, ``ATTACH``, ``VACUUM INTO``) are unknown. Nothing under ``-safe``."""
+    if parsed.flags & {"-safe", "--safe"}:
+        return []
+    texts = [option_value(args, i, a) for o, i, a in parsed.values if o in ("-cmd", "--cmd")]
+    texts += [args[i] for i in parsed.operands[1:]]
+    findings: list[Finding] = []
+    for text in texts:
+        if text.value is None:
+            findings.append(unknown(text.raw))
+        elif text.value.lstrip().startswith("."):
+            findings += _dot_command(text)
+        elif _SQL_RISKY.search(text.value):
+            findings.append(unknown(text.raw))
+    return findings
+
+
+def _dot_command(text: Word) -> list[Finding]:
+    try:
+        words = shlex.split((text.value or "").lstrip()[1:])
+    except ValueError:
+        return [unknown(text.raw)]
+    name, rest = (words[0], words[1:]) if words else ("", [])
+    if name in ("shell", "system"):
+        return [script(" ".join(rest))]
+    files = [w for w in rest if not w.startswith("-")]
+    if name in _SQLITE_FILES and not {"-e", "-x"} & set(rest):
+        if files and files[-1].startswith("|"):
+            return [script(files[-1][1:])]
+        target = files[-1] if files and name != "import" else files[0] if files else None
+        if target is None or target in ("stdout", "stderr", "off", "on"):
+            return []
+        return [("path", Word(target, target, tilde=target.startswith("~")))]
+    return [] if name in _SQLITE_HARMLESS else [unknown(text.raw)]
+
+
+# -- socat's addresses -------------------------------------------------------------------------------
+_SOCAT_SCRIPTS = _set("exec system shell")
+_SOCAT_FILES = _set("open create gopen pipe unix-connect unix-listen unix-sendto unix-recv unix-client unix")
+_SOCAT_OPTIONS = re.compile(r"(,(?!path=)[\w-]+(=[\w.:/@+-]*)?)*", re.I)
+
+
+def socat(args: Sequence[Word], parsed: Parsed) -> list[Finding]:
+    """socat's two addresses (``!!`` joins a reading and a writing one): ``EXEC:CMD``,
+    ``SYSTEM:SCRIPT`` and ``SHELL:SCRIPT`` run a command here, analyzed up to the first ``,`` when
+    what follows are plain options (otherwise, or with quoting socat reads itself, unknown);
+    ``OPEN:FILE``, ``CREATE:FILE``, ``GOPEN:FILE``, ``UNIX-CONNECT:FILE``, ... and a bare
+    ``/PATH`` or ``./PATH`` name paths."""
+    findings: list[Finding] = []
+    for word in (args[i] for i in parsed.operands):
+        if word.value is None:
+            findings.append(unknown(word.raw))
+            continue
+        for address in word.value.split("!!"):
+            kind, colon, rest = address.partition(":")
+            body, comma, options = rest.partition(",")
+            if not colon and re.match(r"\.{0,2}/", address):
+                kind, body = "gopen", address.partition(",")[0]
+            if kind.lower() in _SOCAT_SCRIPTS:
+                plain = _SOCAT_OPTIONS.fullmatch(comma + options) and not re.search(r"[\"'\\({\[]", body)
+                findings.append(script(body) if plain else unknown(word.raw))
+            elif kind.lower() in _SOCAT_FILES or (not colon and kind == "gopen"):
+                findings.append(("path", Word(body, body, tilde=body.startswith("~"))))
+    return findings

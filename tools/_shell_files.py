@@ -12,12 +12,14 @@ from __future__ import annotations
 import itertools
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from ._shell_dialects import Finding, socat, sqlite, vim
 from ._shell_paths import State
-from ._shell_words import Word, option_value, parse_options
+from ._shell_sed_awk import awk, sed
+from ._shell_words import Parsed, Word, option_value, parse_options
 
 if TYPE_CHECKING:
     from ._shell_commands import Commands
@@ -61,6 +63,12 @@ class FileCommand:
     #: (``tar --checkpoint-action=exec=CMD``: ``exec=``); None: a file of code it runs, unknown
     #: (``ncat --lua-exec FILE``).
     scripts: Mapping[str, str | None] = field(default_factory=dict[str, str | None])
+    #: The reader of its own language that can run commands or name files (``DIALECTS``: sed's
+    #: ``e`` and ``w``, awk's ``system()``, vim's ``-c '!CMD'``, sqlite3's ``.shell``, socat's
+    #: ``EXEC:``).
+    dialect: str = ""
+    #: Every option after one dash is a whole word (``sqlite3 -cmd CMD``).
+    long_only: bool = False
 
 
 _PLAIN = FileCommand()
@@ -105,12 +113,27 @@ _NCAT = FileCommand(
     scripts=dict.fromkeys(_set("-e -c --exec --sh-exec"), "") | {"--lua-exec": None},
 )
 
+#: vim and nvim: ``-c CMD``, ``--cmd CMD`` and ``+CMD`` are Ex commands, ``-S FILE`` a session.
+_VIM = FileCommand(
+    _set("-c --cmd -T -t -q -r -V --listen --servername --remote-send --remote-expr -l"),
+    _set("-S -u -U -i -w -W -s --startuptime"),
+    dialect="vim",
+)
+#: Readers of programs' own languages, by ``FileCommand.dialect``.
+DIALECTS: dict[str, Callable[[Sequence[Word], Parsed], list[Finding]]] = {
+    "sed": sed,
+    "awk": awk,
+    "vim": vim,
+    "sqlite": sqlite,
+    "socat": socat,
+}
+
 FILE_COMMANDS: dict[str, FileCommand] = {
     **dict.fromkeys(
         _set(
             "rm rmdir mkdir touch cat tac less more unlink shred stat file wc du ls ll nl od xxd sudoedit "
             "hexdump strings readlink realpath md5sum sha1sum sha256sum sha512sum cksum tee "
-            "diff cmp source . vim vi nano emacs code open xdg-open"
+            "diff cmp source . nano emacs code open xdg-open"
         ),
         _PLAIN,
     ),
@@ -157,11 +180,32 @@ FILE_COMMANDS: dict[str, FileCommand] = {
     "gzip": _PLAIN,
     "gunzip": _PLAIN,
     "sed": FileCommand(
-        _set("-l --line-length"), _set("-f --file"), skip=1, supplied_by=_set("-e -f --expression --file")
+        _set("-l --line-length -e --expression"),
+        _set("-f --file"),
+        skip=1,
+        supplied_by=_set("-e -f --expression --file"),
+        dialect="sed",
     ),
-    "awk": FileCommand(
-        _set("-F -v --assign --field-separator"), _set("-f --file"), skip=1, supplied_by=_set("-f --file")
+    **dict.fromkeys(
+        _set("awk gawk mawk nawk"),
+        FileCommand(
+            _set("-F -v --assign --field-separator -e --source -l --load"),
+            _set("-f --file -i --include -E --exec"),
+            skip=1,
+            supplied_by=_set("-f --file -e --source -E --exec"),
+            dialect="awk",
+        ),
     ),
+    **dict.fromkeys(_set("vim vi nvim view gvim vimdiff ex"), _VIM),
+    "sqlite3": FileCommand(
+        _set("-cmd --cmd -separator --separator -newline --newline -nullvalue --nullvalue -vfs --vfs")
+        | _set("-maxsize --maxsize -mmap --mmap -pagecache -lookaside -heap -escape --escape"),
+        _set("-init --init"),
+        "first",
+        dialect="sqlite",
+        long_only=True,
+    ),
+    "socat": FileCommand(_set("-b -t -T -lp -lh"), _set("-L -W -lf"), "none", dialect="socat"),
     "grep": _GREP,
     "egrep": _GREP,
     "fgrep": _GREP,
@@ -223,7 +267,9 @@ def file_paths(
     if name == "tar" and args and (args[0].value or "-")[0] != "-" and (args[0].value or "").isalpha():
         args = _old_style(args, takes)
     values = [w.value for w in args]
-    parsed = parse_options(values, takes, spec.leading_options)
+    parsed = parse_options(values, takes, spec.leading_options, long_only=spec.long_only)
+    if spec.dialect:
+        commands.findings(DIALECTS[spec.dialect](args, parsed), state)
     inputs = bool(parsed.flags & spec.inputs)
     if parsed.flags & spec.stops and not inputs:
         return
