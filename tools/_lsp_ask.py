@@ -244,5 +244,7 @@ def _ambiguous(operation: str, sources: Sources, found: Ambiguous) -> Navigation
         "Call again with one of these as symbol (the longer name), or with its filePath and line:"
     )
     lines, metadata = fmt.symbol_list(sources, found.candidates, head)
-    data = {"operation": operation, "count": 0, "ambiguous": True, "candidates": metadata["symbols"]}
+    lines = fmt.with_notes(lines, found.complete, found.notes, True)
+    data = {"operation": operation, "count": 0, "complete": found.complete, "notes": found.notes}
+    data |= {"ambiguous": True, "candidates": metadata["symbols"]}
     return Navigation(f"{operation} {found.symbol} (ambiguous)", "\n".join(lines), data)

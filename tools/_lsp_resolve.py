@@ -61,6 +61,8 @@ class Ambiguous:
 
     symbol: str
     candidates: list[Symbol]
+    complete: bool = True
+    notes: list[str] = field(default_factory=list[str])
 
 
 @dataclass
@@ -235,7 +237,7 @@ async def resolve_symbol(
         pool = pool or hits.symbols
     matches = match(pool, wanted, sources)
     if len(matches) > 1:
-        return Ambiguous(wanted, matches)
+        return Ambiguous(wanted, matches, hits.complete, hits.notes)
     if not matches and path is not None and len(name_parts(wanted)) == 1:
         used = first_use(sources, path, last[0])
         if used is not None:

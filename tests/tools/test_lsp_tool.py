@@ -89,6 +89,7 @@ async def test_symbol_addressing_nested_module_path_ambiguous_and_missing(lsp_ha
 
     text, meta = await lsp(h, operation="findReferences", filePath="pkg/geometry.py", symbol="volume")
     assert meta["ambiguous"] and meta["count"] == 0
+    assert meta["complete"] and meta["notes"] == []  # missing: every answer's metadata has them
     assert text.splitlines()[0].startswith("'volume' matches 3 symbols; nothing was asked.")
     for owner, nth in (("Solid", 0), ("Cube", 1), ("Ball", 2)):
         assert f"{owner}.volume (method) {at(root, 'pkg/geometry.py', 'def volume', nth, 4)}" in text
