@@ -11,6 +11,8 @@ holds its session's lease (``daemon/lease.py``) so two processes never write one
 from __future__ import annotations
 
 import json
+import os
+import re
 import sqlite3
 import time
 import uuid
@@ -278,6 +280,16 @@ PART_COLUMNS = (
 )
 
 
+def _path_key(path: Path) -> str | bytes:
+    """How ``file_reads`` names a file: its text, or for a name that is not UTF-8 (lone surrogates
+    in ``str``, which SQLite refuses) its bytes, a BLOB that equals no text."""
+    text = str(path)
+    return text if text.isascii() or _SURROGATE.search(text) is None else os.fsencode(text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _column(value: Any) -> Any:
     return json.dumps(value) if isinstance(value, dict | list) else value
 
@@ -295,19 +307,19 @@ class StoredSession:
         self.store.db.execute(
             "INSERT OR REPLACE INTO file_reads (session_id, path, at, mtime_ns, size, digest)"
             " VALUES (?, ?, ?, ?, ?, ?)",
-            (self.id, str(path), time.time(), *seen),
+            (self.id, _path_key(path), time.time(), *seen),
         )
 
     def read_stamp(self, path: Path) -> FileStamp | None:
         row = self.store.db.execute(
             "SELECT mtime_ns, size, digest FROM file_reads WHERE session_id = ? AND path = ?",
-            (self.id, str(path)),
+            (self.id, _path_key(path)),
         ).fetchone()
         return FileStamp(row[0], row[1], row[2]) if row and row[2] is not None else None
 
     def last_read(self, path: Path) -> float | None:
         row = self.store.db.execute(
-            "SELECT at FROM file_reads WHERE session_id = ? AND path = ?", (self.id, str(path))
+            "SELECT at FROM file_reads WHERE session_id = ? AND path = ?", (self.id, _path_key(path))
         ).fetchone()
         return row[0] if row else None
 

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from daemon.config import ConfigError
-from daemon.store import MESSAGE_COLUMNS, MIGRATIONS, PART_COLUMNS, Store
+from daemon.store import MESSAGE_COLUMNS, MIGRATIONS, PART_COLUMNS, Store, StoredSession
+from tools import FileStamp
 
 
 def test_the_history_comes_back_in_order_with_every_column(tmp_path: Path) -> None:
@@ -71,3 +72,18 @@ def test_a_database_from_a_newer_lspilot_is_refused(tmp_path: Path) -> None:
     Store(tmp_path / "lspilot.db").db.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
     with pytest.raises(ConfigError, match="written by a newer lspilot"):
         Store(tmp_path / "lspilot.db")
+
+
+def test_reads_of_files_whose_names_are_not_utf8_are_remembered(tmp_path: Path) -> None:
+    # os.fsdecode carries the name's undecodable bytes as lone surrogates, which SQLite refuses:
+    # the read tool failed on such a file in every session of the daemon.
+    store = Store(tmp_path / "lspilot.db")
+    session = StoredSession(store, store.create_session(tmp_path))
+    latin1, literal = tmp_path / "caf\udce9.py", tmp_path / "caf\\xe9.py"  # the second's name is ASCII
+    session.record_read(latin1, FileStamp(1, 2, "d1"))
+    session.record_read(tmp_path / "a.py", FileStamp(3, 4, "d2"))
+    assert session.read_stamp(latin1) == FileStamp(1, 2, "d1")
+    assert session.last_read(latin1) is not None
+    assert session.read_stamp(literal) is None and session.last_read(literal) is None
+    assert session.read_stamp(tmp_path / "a.py") == FileStamp(3, 4, "d2")
+    store.close()
