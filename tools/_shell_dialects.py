@@ -1,10 +1,13 @@
-"""Programs' own languages that can run commands: gdb's and lldb's commands, hyperfine's parameters.
+"""Programs' own languages that can run commands: gdb's and lldb's commands, hyperfine's
+parameters, vim's Ex commands, sqlite3's dot commands and SQL, socat's addresses.
 
-Each reader takes the program's words or text and returns ``Finding`` lists, applied by the analysis
-(``_shell_commands.Commands.findings``): a ``script`` run by a shell (``gdb -ex 'shell CMD'``), a
-``path`` it reads or writes, or ``unknown`` code that may run anything (``gdb -ex 'python
-...'``), which counts as an outside value named by its text. Readers are conservative: text they
-do not follow is unknown, never harmless.
+Each reader takes the program's words and returns a ``Finding`` list, applied by the analysis
+(``_shell_commands.Commands.findings``): a ``script`` run by a shell (``gdb -ex 'shell CMD'``,
+``vim -c '!CMD'``, ``sqlite3 DB '.shell CMD'``, ``socat - EXEC:CMD``), a ``path`` it reads or
+writes (``vim -c 'w FILE'``), or ``unknown`` code that may run anything (``gdb -ex 'python
+...'``, ``vim -c 'call system(...)'``), which counts as an outside value named by its text.
+Readers are conservative: text they do not follow is unknown, never harmless. sed's and awk's
+are in ``_shell_sed_awk.py``; ``_shell_files.DIALECTS`` names them for the file commands.
 """
 
 from __future__ import annotations

@@ -169,7 +169,7 @@ FILE_COMMANDS: dict[str, FileCommand] = {
     "dd": FileCommand(operands="keyed", keys=_set("if of")),
     "tar": FileCommand(
         _set("-b -H -K -N -V --format --exclude --transform --blocking-factor --owner --group")
-        | _set("--checkpoint --rmt-command"),
+        | _set("--checkpoint --rmt-command -L --tape-length"),
         _set("-f -C -T -X --file --directory --files-from --exclude-from -g --listed-incremental"),
         scripts=dict.fromkeys(_TAR_SCRIPTS, "") | {"--checkpoint-action": "exec="},
     ),
