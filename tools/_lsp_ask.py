@@ -57,7 +57,8 @@ class Reply:
     #: The server knew the name (a call hierarchy item with no callers still resolves, and so
     #: does a name whose results are all in files the read rules deny).
     resolved: bool
-    #: A hover left out because of the read rules (no "what is on the line" added).
+    #: The whole answer was left out because of the read rules: a hover, or every result (no
+    #: "what is on the line" added: the name was right).
     withheld: bool = False
 
 
@@ -166,10 +167,8 @@ async def _ask(bridge: Bridge, sources: Sources, operation: str, target: Target)
         else:
             hovers, why = await hover_or_why_not(bridge, sources, target, sources.hidden)
         if why is not None:
-            lines = [f"No hover shown for {subject}: {why}"]
-            return Reply(
-                lines, {"withheld": True}, 0, hovers.complete, list(hovers.notes), True, withheld=True
-            )
+            withheld = f"No hover shown for {subject}: {why}"
+            return _reply([], {"withheld": True}, 0, hovers, withheld, resolved=True)
         text = fmt.hover_text(hovers.value)
         empty = f"No hover information for {subject}."
         return _reply([text], {}, 1 if text else 0, hovers, empty, resolved=bool(text))
@@ -180,7 +179,11 @@ async def _ask(bridge: Bridge, sources: Sources, operation: str, target: Target)
     if operation == "prepareCallHierarchy" or not items:
         lines = [fmt.item_line(sources, item) for item in items]
         data = {"items": [fmt.item_data(sources, item) for item in items]}
-        empty = f"No function or method at {subject} for a call hierarchy."
+        empty = (
+            f"The function or method at {subject} is in a file the read rules deny."
+            if prepared.value
+            else f"No function or method at {subject} for a call hierarchy."
+        )
         return _reply(lines, data, len(items), prepared, empty, resolved=bool(prepared.value))
     lines, metadata, count = [], {"calls": [], "items": []}, 0
     notes, complete = list(prepared.notes), prepared.complete
@@ -208,7 +211,15 @@ def _reply(
     lines: list[str], metadata: dict[str, Any], count: int, answer: Answer[Any], empty: str, *, resolved: bool
 ) -> Reply:
     """``resolved``: the server answered for the name, even if only in files the read rules deny."""
-    return Reply(lines if count else [empty], metadata, count, answer.complete, list(answer.notes), resolved)
+    return Reply(
+        lines if count else [empty],
+        metadata,
+        count,
+        answer.complete,
+        list(answer.notes),
+        resolved,
+        withheld=resolved and not count,
+    )
 
 
 def _answer(operation: str, sources: Sources, target: Target, reply: Reply) -> Navigation:

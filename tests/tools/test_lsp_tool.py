@@ -235,6 +235,10 @@ async def test_files_the_read_rules_deny_are_not_shown(lsp_harness: MakeHarness)
     assert "total_area" not in text and "total_volume (function) pkg/geometry.py:35:5" in text
     text, _ = await lsp(h, operation="outgoingCalls", filePath="app.py", symbol="main")
     assert "pkg/calc.py" not in text and "3 callees in 2 files:" in text
+    # Declared in the denied file: not "no function or method" there, and the line is not described.
+    text, meta = await lsp(h, operation="incomingCalls", filePath="app.py", symbol="total_area")
+    assert "The function or method at total_area at app.py:1:32 is in a file the read rules deny" in text
+    assert "Line 1 of app.py" not in text and meta["skipped"] == 1
     missing = await error(h, operation="incomingCalls", symbol="total_area")
     assert "that may be shown" in missing and "read rules deny" in missing
     text, meta = await lsp(h, operation="diagnostics")
@@ -435,4 +439,4 @@ async def test_a_line_whose_first_name_is_defined_in_a_denied_file(lsp_harness: 
     (h.root / "uses.py").write_text("from pkg.calc import total_area\n\ntotal_area([]) + len([])\n")
     text, meta = await lsp(h, operation="goToDefinition", filePath="uses.py", line=3)
     assert meta["target"]["name"] == "total_area" and meta["count"] == 0 and meta["skipped"] == 1
-    assert text.startswith("No definitions of total_area at uses.py:3:1.")
+    assert text.startswith("No definitions of total_area at uses.py:3:1.") and "Line 3" not in text
