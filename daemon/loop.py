@@ -70,8 +70,9 @@ class TurnResult:
 @dataclass
 class Retry:
     attempts: int = 6
-    #: Attempts in all when the connection is refused (nothing listens at the address): one quick
-    #: retry for a server that is restarting, then the user hears of it instead of waiting ~30 s.
+    #: Attempts in all when the connection is refused (nothing listens at the address) or the host
+    #: name does not resolve: one quick retry for a server that is restarting, then the user
+    #: hears of it instead of waiting ~30 s.
     refused_attempts: int = 2
     base_delay: float = 1.0
     max_delay: float = 30.0

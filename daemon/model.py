@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import re
+import socket
 import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -99,8 +100,8 @@ ErrorKind = Literal["transient", "refused", "overflow", "fatal"]
 
 
 def classify(error: BaseException) -> ErrorKind:
-    """transient: retry with backoff; refused: nothing listens at the address, retry once at most;
-    overflow: compact and retry; fatal: stop with the message."""
+    """transient: retry with backoff; refused: nothing listens at the address or its host name does
+    not resolve, retry once at most; overflow: compact and retry; fatal: stop with the message."""
     lib = litellm()
     if isinstance(error, lib.ContextWindowExceededError):
         return "overflow"
@@ -141,19 +142,33 @@ def is_auth(error: BaseException) -> bool:
 
 
 def refused(error: BaseException) -> bool:
-    """The connection was refused: nothing listens at the address (a local server that is not
-    running, a wrong port). litellm reports it as a generic connection or server error; the
-    refusal is at the bottom of its chain of causes."""
+    """The address cannot be reached: nothing listens there (a local server that is not running,
+    a wrong port), or its host name does not resolve (a typo in api_base, no network). litellm
+    reports both as a generic connection or server error; the cause is at the bottom of its
+    chain of causes."""
+    return _cause(error, _refusal) is not None or unresolved(error)
+
+
+def unresolved(error: BaseException) -> bool:
+    """The host name does not resolve (DNS): ``socket.gaierror`` somewhere in the chain."""
+    return _cause(error, lambda cause: isinstance(cause, socket.gaierror)) is not None
+
+
+def _refusal(cause: BaseException) -> bool:
+    return isinstance(cause, ConnectionRefusedError) or (
+        isinstance(cause, OSError) and cause.errno == errno.ECONNREFUSED
+    )
+
+
+def _cause(error: BaseException, wanted: Callable[[BaseException], bool]) -> BaseException | None:
     seen: set[int] = set()
     cause: BaseException | None = error
     while cause is not None and id(cause) not in seen:
         seen.add(id(cause))
-        if isinstance(cause, ConnectionRefusedError) or (
-            isinstance(cause, OSError) and cause.errno == errno.ECONNREFUSED
-        ):
-            return True
+        if wanted(cause):
+            return cause
         cause = cause.__cause__ or cause.__context__
-    return False
+    return None
 
 
 def quota_exhausted(error: BaseException) -> bool:
@@ -183,6 +198,15 @@ def explain(error: BaseException, settings: ModelSettings) -> str:
     if is_auth(error):
         hint = key_hint(settings)
         return f"{text} (no usable API key for {settings.model}{': ' + hint if hint else ''})"
+    if unresolved(error):
+        if settings.api_base:
+            return (
+                f"{text} (the host name of {settings.api_base} does not resolve: correct api_base / "
+                "LSPILOT_API_BASE / --api-base, or check the network and DNS)"
+            )
+        return (
+            f"{text} (the host name of the provider of {settings.model} does not resolve: check the network)"
+        )
     if refused(error):
         if settings.api_base:
             return (

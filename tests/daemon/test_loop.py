@@ -236,6 +236,22 @@ async def test_a_refused_connection_fails_fast_naming_the_api_base(
     assert not fake.requests
 
 
+async def test_a_host_name_that_does_not_resolve_fails_fast_naming_the_api_base(
+    workspace: Path, fake: ScriptedModel
+) -> None:
+    # A typo in api_base: no DNS answer will come by waiting ~30 s. (.invalid never resolves:
+    # RFC 6761, also offline.)
+    api_base = "http://lspilot-test.invalid:8000/v1"
+    loop, events = make_loop(workspace, fake, Human())
+    loop.model = dataclasses.replace(loop.model, api_base=api_base)
+    loop.retry = Retry(base_delay=0.01)  # the real policy's attempts
+    result = await asyncio.wait_for(loop.run_turn("hi"), 60)
+    assert result.stop_reason == "error" and result.error is not None
+    assert f"(the host name of {api_base} does not resolve: correct api_base" in result.error
+    assert [e.data["attempt"] for e in events if e.type == "retry"] == [1]
+    assert not fake.requests
+
+
 async def test_overflow_compacts_then_succeeds(workspace: Path, fake: ScriptedModel) -> None:
     script(fake, Turn(text="first answer"))
     loop, events = make_loop(workspace, fake, Human())
