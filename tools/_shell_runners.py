@@ -39,7 +39,12 @@ def runner(name: str, values: Sequence[str | None]) -> Found | None:
     while isinstance(spec, Runner):
         if spec.commands.keys().isdisjoint(values[at + 1 :]):  # most often: cheaper than parsing
             return None
-        parsed = parse_options(values[at + 1 :], spec.values | spec.paths | spec.chdir, leading_options=True)
+        first = values[at + 1] if at + 1 < len(values) else None
+        skip = int(spec.toolchain and (first or "").startswith("+"))  # cargo +nightly watch
+        takes = spec.values | spec.paths | spec.chdir
+        parsed = parse_options(values[at + 1 + skip :], takes, leading_options=True)
+        parsed.values = [(option, index + skip, attached) for option, index, attached in parsed.values]
+        parsed.operands = [index + skip for index in parsed.operands]
         if not parsed.operands:
             return None
         index = at + 1 + parsed.operands[0]
@@ -275,6 +280,6 @@ RUNNERS: dict[str, Runner] = {
     "crictl": CRICTL,
     "distrobox": Runner({"enter": DISTROBOX_ENTER}),
     "toolbox": TOOLBOX,
-    "cargo": Runner({"watch": _CARGO_WATCH}, _set("--color -Z --config"), chdir=_set("-C")),
+    "cargo": Runner({"watch": _CARGO_WATCH}, _set("--color -Z --config"), chdir=_set("-C"), toolchain=True),
     "oc": KUBECTL,
 }

@@ -94,6 +94,8 @@ class Runner:
     paths: frozenset[str] = frozenset()
     #: ...or the folder it runs in, and so does the command (``uv --directory DIR``).
     chdir: frozenset[str] = frozenset()
+    #: A first word ``+NAME`` picks a toolchain and is skipped (``cargo +nightly watch``).
+    toolchain: bool = False
 
 
 _SU = _set("-g -G -w --group --supp-group --whitelist-environment")  # su, runuser

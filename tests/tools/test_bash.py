@@ -677,6 +677,11 @@ def test_more_containers_a_command_runs_in_are_asked_as_outside(
         # cargo watch -x SUBCOMMAND runs cargo SUBCOMMAND, -s a script, -- a command
         ("cargo watch -x test", [], [("cargo watch -x test", "="), ("cargo test", "cargo test *")]),
         (
+            "cargo +nightly watch -s 'rm ../x'",
+            ["{up}/*"],
+            [("cargo +nightly watch -s 'rm ../x'", "="), ("rm ../x", "rm *")],
+        ),
+        (
             "cargo watch -x check -s 'rm ../x'",
             ["{up}/*"],
             [
