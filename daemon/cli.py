@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import check_command, lsp_command, model
+from . import check_command, jsontext, lsp_command, model
 from . import config as configuration
 from .redact import REDACTOR
 from .serve import VERSION
@@ -153,17 +153,13 @@ async def _run_tool(args: argparse.Namespace) -> int:
             db.close()
     if args.json:
         result = outcome.result
-        print(
-            json.dumps(
-                {
-                    "title": result.title if result else None,
-                    "output": result.output if result else None,
-                    "metadata": result.metadata if result else {},
-                    "error": outcome.error,
-                },
-                default=str,
-            )
-        )
+        answer = {
+            "title": result.title if result else None,
+            "output": result.output if result else None,
+            "metadata": result.metadata if result else {},
+            "error": outcome.error,
+        }
+        print(jsontext.valid_unicode(json.dumps(answer, default=str)))
     elif outcome.result is not None:
         print(outcome.result.output)
         for attachment in outcome.result.attachments:
@@ -200,7 +196,8 @@ def _sessions(args: argparse.Namespace) -> int:
             print(f"lspilot sessions {args.action}: no session {args.id!r}", file=sys.stderr)
             return 2
         if args.action == "export" and args.format == "json":
-            print(json.dumps(transcript.as_json(store, args.id), indent=1))
+            exported = json.dumps(transcript.as_json(store, args.id), indent=1)
+            print(jsontext.valid_unicode(exported, lambda value: json.dumps(value, indent=1)))
         else:
             print(transcript.as_markdown(store, args.id))
         return 0

@@ -10,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TextIO
 
+from . import jsontext
 from .loop import Event
 from .runtime import Runtime
 from .terminal import TerminalAsker
@@ -112,7 +113,7 @@ async def run(args: argparse.Namespace) -> int:
     runtime = Runtime.open(root)
 
     def as_json(event: Event) -> None:
-        sys.stdout.write(json.dumps(asdict(event), default=str) + "\n")
+        sys.stdout.write(jsontext.valid_unicode(json.dumps(asdict(event), default=str)) + "\n")
         sys.stdout.flush()
 
     listener = as_json if args.json else Renderer(sys.stdout, sys.stdout.isatty(), root, notes=sys.stderr)

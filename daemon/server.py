@@ -35,7 +35,7 @@ from pygls.protocol.language_server import lsp_method
 
 from lsp_bridge.documents import uri_to_path
 
-from . import model
+from . import jsontext, model
 from .editor import Editor, EditorLog
 from .hub import AskArgs, CommandError, FollowArgs, Hub, NavigateArgs, ResolveArgs, SessionArgs, parse
 from .serve import NAME, VERSION, Readable, Writable
@@ -298,6 +298,14 @@ def _range(r: types.Range) -> dict[str, Any]:
     }
 
 
+class UnicodeWriter(StdoutWriter):
+    """pygls's writer, with every message valid Unicode JSON (``jsontext``): a file name that is
+    not UTF-8 in a tool's metadata made Neovim drop the whole message."""
+
+    def write(self, data: bytes) -> None:
+        super().write(jsontext.valid_frame(data))
+
+
 def serve(stdin: Readable, stdout: Writable) -> int:
     """Serve until the editor says exit or goes away; either way, turns and language servers stop."""
     server = build()
@@ -306,7 +314,7 @@ def serve(stdin: Readable, stdout: Writable) -> int:
     sys.setswitchinterval(0.0002)
 
     async def main() -> None:
-        server.protocol.set_writer(StdoutWriter(cast(BinaryIO, stdout)))
+        server.protocol.set_writer(UnicodeWriter(cast(BinaryIO, stdout)))
         mirror = EditorLog(server, asyncio.get_running_loop())
         logging.getLogger().addHandler(mirror)
         try:

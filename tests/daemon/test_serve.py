@@ -933,6 +933,7 @@ class RawEditor:
         assert proc.stdin is not None and proc.stdout is not None
         self.proc, self.stdin, self.stdout = proc, proc.stdin, proc.stdout
         self.answers: dict[int | None, dict[str, Any]] = {}
+        self.bodies: list[bytes] = []  # every message read, as it came
 
     @classmethod
     async def start(cls, tmp_path: Path, fake: ScriptedModel, *argv: str) -> RawEditor:
@@ -977,7 +978,8 @@ class RawEditor:
                 assert name in ("Content-Length", "Content-Type"), f"not JSON-RPC on stdout: {line!r}"
                 length = int(value) if name == "Content-Length" else length
             assert length is not None, "stdout ended"
-            message = json.loads(await self.stdout.readexactly(length))
+            self.bodies.append(await self.stdout.readexactly(length))
+            message = json.loads(self.bodies[-1])
             if "id" in message and "method" not in message:
                 self.answers[message["id"]] = message
         return self.answers.pop(request_id)
