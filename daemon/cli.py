@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -120,6 +121,7 @@ async def _run_tool(args: argparse.Namespace) -> int:
 
     from . import store as storage  # noqa: PLC0415
     from . import tooling  # noqa: PLC0415
+    from .lease import SessionBusy  # noqa: PLC0415
     from .terminal import TerminalAsker  # noqa: PLC0415
 
     try:
@@ -130,11 +132,17 @@ async def _run_tool(args: argparse.Namespace) -> int:
     root = Path(args.root).resolve()
     cfg = configuration.load(root)
     db: storage.Store | None = None
+    claimed = contextlib.ExitStack()
     if args.session:
         db = storage.Store(configuration.data_dir() / "lspilot.db")
         if db.session_root(args.session) is None:
             print(f"lspilot tool: no session {args.session}", file=sys.stderr)
             return 2
+        try:  # its read times and todos are written as a turn writes them: one process at a time
+            claimed.enter_context(db.claim(args.session))
+        except SessionBusy as error:
+            print(f"lspilot tool: {error}", file=sys.stderr)
+            return 1
         session: Any = storage.StoredSession(db, args.session)
     else:
         session = MemorySession("cli")
@@ -149,6 +157,7 @@ async def _run_tool(args: argparse.Namespace) -> int:
         outcome = await execute(registry, args.name, arguments, ToolContext(env, "cli"))
     finally:
         await env.close()
+        claimed.close()
         if db:
             db.close()
     if args.json:
@@ -182,9 +191,11 @@ def _sessions(args: argparse.Namespace) -> int:
     store = Store(configuration.data_dir() / "lspilot.db")
     try:
         if args.action == "list":
+            running = store.running()
             for row in store.sessions(Path(args.root).resolve()):
                 stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(row["updated"]))
-                print(f"{row['id']}  {stamp}  {row['agent']:8} {row['title']}")
+                state = "  (running)" if row["id"] in running else ""
+                print(f"{row['id']}  {stamp}  {row['agent']:8} {row['title']}{state}")
             return 0
         if not args.id:
             print(

@@ -305,13 +305,14 @@ class Hub:
 
     def sessions(self) -> list[dict[str, Any]]:
         rows = self.runtime.store.sessions(self.root)
+        elsewhere = self.runtime.store.running()  # also turns of other processes (lspilot run)
         return [
             {
                 "sessionId": row["id"],
                 "title": row["title"],
                 "agent": row["agent"],
                 "updated": row["updated"],
-                "running": row["id"] in self.running,
+                "running": row["id"] in self.running or row["id"] in elsewhere,
             }
             for row in rows
         ]

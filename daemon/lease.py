@@ -4,7 +4,9 @@ Two daemons (two `lspilot run --session ID`, or `lspilot serve` in two editors) 
 run turns in one session at once and interleave their messages in the store. A turn holds an
 exclusive ``flock`` on ``<id>.lock`` in a folder beside the database. The kernel releases it when
 its holder exits, however it exits (kill -9 included), so a crashed daemon leaves nothing stale
-behind; the file names the holder's pid for the message the next one gets.
+behind; the file names the holder's pid for the message the next one gets. ``held`` tells which
+sessions some process is running a turn in (for the session lists), by a shared lock taken and
+dropped at once on each lock file; a turn that starts in that instant tries again.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,7 +47,7 @@ def _claim(path: Path, session_id: str) -> int:
     while True:
         descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _lock_past_probes(descriptor)
         except BlockingIOError:
             holder = os.pread(descriptor, 32, 0).decode(errors="replace").strip()
             os.close(descriptor)
@@ -71,3 +74,40 @@ def _still_at(path: Path, descriptor: int) -> bool:
         return False
     opened = os.fstat(descriptor)
     return (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino)
+
+
+def held(folder: Path) -> set[str]:
+    """The sessions whose lock a process holds now (this one included): one directory listing,
+    then a shared lock tried and dropped on each lock file there (only held or crashed turns leave
+    one)."""
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return set()
+    busy: set[str] = set()
+    for name in names:
+        if not name.endswith(".lock"):
+            continue
+        try:
+            descriptor = os.open(folder / name, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:  # released meanwhile
+            continue
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            busy.add(name.removesuffix(".lock"))
+        finally:
+            os.close(descriptor)  # drops the shared lock with it
+    return busy
+
+
+def _lock_past_probes(descriptor: int) -> None:
+    """The exclusive lock, or ``BlockingIOError``. ``held``'s probes hold a shared lock for
+    microseconds: a few quick tries keep one from refusing a turn."""
+    for _ in range(4):
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            time.sleep(0.002)
+    fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -172,6 +172,10 @@ class Store:
         process holds it; released when the block ends, or by the kernel when the process dies."""
         return lease.hold(self.path.with_name("session-locks"), session_id)
 
+    def running(self) -> set[str]:
+        """The sessions in which a process (this one included) is running a turn now."""
+        return lease.held(self.path.with_name("session-locks"))
+
     def create_session(self, root: Path, agent: str = "build", title: str = "") -> str:
         session_id = f"ses_{time.strftime('%Y%m%d')}_{uuid.uuid4().hex[:12]}"
         now = time.time()

@@ -73,6 +73,16 @@ def test_a_second_process_is_refused_while_a_turn_runs_and_a_killed_one_leaves_n
         assert refused.returncode == 1 and "Traceback" not in refused.stderr
         assert refused.stderr.startswith(f"lspilot: session {session} is in use by pid {holder.pid}, ")
         assert len(fake.requests) == 3
+        listed = subprocess.run(
+            [LSPILOT, "sessions", "list", "--root", str(workspace)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=os.environ,
+            timeout=60,
+        )
+        assert listed.stdout.splitlines()[0].startswith(session)
+        assert listed.stdout.splitlines()[0].endswith("  (running)")
     finally:
         os.kill(holder.pid, signal.SIGKILL)
         holder.wait(timeout=30)

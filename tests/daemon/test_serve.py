@@ -1040,3 +1040,20 @@ async def test_an_ask_in_a_session_that_another_process_runs_is_refused(
     history = await editor.command("lspilot.history", {"sessionId": session})
     prompts = [m["parts"][0]["text"] for m in history["messages"] if m["role"] == "user"]
     assert prompts == ["one", "three"]
+
+
+async def test_sessions_that_another_process_runs_are_listed_as_running(
+    connect: Callable[..., Any], fake: ScriptedModel
+) -> None:
+    fake.turns.append(Turn(text="first"))
+    editor: Editor = await connect("neovim", FULL)
+    session = (await editor.command("lspilot.ask", {"prompt": "one"}))["sessionId"]
+    store = Store(data_dir() / "lspilot.db")  # another daemon on the same database: this test
+    try:
+        with store.claim(session):
+            listed = await editor.command("lspilot.sessions")
+            assert [(s["sessionId"], s["running"]) for s in listed] == [(session, True)]
+        listed = await editor.command("lspilot.sessions")
+        assert [(s["sessionId"], s["running"]) for s in listed] == [(session, False)]
+    finally:
+        store.close()
