@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .model import ModelSettings, Step, classify, complete
+from .model import ModelSettings, Step, complete
+from .provider_errors import classify
 from .store import Store
 
 SUMMARY_PROMPT = (

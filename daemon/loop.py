@@ -31,18 +31,9 @@ from tools.schema import provider_of
 
 from . import history
 from .agents import Agent
-from .model import (
-    ModelSettings,
-    Step,
-    ToolCall,
-    arguments_text,
-    classify,
-    describe,
-    explain,
-    retry_after,
-    stream_step,
-)
+from .model import ModelSettings, Step, ToolCall, arguments_text, stream_step
 from .prompt import system_prompt
+from .provider_errors import classify, describe, explain, retry_after
 from .store import Store
 
 log = logging.getLogger(__name__)

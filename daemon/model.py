@@ -1,4 +1,5 @@
-"""The model, through litellm: one streamed step, and what a provider error means for the loop.
+"""The model, through litellm: one streamed step, or one plain completion, on the model thread.
+What a provider error means for the loop is in ``daemon/provider_errors.py``.
 
 litellm costs seconds and hundreds of MB to import, so it is imported on first use (``warm()``
 starts that early in a thread). It must never print to stdout (that is the JSON-RPC stream in
@@ -9,13 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import gc
 import json
 import logging
 import os
-import re
-import socket
 import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -94,149 +92,6 @@ class Step:
     finish: str | None = None
     usage: dict[str, int] = field(default_factory=dict[str, int])
     cost: float = 0.0
-
-
-ErrorKind = Literal["transient", "refused", "overflow", "fatal"]
-
-
-def classify(error: BaseException) -> ErrorKind:
-    """transient: retry with backoff; refused: nothing listens at the address or its host name does
-    not resolve, retry once at most; overflow: compact and retry; fatal: stop with the message."""
-    lib = litellm()
-    if isinstance(error, lib.ContextWindowExceededError):
-        return "overflow"
-    if is_auth(error) or quota_exhausted(error):
-        return "fatal"
-    if refused(error):
-        return "refused"
-    transient: tuple[type[BaseException], ...] = (
-        lib.RateLimitError,
-        lib.InternalServerError,  # also how litellm reports a dropped connection
-        lib.ServiceUnavailableError,
-        lib.APIConnectionError,
-        lib.Timeout,
-        getattr(lib, "MidStreamFallbackError", ConnectionError),  # the stream broke off midway
-        ConnectionError,
-        TimeoutError,
-    )
-    if isinstance(error, transient):
-        return "transient"
-    if getattr(error, "status_code", None) in (408, 409, 429, 500, 502, 503, 504):
-        return "transient"
-    return "fatal"
-
-
-# litellm reports a missing key as InternalServerError (openai, mistral) or APIConnectionError
-# (gemini), raised before any request is sent: by its text, it is not worth retrying.
-MISSING_KEY = re.compile(
-    r"missing credentials|missing [\w ]{0,30}api[ _-]?key"
-    r"|api[ _-]?key[\w ]{0,30} (?:not set|is missing|required)",
-    re.IGNORECASE,
-)
-
-
-def is_auth(error: BaseException) -> bool:
-    """The provider refused the credentials, or there were none to send."""
-    lib = litellm()
-    return isinstance(error, lib.AuthenticationError) or bool(MISSING_KEY.search(str(error)))
-
-
-def refused(error: BaseException) -> bool:
-    """The address cannot be reached: nothing listens there (a local server that is not running,
-    a wrong port), or its host name does not resolve (a typo in api_base, no network). litellm
-    reports both as a generic connection or server error; the cause is at the bottom of its
-    chain of causes."""
-    return _cause(error, _refusal) is not None or unresolved(error)
-
-
-def unresolved(error: BaseException) -> bool:
-    """The host name does not resolve (DNS): ``socket.gaierror`` somewhere in the chain."""
-    return _cause(error, lambda cause: isinstance(cause, socket.gaierror)) is not None
-
-
-def _refusal(cause: BaseException) -> bool:
-    return isinstance(cause, ConnectionRefusedError) or (
-        isinstance(cause, OSError) and cause.errno == errno.ECONNREFUSED
-    )
-
-
-def _cause(error: BaseException, wanted: Callable[[BaseException], bool]) -> BaseException | None:
-    seen: set[int] = set()
-    cause: BaseException | None = error
-    while cause is not None and id(cause) not in seen:
-        seen.add(id(cause))
-        if wanted(cause):
-            return cause
-        cause = cause.__cause__ or cause.__context__
-    return None
-
-
-def quota_exhausted(error: BaseException) -> bool:
-    """OpenAI's ``insufficient_quota`` 429: no amount of waiting fixes it."""
-    text = str(error)
-    if getattr(error, "code", None) == "insufficient_quota" or "insufficient_quota" in text:
-        return True
-    openai = getattr(error, "llm_provider", None) in ("openai", "azure", "text-completion-openai")
-    return openai and "exceeded your current quota" in text
-
-
-def key_hint(settings: ModelSettings) -> str:
-    """Which environment variables would hold the provider's key, when litellm knows and none is set."""
-    try:
-        found = litellm().validate_environment(model=settings.model, api_base=settings.api_base)
-    except Exception:
-        return ""
-    missing = [k for k in found.get("missing_keys") or [] if "KEY" in k or "TOKEN" in k]
-    return f"set {' or '.join(missing)} in the environment" if missing else ""
-
-
-def explain(error: BaseException, settings: ModelSettings) -> str:
-    """Why a model call failed, for the user: the provider's message, and what to do when we know."""
-    text = f"The model call failed: {describe(error)}"
-    if quota_exhausted(error):
-        return f"{text} (the account's quota is used up: waiting will not help; check its plan and billing)"
-    if is_auth(error):
-        hint = key_hint(settings)
-        return f"{text} (no usable API key for {settings.model}{': ' + hint if hint else ''})"
-    if unresolved(error):
-        if settings.api_base:
-            return (
-                f"{text} (the host name of {settings.api_base} does not resolve: correct api_base / "
-                "LSPILOT_API_BASE / --api-base, or check the network and DNS)"
-            )
-        return (
-            f"{text} (the host name of the provider of {settings.model} does not resolve: check the network)"
-        )
-    if refused(error):
-        if settings.api_base:
-            return (
-                f"{text} (nothing accepts connections at {settings.api_base}: start the server there, "
-                "or correct api_base / LSPILOT_API_BASE / --api-base)"
-            )
-        return f"{text} (the connection to the provider of {settings.model} was refused)"
-    return text
-
-
-def retry_after(error: BaseException) -> float | None:
-    """The provider's own Retry-After, in seconds, when it sent one."""
-    value = None
-    for headers in (getattr(error, "litellm_response_headers", None), getattr(error, "headers", None)):
-        if headers is not None and hasattr(headers, "get"):
-            value = value or headers.get("retry-after")
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
-
-
-def describe(error: BaseException) -> str:
-    """A provider error as one line for the user (litellm's messages carry the provider's text)."""
-    text = str(error).strip()
-    message = text.splitlines()[0] if text else ""
-    # litellm prefixes its class name and the provider's: "litellm.RateLimitError: RateLimitError:
-    # OpenAIException - Rate limit reached" -> "Rate limit reached"
-    message = re.sub(r"^(litellm\.\w+: )?(\w+Error: )?(\w+Exception - )?", "", message)
-    return f"{type(error).__name__}: {message or 'no details'}"[:500]
 
 
 @dataclass(frozen=True)
