@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lsp_bridge import Bridge
-from lsp_bridge.documents import lsp_lines, uri_to_path
+from lsp_bridge.documents import from_utf16, lsp_lines, uri_to_path, utf16_length
 from tools import ToolError
 from tools.lsp import Operation, navigate
 
@@ -239,14 +239,10 @@ class Hub:
         selected = args.context.range
         if selected is None:
             return f"{args.prompt}\n\n(The user is looking at {where}.)"
-        text = self.buffers.text(path)  # the editor's text, saved or not; else the file's
-        if text is None:
-            try:
-                text = path.read_text(errors="replace")
-            except OSError as error:
-                raise CommandError(
-                    f"cannot read the context file {where}: {error.strerror or error}"
-                ) from None
+        try:
+            text = self._text(path)
+        except OSError as error:
+            raise CommandError(f"cannot read the context file {where}: {error.strerror or error}") from None
         lines = lsp_lines(text)[selected.start.line : selected.end.line + 1]
         span = f"{where}:{selected.start.line + 1}-{selected.end.line + 1}"
         excerpt = "\n".join(lines)
@@ -265,6 +261,21 @@ class Hub:
             if running.request_id == request_id:
                 running.task.cancel()
 
+    def _text(self, path: Path) -> str:
+        """The editor's text of ``path``, saved or not; else the file's (OSError if unreadable)."""
+        text = self.buffers.text(path)
+        return text if text is not None else path.read_text(errors="replace")
+
+    def _column(self, path: Path, at: Position) -> int:
+        """The editor's UTF-16 column at ``at`` as the code point column the lsp tool takes."""
+        try:
+            lines = lsp_lines(self._text(path))
+        except OSError:
+            return at.character  # the tool says what is wrong with the file
+        line = lines[at.line] if at.line < len(lines) else ""
+        beyond = at.character - utf16_length(line)  # past the end: the tool says so
+        return from_utf16(line, at.character) if beyond <= 0 else len(line) + beyond
+
     async def navigate(self, args: NavigateArgs) -> dict[str, Any]:
         """The lsp tool's structured answer (``locations`` / ``calls`` / ...) for the editor's own UI."""
         path = uri_to_path(args.uri) if args.uri else None
@@ -276,7 +287,7 @@ class Hub:
                 args.operation,
                 path=path,
                 line=at.line + 1 if at else None,
-                character=at.character + 1 if at else None,
+                character=(self._column(path, at) if path else at.character) + 1 if at else None,
                 symbol=args.symbol,
                 query=args.query,
             )

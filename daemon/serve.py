@@ -28,21 +28,21 @@ COMMANDS = (
     "lspilot.follow",
     "lspilot.resolve",
 )
-POSITION_ENCODINGS = ("utf-8", "utf-16", "utf-32")  # the ones pygls supports
+#: Columns between lspilot and its editors count UTF-16 units, whatever else a client offers
+#: (Neovim offers UTF-8 first): both plugins and VS Code send and read them so.
+POSITION_ENCODING = "utf-16"
 
 
 def capabilities(params: dict[str, Any]) -> dict[str, Any]:
     """What the server offers a client that sent these ``initialize`` params."""
     client = params.get("capabilities") or {}
-    encodings = (client.get("general") or {}).get("positionEncodings") or []
-    encoding = next((e for e in encodings if e in POSITION_ENCODINGS), "utf-16")
     sync: dict[str, Any] = {"openClose": True, "change": 1}
     client_sync = (client.get("textDocument") or {}).get("synchronization") or {}
     for will in ("willSave", "willSaveWaitUntil"):  # pygls says False to clients that offer these
         if client_sync.get(will):
             sync[will] = False
     return {
-        "positionEncoding": encoding,
+        "positionEncoding": POSITION_ENCODING,
         "textDocumentSync": sync | {"save": False},
         "codeActionProvider": {"codeActionKinds": ["quickfix", "refactor"]},
         "executeCommandProvider": {"commands": list(COMMANDS)},

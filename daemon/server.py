@@ -12,7 +12,7 @@ import json
 import logging
 import sys
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
@@ -38,7 +38,7 @@ from lsp_bridge.documents import uri_to_path
 from . import jsontext, model
 from .editor import Editor, EditorLog
 from .hub import AskArgs, CommandError, FollowArgs, Hub, NavigateArgs, ResolveArgs, SessionArgs, parse
-from .serve import NAME, VERSION, Readable, Writable
+from .serve import NAME, POSITION_ENCODING, VERSION, Readable, Writable
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +50,15 @@ class Protocol(LanguageServerProtocol):
     #: A ``shutdown`` request has arrived: later requests are refused (pygls's own flag is set
     #: only once its handler has finished).
     shut_down = False
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, Any]:
+        """pygls would take the client's first position encoding (Neovim's is UTF-8); lspilot's
+        columns are UTF-16 with every editor (``POSITION_ENCODING``)."""
+        general = params.capabilities.general
+        if general is not None:
+            general.position_encodings = [POSITION_ENCODING]
+        return (yield from super().lsp_initialize(params))
 
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams) -> Any:

@@ -252,6 +252,18 @@ def to_utf16(line: str, column: int) -> int:
     return utf16_length(line[:column])
 
 
+def from_utf16(line: str, units: int) -> int:
+    """An LSP UTF-16 column as a 0-based code point column."""
+    if line.isascii():
+        return min(units, len(line))
+    seen = 0
+    for index, char in enumerate(line):
+        if seen >= units:
+            return index
+        seen += 2 if ord(char) > 0xFFFF else 1
+    return len(line)
+
+
 def utf16_length(text: str) -> int:
     """``text``'s length in UTF-16 code units. A lone surrogate (text decoded with
     surrogateescape, or sent so by an editor) is one unit, as servers count it once JSON has

@@ -16,9 +16,10 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from lsp_bridge import Span
+from lsp_bridge.documents import from_utf16
 
 from ._lsp_resolve import Symbol, kind_name
-from ._lsp_source import Sources, from_utf16, shown
+from ._lsp_source import Sources, shown
 
 #: Locations, symbols, calls or diagnostics shown to the model; the rest is counted in a note.
 LIMIT = 100

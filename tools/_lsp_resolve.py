@@ -18,9 +18,9 @@ from lsprotocol import types as lsp
 from rapidfuzz import fuzz, process
 
 from lsp_bridge import Bridge, BridgeError
-from lsp_bridge.documents import to_utf16
+from lsp_bridge.documents import from_utf16, to_utf16
 
-from ._lsp_source import KEYWORDS, Name, Sources, from_utf16, names_on, shown
+from ._lsp_source import KEYWORDS, Name, Sources, names_on, shown
 from .base import ToolError
 
 SEPARATORS = re.compile(r"::|[./#]")

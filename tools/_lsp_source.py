@@ -16,7 +16,7 @@ from pathlib import Path
 from lsprotocol import types as lsp
 
 from lsp_bridge import Bridge
-from lsp_bridge.documents import uri_to_path
+from lsp_bridge.documents import from_utf16, uri_to_path
 
 from .context import shown_path
 
@@ -58,18 +58,6 @@ def name_at(line: str, column: int) -> Name | None:
         if column <= m.end():
             return Name(m.start(), m.group())
     return None
-
-
-def from_utf16(line: str, units: int) -> int:
-    """An LSP UTF-16 column as a 0-based code point column."""
-    if line.isascii():
-        return min(units, len(line))
-    seen = 0
-    for index, char in enumerate(line):
-        if seen >= units:
-            return index
-        seen += 2 if ord(char) > 0xFFFF else 1
-    return len(line)
 
 
 def shown(line: str) -> str:

@@ -261,6 +261,8 @@ def test_the_early_initialize_answer_is_what_pygls_would_send(spec: str) -> None
     from_pygls = server.protocol._converter.unstructure(done.value.value)  # pyright: ignore[reportPrivateUsage]
     raw = server.protocol._converter.unstructure(params)  # pyright: ignore[reportPrivateUsage]
     assert serve.initialize_result(raw) == from_pygls
+    # Neovim offers UTF-8 first; lspilot's columns are UTF-16 with every editor.
+    assert from_pygls["capabilities"]["positionEncoding"] == "utf-16"
 
 
 async def test_ask_streams_the_turn_and_the_session_can_be_redrawn(
@@ -636,6 +638,24 @@ async def test_navigate_returns_locations_for_the_editor(
         await editor.command(
             "lspilot.navigate", {"operation": "teleport", "uri": (workspace / "a.py").as_uri()}
         )
+
+
+async def test_navigate_takes_the_editors_utf16_column(connect: Callable[..., Any], workspace: Path) -> None:
+    # Each emoji is two UTF-16 units and one character: read as characters, the column pointed
+    # six characters past `area`, at `(2))`, and nothing was found.
+    line = "label = '🙂🙂🙂🙂🙂🙂'; print(area(2))"
+    (workspace / "b.py").write_text(f"from a import area\n\n{line}\n")
+    editor: Editor = await connect("neovim", FULL)
+    column = len(line[: line.index("area(")].encode("utf-16-le")) // 2
+    answer = await editor.command(
+        "lspilot.navigate",
+        {
+            "operation": "goToDefinition",
+            "uri": (workspace / "b.py").as_uri(),
+            "position": {"line": 2, "character": column},
+        },
+    )
+    assert [(loc["path"], loc["line"], loc["character"]) for loc in answer["locations"]] == [("a.py", 1, 5)]
 
 
 def selection(shown: types.ShowDocumentParams) -> tuple[str, int, int, int, int]:
