@@ -77,12 +77,14 @@ class Loading:
         return sorted(self._progress)
 
     def expect_rescan(self) -> None:
-        """Files were created or deleted (the notification is sent): servers with a load log
-        message load again.
+        """Files were created or deleted (the notification goes right after this): servers with
+        a load log message load again.
 
         A load log already on its way describes the old file list (basedpyright logs twice at
-        start), so only a log that follows the answer to a request sent now counts. The server
-        answers it before it rescans: pyright rescans from a timer. A ``$/`` request the server
+        start), so only a log that follows the answer to a request sent now counts. The request
+        goes before the notification, so the server answers it before it even reads the change
+        (sent after it, the answer could follow the log: pyright rescans from a timer, which on
+        a loaded machine fired before the server read the request). A ``$/`` request the server
         does not know gets MethodNotFound at once (the LSP specification requires it).
         """
         if self._readiness.log_pattern is None:

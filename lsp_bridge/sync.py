@@ -164,15 +164,15 @@ class Synchronizer:
             ]
             if events:
                 log.debug("%s: %d watched files changed", conn.spec.name, len(events))
-                conn.notify(
-                    "workspace/didChangeWatchedFiles",
-                    lsp.DidChangeWatchedFilesParams(changes=events),
-                )
                 if any(
                     kind != lsp.FileChangeType.Changed and conn.spec.handles(path.name)
                     for path, kind in changes.items()
                 ):  # only source files change what the server counts (and logs it has loaded)
-                    conn.loading.expect_rescan()
+                    conn.loading.expect_rescan()  # before the change: see its docstring
+                conn.notify(
+                    "workspace/didChangeWatchedFiles",
+                    lsp.DidChangeWatchedFilesParams(changes=events),
+                )
 
 
 def watched_file_globs(conn: ServerConnection) -> list[str | lsp.RelativePattern]:

@@ -18,6 +18,10 @@ typescript-language-server does: a change first gets, at once, a publish of the 
 diagnostics, then one second later the new text's (an error for each line containing ``ERR``);
 an opened document gets its publish after that second too.
 
+With ``--pyright-logs`` it logs "Found N source files" as the pyright family does: once
+initialized, and at once on reading a didChangeWatchedFiles that creates or deletes a file (as
+pyright's rescan timer does on a loaded machine, before it reads the next message).
+
 Faults: a definition request in a document containing ``GARBAGE`` gets a header without a
 Content-Length; ``--banner`` prints a line to stdout before speaking LSP; ``--long-stderr``
 writes lines of 300 kB to stderr (more than a pipe holds) before it starts; ``--mute`` never
@@ -148,6 +152,12 @@ def definition(msg_id: int, uri: str) -> None:
     send({"id": msg_id, "result": [{"uri": uri, "range": span}]})
 
 
+def log_found() -> None:
+    if "--pyright-logs" in sys.argv:
+        found = {"type": 4, "message": "Found 1 source file"}
+        send({"method": "window/logMessage", "params": found})
+
+
 def misbehave_at_start() -> None:
     if "--banner" in sys.argv:
         sys.stdout.write("scripted server starting\n")
@@ -166,6 +176,7 @@ def main() -> None:
             initialize(msg_id)
         elif method == "initialized":
             ask_client("register", "client/registerCapability", WATCH_PY)
+            log_found()
         elif method == "textDocument/didOpen":
             opened(message["params"]["textDocument"])
         elif method == "textDocument/didChange":
@@ -190,6 +201,8 @@ def main() -> None:
         elif method == "workspace/didChangeWatchedFiles":
             changes = message["params"]["changes"]
             RECEIVED.append((method, [("-" if c["type"] == 3 else "") + c["uri"] for c in changes]))
+            if any(c["type"] != 2 for c in changes):
+                log_found()
         elif method == "scripted/received":
             send({"id": msg_id, "result": RECEIVED})
         elif method == "textDocument/definition":

@@ -196,6 +196,21 @@ def _span(a: int, b: int, c: int, d: int) -> dict[str, object]:
     return {"start": {"line": a, "character": b}, "end": {"line": c, "character": d}}
 
 
+async def test_a_rescan_logged_as_soon_as_the_change_is_read_ends_the_wait(
+    tmp_path: Path, bridge_factory: Factory
+) -> None:
+    # pyright rescans from a timer. On a loaded machine (CI) it fired before the server read the
+    # rescan barrier sent behind the change: the load log came before the barrier's answer, did
+    # not count, and the answer waited ready_timeout, marked incomplete.
+    (tmp_path / "a.py").write_text("x = 1\n")
+    scripted = {"command": [sys.executable, str(SCRIPTED), "--pyright-logs"], "extensions": [".py"]}
+    bridge = bridge_factory(tmp_path, ready_timeout=5.0, servers={"basedpyright": scripted})
+    assert (await bridge.diagnostics_after_change(tmp_path / "a.py")).complete
+    (tmp_path / "b.py").write_text("y = 2\n")
+    answer = await bridge.diagnostics_after_change(tmp_path / "b.py")
+    assert answer.complete, answer.notes
+
+
 async def test_a_load_log_read_right_behind_the_rescan_barriers_answer_counts(tmp_path: Path) -> None:
     # On a loaded machine the barrier's answer and the rescan's load log came in one read: the
     # log was handled before the task waiting for the answer resumed, was taken for an old one,
