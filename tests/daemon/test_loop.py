@@ -226,14 +226,8 @@ async def test_a_refused_connection_fails_fast_naming_the_api_base(
     with socket.socket() as bound:  # bound but not listening: connections to it are refused
         bound.bind(("127.0.0.1", 0))
         api_base = f"http://127.0.0.1:{bound.getsockname()[1]}/v1"
-        loop, events = make_loop(workspace, fake, Human())
-        loop.model = dataclasses.replace(loop.model, api_base=api_base)
-        loop.retry = Retry(base_delay=0.01)  # the real policy's attempts
-        result = await asyncio.wait_for(loop.run_turn("hi"), 60)
-    assert result.stop_reason == "error" and result.error is not None
-    assert f"(nothing accepts connections at {api_base}: start the server there" in result.error
-    assert [e.data["attempt"] for e in events if e.type == "retry"] == [1]
-    assert not fake.requests
+        error = await _one_quick_retry(workspace, fake, api_base)
+    assert f"(nothing accepts connections at {api_base}: start the server there" in error
 
 
 async def test_a_host_name_that_does_not_resolve_fails_fast_naming_the_api_base(
@@ -242,14 +236,21 @@ async def test_a_host_name_that_does_not_resolve_fails_fast_naming_the_api_base(
     # A typo in api_base: no DNS answer will come by waiting ~30 s. (.invalid never resolves:
     # RFC 6761, also offline.)
     api_base = "http://lspilot-test.invalid:8000/v1"
+    error = await _one_quick_retry(workspace, fake, api_base)
+    assert f"(the host name of {api_base} does not resolve: correct api_base" in error
+
+
+async def _one_quick_retry(workspace: Path, fake: ScriptedModel, api_base: str) -> str:
+    """A turn against ``api_base`` under the real retry policy's attempts: it ends in an error
+    after one retry, having asked nothing of the scripted model. The error's text."""
     loop, events = make_loop(workspace, fake, Human())
     loop.model = dataclasses.replace(loop.model, api_base=api_base)
-    loop.retry = Retry(base_delay=0.01)  # the real policy's attempts
+    loop.retry = Retry(base_delay=0.01)
     result = await asyncio.wait_for(loop.run_turn("hi"), 60)
     assert result.stop_reason == "error" and result.error is not None
-    assert f"(the host name of {api_base} does not resolve: correct api_base" in result.error
     assert [e.data["attempt"] for e in events if e.type == "retry"] == [1]
     assert not fake.requests
+    return result.error
 
 
 async def test_overflow_compacts_then_succeeds(workspace: Path, fake: ScriptedModel) -> None:

@@ -908,13 +908,8 @@ async def test_stdout_carries_only_json_rpc_also_with_verbose_logging(
     editor = await RawEditor.start(tmp_path, fake, "-v", "serve")
     async with asyncio.timeout(120):
         await editor.initialize(workspace)
-        ask = {"command": "lspilot.ask", "arguments": [{"prompt": "hi"}]}
-        editor.send({"id": 2, "method": "workspace/executeCommand", "params": ask})
-        assert (await editor.answer(2))["result"]["stopReason"] == "end"
-        editor.send({"id": 3, "method": "shutdown"})
-        await editor.answer(3)
-        editor.send({"method": "exit"})
-        assert await editor.proc.wait() == 0
+        assert (await editor.ask("hi"))["result"]["stopReason"] == "end"
+        assert await editor.stop() == 0
 
 
 async def test_what_pygls_would_leave_unanswered_is_answered_with_an_error(
@@ -987,6 +982,19 @@ class RawEditor:
         self.send({"id": 1, "method": "initialize", "params": initialize})
         await self.answer(1)
         self.send({"method": "initialized", "params": {}})
+
+    async def ask(self, prompt: str) -> dict[str, Any]:
+        """One ``lspilot.ask`` (request 2) and its answer."""
+        ask = {"command": "lspilot.ask", "arguments": [{"prompt": prompt}]}
+        self.send({"id": 2, "method": "workspace/executeCommand", "params": ask})
+        return await self.answer(2)
+
+    async def stop(self) -> int:
+        """shutdown (request 3), exit, and the process's exit status."""
+        self.send({"id": 3, "method": "shutdown"})
+        await self.answer(3)
+        self.send({"method": "exit"})
+        return await self.proc.wait()
 
     async def answer(self, request_id: int | None) -> dict[str, Any]:
         """The answer to ``request_id`` (read on until it comes; every byte must be a framed

@@ -55,13 +55,8 @@ async def test_a_file_name_that_is_not_utf8_reaches_neovim_as_valid_json(
     editor = await RawEditor.start(tmp_path, fake, "serve")
     async with asyncio.timeout(120):
         await editor.initialize(workspace)
-        ask = {"command": "lspilot.ask", "arguments": [{"prompt": "read caf\\xe9.py"}]}
-        editor.send({"id": 2, "method": "workspace/executeCommand", "params": ask})
-        assert (await editor.answer(2))["result"]["stopReason"] == "end"
-        editor.send({"id": 3, "method": "shutdown"})
-        await editor.answer(3)
-        editor.send({"method": "exit"})
-        assert await editor.proc.wait() == 0
+        assert (await editor.ask("read caf\\xe9.py"))["result"]["stopReason"] == "end"
+        assert await editor.stop() == 0
 
     messages = [json.loads(body.decode("utf-8", errors="strict")) for body in editor.bodies]
     for message in messages:  # no lone surrogate escaped in any string (they decode to str)
