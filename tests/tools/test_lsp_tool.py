@@ -3,17 +3,11 @@ positions checked against the fixture text, and errors that say what to do."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lsp_bridge import Bridge
 from tests.conftest import position
 from tests.tools.conftest import Harness, MakeHarness
-from tools import Rule
-from tools._lsp_format import locations
-from tools._lsp_source import Sources
 
 
 def at(root: Path, relative: str, needle: str, nth: int = 0, offset: int = 0) -> str:
@@ -219,194 +213,6 @@ async def test_errors_say_what_to_do(lsp_harness: MakeHarness) -> None:
     assert "workspaceSymbol needs query" in message
 
 
-async def test_files_the_read_rules_deny_are_not_shown(lsp_harness: MakeHarness) -> None:
-    # The lsp tool only asked "lsp": a file read denies showed its outline, and its lines came
-    # with references, symbols and call sites.
-    h = lsp_harness("py_project")
-    h.env.permissions.rules.append(Rule("read", "pkg/calc.py", "deny"))
-    denied = await error(h, operation="documentSymbol", filePath="pkg/calc.py")
-    assert denied.startswith("Permission denied: read pkg/calc.py")
-    text, meta = await lsp(h, operation="findReferences", filePath="app.py", symbol="total_area")
-    assert "pkg/calc.py" not in text and "def total_area" not in text
-    assert text.startswith("2 references to total_area at app.py:1:32 in 1 file:")
-    assert text.endswith("\n\n(2 results in files the read rules deny were left out.)")
-    assert meta["skipped"] == 2 and {loc["path"] for loc in meta["locations"]} == {"app.py"}
-    text, _ = await lsp(h, operation="workspaceSymbol", query="total")
-    assert "total_area" not in text and "total_volume (function) pkg/geometry.py:35:5" in text
-    text, _ = await lsp(h, operation="outgoingCalls", filePath="app.py", symbol="main")
-    assert "pkg/calc.py" not in text and "3 callees in 2 files:" in text
-    # Declared in the denied file: not "no function or method" there, and the line is not described.
-    text, meta = await lsp(h, operation="incomingCalls", filePath="app.py", symbol="total_area")
-    assert "The function or method at total_area at app.py:1:32 is in a file the read rules deny" in text
-    assert "Line 1 of app.py" not in text and meta["skipped"] == 1
-    missing = await error(h, operation="incomingCalls", symbol="total_area")
-    assert "that may be shown" in missing and "read rules deny" in missing
-    text, meta = await lsp(h, operation="diagnostics")
-    assert meta["checked"] == 5 and meta["skipped"] == 1  # the note said "1 result ... left out"
-    assert text.endswith("\n\n(1 file the read rules deny was not checked.)")
-
-
-async def test_hover_on_a_name_defined_in_a_denied_file_is_withheld(lsp_harness: MakeHarness) -> None:
-    # Hovering total_area in app.py showed the server's text from pkg/calc.py, which read denies:
-    # its signature (and its docstring, or a constant's value, had it one).
-    h = lsp_harness("py_project")
-    root = h.root
-    h.env.permissions.rules.append(Rule("read", "pkg/calc.py", "deny"))
-    calc = root / "pkg/calc.py"
-    docstring = '    """Secret sauce."""\n    return sum('
-    calc.write_text(calc.read_text().replace("    return sum(", docstring, 1))
-    text, meta = await lsp(h, operation="hover", filePath="app.py", symbol="total_area")
-    assert "Secret sauce" not in text and "def total_area" not in text and "shapes:" not in text
-    assert text.splitlines()[1] == (
-        f"No hover shown for total_area at {at(root, 'app.py', 'total_area')}: it is defined in a file "
-        "the read rules deny, and the lsp tool shows no more than read would (the server's text would "
-        "show its signature and docs from there)."
-    )
-    assert meta["withheld"] and meta["count"] == 0
-    # The module itself (its docstring would show) at a position, and a name used in a call.
-    module = position(root / "app.py", "calc")
-    text, _ = await lsp(
-        h, operation="hover", filePath="app.py", line=module.line + 1, character=module.character + 1
-    )
-    withheld = f"No hover shown for calc at {at(root, 'app.py', 'calc')}: it is defined in a file"
-    assert text.startswith(withheld)
-    call = position(root / "app.py", "total_area", nth=1)
-    text, _ = await lsp(
-        h, operation="hover", filePath="app.py", line=call.line + 1, character=call.character + 1
-    )
-    assert "def total_area" not in text and "read rules deny" in text
-    # Names defined in files read allows are shown as before.
-    text, meta = await lsp(h, operation="hover", filePath="app.py", symbol="Circle")
-    assert "class Circle" in text and "withheld" not in meta
-    text, _ = await lsp(h, operation="hover", filePath="app.py", symbol="main")
-    assert "def main() -> None" in text
-
-
-async def test_source_lines_are_counted_as_lsp_counts_them(lsp_harness: MakeHarness) -> None:
-    # A form feed (an old page break) is a line break to str.splitlines, not to LSP: the line
-    # shown beside each location must still be the one the server means.
-    h = lsp_harness("py_project")
-    (h.root / "paged.py").write_text(
-        "from pkg.calc import total_area\n# part one\x0c part two\n\n\n"
-        "def both():\n    return total_area([])\n"
-    )
-    text, meta = await lsp(h, operation="findReferences", filePath="paged.py", symbol="total_area")
-    assert "paged.py:6:12  return total_area([])" in text.splitlines()
-    assert {"path": "paged.py", "line": 6, "character": 12} in [
-        {k: loc[k] for k in ("path", "line", "character")} for loc in meta["locations"]
-    ]
-
-
-async def test_reference_columns_are_code_points_and_changed_files_are_read_again(
-    lsp_harness: MakeHarness,
-) -> None:
-    # An emoji is two UTF-16 units to the server and one character to the model; a file that
-    # changes on disk between two answers is shown as it is now.
-    h = lsp_harness("py_project")
-    emoji = h.root / "emoji.py"
-    before = 'label = "\U0001f642\U0001f642"; area = '
-    emoji.write_text(f"from pkg.calc import total_area\n\n{before}total_area([])\n")
-    text, meta = await lsp(h, operation="findReferences", filePath="emoji.py", symbol="total_area")
-    column = len(before) + 1
-    assert f"emoji.py:3:{column}  {before}total_area([])" in text.splitlines()
-    here = [loc for loc in meta["locations"] if loc["path"] == "emoji.py"]
-    spans = [(loc["line"], loc["character"], loc["endLine"], loc["endCharacter"]) for loc in here]
-    assert spans == [(1, 22, 1, 32), (3, column, 3, column + 10)]
-
-    emoji.write_text("from pkg.calc import total_area\n\n\nresult = total_area([])  # moved\n")
-    text, meta = await lsp(h, operation="findReferences", filePath="emoji.py", symbol="total_area")
-    assert "emoji.py:4:10  result = total_area([])  # moved" in text.splitlines()
-    assert [loc["line"] for loc in meta["locations"] if loc["path"] == "emoji.py"] == [1, 4]
-
-
-async def test_locations_convert_columns_and_clamp_what_the_file_does_not_have(
-    tmp_path: Path, bridge_factory: Callable[..., Bridge]
-) -> None:
-    # Spans as a server could send them: after a non-BMP character, across lines, past the end
-    # of a line, past the end of the file. Columns are code points, clamped to the line.
-    (tmp_path / "a.py").write_text("x = '\U0001f642'; y\r\nz = 1\nw\n")
-    uri = (tmp_path / "a.py").as_uri()
-    spans = [(uri, 0, 10, 0, 11), (uri, 9, 2, 9, 4), (uri, 1, 2, 1, 99), (uri, 0, 0, 1, 3)]
-    lines, meta = locations(Sources(tmp_path, bridge_factory(tmp_path)), spans, "use", "uses", "of y")
-    assert lines == [
-        "4 uses of y in 1 file:",
-        "",
-        "a.py:1:1  x = '\U0001f642'; y",
-        "a.py:1:10  x = '\U0001f642'; y",
-        "a.py:2:3  z = 1",
-        "a.py:10:1",
-    ]
-    assert [(r["line"], r["character"], r["endLine"], r["endCharacter"]) for r in meta["locations"]] == [
-        (1, 1, 2, 4),
-        (1, 10, 1, 11),
-        (2, 3, 2, 6),
-        (10, 1, 10, 1),
-    ]
-    assert meta["files"] == 1 and not meta["capped"]
-
-
-async def test_locations_in_files_whose_names_are_not_utf8_name_them_as_read_takes_them(
-    tmp_path: Path, bridge_factory: Callable[..., Bridge]
-) -> None:
-    # A server's "caf%E9.py" came out as "caf\ufffd.py" (no such file), and a read rule naming
-    # the file as the other tools show it ("caf\\xe9.py") did not keep its results out.
-    latin = Path(os.fsdecode(os.path.join(os.fsencode(tmp_path), b"caf\xe9.py")))
-    latin.write_bytes(b"x = 1\n")
-    (tmp_path / "a.py").write_text("x = 2\n")
-    spans = [(latin.as_uri(), 0, 0, 0, 1), ((tmp_path / "a.py").as_uri(), 0, 0, 0, 1)]
-    assert "%E9" in spans[0][0]
-    lines, _ = locations(Sources(tmp_path, bridge_factory(tmp_path)), spans, "use", "uses", "of x")
-    assert lines[-1] == "caf\\xe9.py:1:1  x = 1"
-    sources = Sources(tmp_path, bridge_factory(tmp_path), hidden=lambda shown: shown == "caf\\xe9.py")
-    assert [span for span in spans if sources.shows_uri(span[0])] == spans[1:] and sources.left_out == 1
-
-
-async def test_locations_sort_by_name_even_where_uris_sort_otherwise(
-    tmp_path: Path, bridge_factory: Callable[..., Bridge]
-) -> None:
-    # A file outside the workspace is named by its absolute path, which sorts before the files
-    # inside it whatever the URIs say; two URIs of one file stay two groups, ordered by URI.
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "a.py").write_text("a = 1\n")
-    (tmp_path / "z.py").write_text("z = 1\nzz = 2\n")
-    inside, outside = (root / "a.py").as_uri(), (tmp_path / "z.py").as_uri()
-    spelled = inside.replace("/a.py", "/%61.py")
-    spans = [
-        (inside, 0, 0, 0, 1),
-        (outside, 1, 0, 1, 2),
-        (spelled, 0, 4, 0, 5),
-        (outside, 0, 0, 0, 1),
-    ]
-    lines, meta = locations(Sources(root, bridge_factory(root)), spans, "use", "uses", "of x")
-    far = str(tmp_path / "z.py")
-    assert lines == [
-        "4 uses of x in 3 files:",
-        "",
-        f"{far}:1:1  z = 1",
-        f"{far}:2:1  zz = 2",
-        "",
-        "a.py:1:5  a = 1",
-        "",
-        "a.py:1:1  a = 1",
-    ]
-    assert [(r["path"], r["line"], r["character"]) for r in meta["locations"]] == [
-        (far, 1, 1),
-        (far, 2, 1),
-        ("a.py", 1, 5),
-        ("a.py", 1, 1),
-    ]
-    assert meta["files"] == 3 and not meta["capped"]
-
-
-async def test_a_column_just_past_the_end_of_a_line_is_called_so(lsp_harness: MakeHarness) -> None:
-    # It was called whitespace: only a column beyond that one counted as past the end.
-    h = lsp_harness("py_project")
-    line = (h.root / "app.py").read_text().splitlines()[5]
-    message = await error(h, operation="hover", filePath="app.py", line=6, character=len(line) + 1)
-    assert message.startswith(f"Character {len(line) + 1} is past the end of line 6,")
-
-
 async def test_a_name_path_with_a_hash_finds_the_name_on_the_line(lsp_harness: MakeHarness) -> None:
     # With line, `Cube#volume` was not split as name paths are elsewhere, so the name written on
     # the line was missed and the declaration used, with a note saying it was not on the line.
@@ -429,14 +235,3 @@ async def test_a_line_where_no_name_answers_is_described_once(lsp_harness: MakeH
     (h.root / "quiet.py").write_text("x = 1\n# nothing here at all\n")
     text, _ = await lsp(h, operation="findReferences", filePath="quiet.py", line=2)
     assert text.count("Line 2 of quiet.py is: # nothing here at all") == 1
-
-
-async def test_a_line_whose_first_name_is_defined_in_a_denied_file(lsp_harness: MakeHarness) -> None:
-    # With only a line, a name the server answered for only in denied files was skipped as if
-    # unknown, and its left-out result was counted under the next name's answer (len's here).
-    h = lsp_harness("py_project")
-    h.env.permissions.rules.append(Rule("read", "pkg/calc.py", "deny"))
-    (h.root / "uses.py").write_text("from pkg.calc import total_area\n\ntotal_area([]) + len([])\n")
-    text, meta = await lsp(h, operation="goToDefinition", filePath="uses.py", line=3)
-    assert meta["target"]["name"] == "total_area" and meta["count"] == 0 and meta["skipped"] == 1
-    assert text.startswith("No definitions of total_area at uses.py:3:1.") and "Line 3" not in text

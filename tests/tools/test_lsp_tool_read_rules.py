@@ -1,0 +1,83 @@
+"""The lsp tool and the read rules: files read denies are refused, their results left out and
+counted, and hovers on names defined there withheld (against basedpyright on the Python fixture)."""
+
+from __future__ import annotations
+
+from tests.conftest import position
+from tests.tools.conftest import MakeHarness
+from tests.tools.test_lsp_tool import at, error, lsp
+from tools import Rule
+
+
+async def test_files_the_read_rules_deny_are_not_shown(lsp_harness: MakeHarness) -> None:
+    # The lsp tool only asked "lsp": a file read denies showed its outline, and its lines came
+    # with references, symbols and call sites.
+    h = lsp_harness("py_project")
+    h.env.permissions.rules.append(Rule("read", "pkg/calc.py", "deny"))
+    denied = await error(h, operation="documentSymbol", filePath="pkg/calc.py")
+    assert denied.startswith("Permission denied: read pkg/calc.py")
+    text, meta = await lsp(h, operation="findReferences", filePath="app.py", symbol="total_area")
+    assert "pkg/calc.py" not in text and "def total_area" not in text
+    assert text.startswith("2 references to total_area at app.py:1:32 in 1 file:")
+    assert text.endswith("\n\n(2 results in files the read rules deny were left out.)")
+    assert meta["skipped"] == 2 and {loc["path"] for loc in meta["locations"]} == {"app.py"}
+    text, _ = await lsp(h, operation="workspaceSymbol", query="total")
+    assert "total_area" not in text and "total_volume (function) pkg/geometry.py:35:5" in text
+    text, _ = await lsp(h, operation="outgoingCalls", filePath="app.py", symbol="main")
+    assert "pkg/calc.py" not in text and "3 callees in 2 files:" in text
+    # Declared in the denied file: not "no function or method" there, and the line is not described.
+    text, meta = await lsp(h, operation="incomingCalls", filePath="app.py", symbol="total_area")
+    assert "The function or method at total_area at app.py:1:32 is in a file the read rules deny" in text
+    assert "Line 1 of app.py" not in text and meta["skipped"] == 1
+    missing = await error(h, operation="incomingCalls", symbol="total_area")
+    assert "that may be shown" in missing and "read rules deny" in missing
+    text, meta = await lsp(h, operation="diagnostics")
+    assert meta["checked"] == 5 and meta["skipped"] == 1  # the note said "1 result ... left out"
+    assert text.endswith("\n\n(1 file the read rules deny was not checked.)")
+
+
+async def test_hover_on_a_name_defined_in_a_denied_file_is_withheld(lsp_harness: MakeHarness) -> None:
+    # Hovering total_area in app.py showed the server's text from pkg/calc.py, which read denies:
+    # its signature (and its docstring, or a constant's value, had it one).
+    h = lsp_harness("py_project")
+    root = h.root
+    h.env.permissions.rules.append(Rule("read", "pkg/calc.py", "deny"))
+    calc = root / "pkg/calc.py"
+    docstring = '    """Secret sauce."""\n    return sum('
+    calc.write_text(calc.read_text().replace("    return sum(", docstring, 1))
+    text, meta = await lsp(h, operation="hover", filePath="app.py", symbol="total_area")
+    assert "Secret sauce" not in text and "def total_area" not in text and "shapes:" not in text
+    assert text.splitlines()[1] == (
+        f"No hover shown for total_area at {at(root, 'app.py', 'total_area')}: it is defined in a file "
+        "the read rules deny, and the lsp tool shows no more than read would (the server's text would "
+        "show its signature and docs from there)."
+    )
+    assert meta["withheld"] and meta["count"] == 0
+    # The module itself (its docstring would show) at a position, and a name used in a call.
+    module = position(root / "app.py", "calc")
+    text, _ = await lsp(
+        h, operation="hover", filePath="app.py", line=module.line + 1, character=module.character + 1
+    )
+    withheld = f"No hover shown for calc at {at(root, 'app.py', 'calc')}: it is defined in a file"
+    assert text.startswith(withheld)
+    call = position(root / "app.py", "total_area", nth=1)
+    text, _ = await lsp(
+        h, operation="hover", filePath="app.py", line=call.line + 1, character=call.character + 1
+    )
+    assert "def total_area" not in text and "read rules deny" in text
+    # Names defined in files read allows are shown as before.
+    text, meta = await lsp(h, operation="hover", filePath="app.py", symbol="Circle")
+    assert "class Circle" in text and "withheld" not in meta
+    text, _ = await lsp(h, operation="hover", filePath="app.py", symbol="main")
+    assert "def main() -> None" in text
+
+
+async def test_a_line_whose_first_name_is_defined_in_a_denied_file(lsp_harness: MakeHarness) -> None:
+    # With only a line, a name the server answered for only in denied files was skipped as if
+    # unknown, and its left-out result was counted under the next name's answer (len's here).
+    h = lsp_harness("py_project")
+    h.env.permissions.rules.append(Rule("read", "pkg/calc.py", "deny"))
+    (h.root / "uses.py").write_text("from pkg.calc import total_area\n\ntotal_area([]) + len([])\n")
+    text, meta = await lsp(h, operation="goToDefinition", filePath="uses.py", line=3)
+    assert meta["target"]["name"] == "total_area" and meta["count"] == 0 and meta["skipped"] == 1
+    assert text.startswith("No definitions of total_area at uses.py:3:1.") and "Line 3" not in text
