@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from ._editing import Target, load, locked, propose, target
@@ -44,6 +46,15 @@ def _change(ctx: ToolContext, patch: FilePatch, file: Target, moved: Target | No
     return FileChange(file.path, before, current.raw, encoding=current.encoding), f"M {file.shown}"
 
 
+def _touches(patch: FilePatch, file: Target, moved: Target | None) -> set[Path]:
+    """What one section changes on disk. Deleting a symlink removes the link, not the file it
+    points to (as ``git apply`` does), so the same patch may still change that file; a move
+    changes the link's name, the file it points to and the new name."""
+    if patch.kind == "delete":
+        return {file.entry}
+    return {file.path, file.entry, *([moved.path] if moved else [])}
+
+
 class ApplyPatch(Tool[ApplyPatchParams]):
     id = "apply_patch"
     Params = ApplyPatchParams
@@ -58,12 +69,13 @@ class ApplyPatch(Tool[ApplyPatchParams]):
             for p in patches
         ]
         moves = [await target(ctx, p.move_to, "Patch") if p.move_to else None for p in patches]
-        paths = [f.path for f in files] + [m.path for m in moves if m]
+        touched = [_touches(p, f, m) for p, f, m in zip(patches, files, moves, strict=True)]
+        paths = [path for section in touched for path in section]
         if len(set(paths)) != len(paths):
             raise ToolError(
                 "The patch names a file more than once; put all changes to a file in one section."
             )
-        async with locked([*paths, *(f.entry for f in files)]):
+        async with locked([*paths, *(f.path for f in files)]):
             built = [_change(ctx, p, f, m) for p, f, m in zip(patches, files, moves, strict=True)]
             changes = [change for change, _line in built]
             summary = [line for _change, line in built]

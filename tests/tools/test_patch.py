@@ -265,6 +265,41 @@ async def test_a_symlink_is_moved_as_a_link_and_put_back_on_failure(h: Harness) 
     )
 
 
+async def test_a_symlink_deleted_while_its_file_changes_in_the_same_patch(h: Harness) -> None:
+    # git diff after "git rm alias.txt" and an edit of real.txt: git apply takes both sections (the
+    # link goes, its file changes); it was refused as naming one file twice.
+    real, alias = h.root / "real.txt", h.root / "alias.txt"
+    real.write_text("one\ntwo\n")
+    alias.symlink_to("real.txt")
+    h.env.session.record_read(real)
+    diff = (
+        "diff --git a/alias.txt b/alias.txt\ndeleted file mode 120000\nindex c9c61fe..0000000\n"
+        "--- a/alias.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-real.txt\n\\ No newline at end of file\n"
+        "diff --git a/real.txt b/real.txt\nindex 814f4a4..879de50 100644\n--- a/real.txt\n"
+        "+++ b/real.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n"
+    )
+    h.human.replies = [ONCE]
+    outcome = await h.ok("apply_patch", {"patchText": diff})
+    assert outcome.result is not None
+    assert outcome.result.output == "Applied the patch:\n  D alias.txt\n  M real.txt"
+    assert not alias.is_symlink() and real.read_text() == "one\nTWO\n"
+    # Changing the file through the link and deleting the link are one name twice: refused.
+    alias.symlink_to("real.txt")
+    both = "*** Begin Patch\n*** Update File: alias.txt\n@@\n-TWO\n+2\n*** Delete File: alias.txt\n"
+    outcome = await h.call("apply_patch", {"patchText": both})
+    assert outcome.error is not None and "names a file more than once" in outcome.error
+    # A failure later in the patch puts the link back and the file's text too.
+    failing = (
+        "*** Begin Patch\n*** Delete File: alias.txt\n*** Update File: real.txt\n@@\n-TWO\n+2\n"
+        "*** Add File: gen/a.py\n+A = 1\n*** Add File: gen\n+oops\n*** End Patch"
+    )
+    h.human.replies = [ONCE]
+    outcome = await h.call("apply_patch", {"patchText": failing})
+    assert outcome.error is not None and outcome.error.startswith("Could not write")
+    assert alias.is_symlink() and os.readlink(alias) == "real.txt"
+    assert real.read_text() == "one\nTWO\n"
+
+
 async def test_the_line_after_at_at_names_whole_words(h: Harness) -> None:
     # "@@ def foo" is not "def foobar():": the chunk below it goes into foo, not into foobar.
     path = h.root / "a.py"
