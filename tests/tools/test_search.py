@@ -1,4 +1,5 @@
-"""glob, grep and list against the real rg on real files in temporary workspaces."""
+"""glob and grep against the real rg on real files in temporary workspaces (list, names, errors
+and cancellation: test_search_list.py)."""
 
 from __future__ import annotations
 
@@ -6,12 +7,9 @@ import asyncio
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
 
-import psutil
 import pytest
 
-from tools import Reply, Rule, ToolContext, ToolError, execute
 from tools import _ripgrep as ripgrep
 from tools import glob as glob_tool
 
@@ -32,10 +30,6 @@ def write(root: Path, name: str, text: str = "", mtime: int | None = None) -> Pa
 def paths(output: str) -> list[str]:
     """The result lines of a glob output (before the blank line that starts any note)."""
     return output.split("\n\n", maxsplit=1)[0].splitlines()
-
-
-def rg_children() -> list[psutil.Process]:
-    return [p for p in psutil.Process().children(recursive=True) if p.name() == "rg"]
 
 
 # glob
@@ -287,170 +281,3 @@ async def test_grep_pattern_starting_with_dash(harness: Harness) -> None:
     outcome = await harness.ok("grep", {"pattern": "--verbose"})
     assert outcome.result is not None
     assert "line 1: --verbose flag" in outcome.result.output
-
-
-# list
-
-
-async def test_list_ignores_noise_and_user_patterns(harness: Harness) -> None:
-    for name in [
-        "src/app.py",
-        "src/util/helpers.py",
-        "README.md",
-        "node_modules/left-pad/index.js",
-        "pkg/__pycache__/app.cpython-311.pyc",
-        ".venv/bin/python",
-        "build/out.o",
-        "server.log",
-        "fixtures/big.json",
-    ]:
-        write(harness.root, name)
-    outcome = await harness.ok("list", {"ignore": ["*.log", "fixtures/"]})
-    assert outcome.result is not None
-    assert outcome.result.output.splitlines() == [
-        "./",
-        "  src/",
-        "    util/",
-        "      helpers.py",
-        "    app.py",
-        "  README.md",
-    ]
-    assert outcome.result.metadata == {"count": 5, "files": 3, "truncated": False}
-
-
-async def test_list_caps_breadth_first(harness: Harness) -> None:
-    for i in range(5):
-        for j in range(40):
-            write(harness.root, f"dir{i}/file{j:02}.txt")
-    write(harness.root, "top.txt")
-    outcome = await harness.ok("list", {})
-    assert outcome.result is not None
-    lines = outcome.result.output.splitlines()
-    assert lines[:3] == ["./", "  dir0/", "    file00.txt"]
-    assert "  top.txt" in lines  # the top level is complete
-    # 6 top-level entries, then dir0 and dir1 in full, then 14 of dir2: 100
-    assert lines.count("    ... 26 more entries") == 1
-    assert lines.count("    ... 40 more entries") == 2  # dir3 and dir4
-    assert outcome.result.metadata == {"count": 206, "files": 201, "truncated": True}
-    assert "(Showing 100 of 206 entries." in outcome.result.output
-
-
-async def test_list_subfolder_is_workspace_relative(harness: Harness) -> None:
-    write(harness.root, "src/pkg/mod.py")
-    outcome = await harness.ok("list", {"path": "src"})
-    assert outcome.result is not None
-    assert outcome.result.output.splitlines() == ["src/", "  pkg/", "    mod.py"]
-
-
-# permissions, errors, cancellation
-
-
-def make(root: Path, name: bytes, text: bytes = b"") -> Path:
-    """A file whose name is any bytes (Linux allows names that are not UTF-8)."""
-    path = Path(os.fsdecode(os.path.join(os.fsencode(root), name)))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(text)
-    return path
-
-
-async def test_names_that_are_not_utf8_are_escaped_and_read_takes_them_back(harness: Harness) -> None:
-    # They came out as U+FFFD ("caf\ufffd.py"), which names no file: the model could not read them.
-    root = harness.root
-    make(root, b"caf\xe9.py", b"needle = 1\n")
-    make(root, b"d\xff/x.py", b"needle = 2\n")
-    found = await harness.ok("glob", {"pattern": "**/*.py"})
-    assert found.result is not None
-    assert sorted(paths(found.result.output)) == ["caf\\xe9.py", "d\\xff/x.py"]
-    grep = await harness.ok("grep", {"pattern": "needle"})
-    assert grep.result is not None and "\ufffd" not in grep.result.output
-    assert "caf\\xe9.py:\n  line 1: needle = 1" in grep.result.output
-    assert "d\\xff/x.py:\n  line 1: needle = 2" in grep.result.output
-    listing = await harness.ok("list", {})
-    assert listing.result is not None
-    assert listing.result.output.splitlines()[1:] == ["  d\\xff/", "    x.py", "  caf\\xe9.py"]
-    for name, number in (("caf\\xe9.py", 1), ("d\\xff/x.py", 2)):
-        read = await harness.ok("read", {"filePath": name})
-        assert read.result is not None and read.result.title == name
-        assert read.result.output.startswith(f"     1\tneedle = {number}\n")
-    inside = await harness.ok("grep", {"pattern": "needle", "path": "d\\xff"})
-    assert inside.result is not None and "d\\xff/x.py:" in inside.result.output
-    # A read rule names them as they are shown.
-    harness.env.permissions.rules.append(Rule("read", "d\\xff/*", "deny"))
-    found = await harness.ok("glob", {"pattern": "**/*.py"})
-    assert found.result is not None and paths(found.result.output) == ["caf\\xe9.py"]
-    denied = await harness.call("read", {"filePath": "d\\xff/x.py"})
-    assert denied.error is not None and "d\\xff/x.py" in denied.error
-
-
-@pytest.mark.parametrize(
-    ("tool", "args"),
-    [("glob", {"pattern": "*"}), ("grep", {"pattern": "x"}), ("list", {})],
-)
-async def test_outside_workspace_asks_external_directory(
-    harness: Harness, tmp_path: Path, tool: str, args: dict[str, str]
-) -> None:
-    outside = tmp_path / "elsewhere"
-    write(outside, "x.txt", "x\n")
-    rejected = await harness.call(tool, {**args, "path": str(outside)})
-    assert rejected.error is not None and "rejected" in rejected.error
-    assert [ask.permission for ask in harness.human.asked] == ["external_directory"]
-
-    harness.human.replies.append(Reply("once"))
-    allowed = await harness.ok(tool, {**args, "path": str(outside)})
-    assert allowed.result is not None
-    assert str(outside / "x.txt") in allowed.result.output or "x.txt" in allowed.result.output
-
-
-async def test_unknown_parameter_is_rejected(harness: Harness) -> None:
-    outcome = await harness.call("grep", {"pattern": "x", "glob": "*.py"})
-    assert outcome.error is not None and "glob" in outcome.error
-
-
-async def test_missing_rg_is_a_clear_error(harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ripgrep, "_locate", lambda: None)
-    outcome = await harness.call("glob", {"pattern": "*"})
-    assert outcome.error is not None and outcome.error.startswith("ripgrep (rg) is not installed")
-
-
-async def _rg_opened(fifo: Path) -> BinaryIO:
-    """Returns once rg has opened ``fifo`` for reading; rg then waits for data that never comes."""
-    return await asyncio.wait_for(asyncio.to_thread(open, fifo, "wb"), 20)
-
-
-async def _others_done() -> None:
-    """Until every other task (the cancelled tool call, which reaps rg on its way out) is done."""
-    others = asyncio.all_tasks() - {asyncio.current_task()}
-    if others:
-        await asyncio.wait(others, timeout=20)
-
-
-@pytest.mark.parametrize("how", ["abort", "cancel"])
-async def test_cancellation_kills_rg(harness: Harness, how: str) -> None:
-    fifo = harness.root / "pipe"
-    os.mkfifo(fifo)
-    ctx = ToolContext(harness.env, "call-cancel")
-    call = asyncio.ensure_future(execute(harness.registry, "grep", {"pattern": "x", "path": "pipe"}, ctx))
-    with await _rg_opened(fifo):
-        assert len(rg_children()) == 1
-        if how == "abort":
-            ctx.abort.set()
-            outcome = await asyncio.wait_for(call, 20)
-            assert outcome.error == "Cancelled by the user."
-        else:
-            call.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await call
-        await _others_done()
-        assert rg_children() == []
-
-
-async def test_stream_abort_kills_rg(tmp_path: Path) -> None:
-    fifo = tmp_path / "pipe"
-    os.mkfifo(fifo)
-    abort = asyncio.Event()
-    run = asyncio.ensure_future(ripgrep.stream_rg(["x", "pipe"], tmp_path, abort, lambda lines: None))
-    with await _rg_opened(fifo):
-        abort.set()
-        with pytest.raises(ToolError, match="cancelled"):
-            await asyncio.wait_for(run, 20)
-        assert rg_children() == []
