@@ -7,6 +7,8 @@ import platform
 import time
 from pathlib import Path
 
+from tools.context import shown_path
+
 from .agents import Agent
 
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", ".lspilot/instructions.md")
@@ -42,7 +44,7 @@ async def system_prompt(agent: Agent, root: Path) -> str:
     sections = [
         agent.prompt,
         "<environment>\n"
-        f"Workspace root: {root}\n"
+        f"Workspace root: {shown_path(str(root))}\n"  # a root that is not UTF-8 as the tools show it
         f"Platform: {platform.system().lower()} {platform.machine()}\n"
         f"Date: {time.strftime('%Y-%m-%d')}\n"
         f"Git status:\n{await git_summary(root)}\n"

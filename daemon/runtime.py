@@ -9,6 +9,7 @@ from typing import Any
 
 from lsp_bridge import Bridge
 from tools import Asker, ChangeSink, ToolEnv, ToolRegistry
+from tools.context import shown_path
 
 from . import config as configuration
 from . import tooling
@@ -84,8 +85,9 @@ class Runtime:
             if root is None:
                 raise ConfigError(f"no session {session_id}")
             if root != self.cfg.workspace:  # its history and read files are of another project
+                shown = shown_path(str(root))
                 raise ConfigError(
-                    f"session {session_id} belongs to {root}; continue it there (--root {root})"
+                    f"session {session_id} belongs to {shown}; continue it there (--root {shown})"
                 )
         if parent is not None:
             bridge = parent.bridge if parent.bridge_factory else None

@@ -181,17 +181,17 @@ class Store:
         now = time.time()
         self.db.execute(
             "INSERT INTO sessions (id, root, title, agent, created, updated) VALUES (?, ?, ?, ?, ?, ?)",
-            (session_id, str(root), title, agent, now, now),
+            (session_id, _path_key(root), title, agent, now, now),
         )
         return session_id
 
     def session_root(self, session_id: str) -> Path | None:
         row = self.db.execute("SELECT root FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        return Path(row[0]) if row else None
+        return Path(os.fsdecode(row[0])) if row else None
 
     def sessions(self, root: Path) -> list[Row]:
         """The sessions of ``root``, the latest first."""
-        rows = self._json_rows("sessions", SESSION_COLUMNS, "root = ?", (str(root),))
+        rows = self._json_rows("sessions", SESSION_COLUMNS, "root = ?", (_path_key(root),))
         return sorted(rows, key=lambda row: row["updated"], reverse=True)
 
     def touch(self, session_id: str, title: str | None = None) -> None:
@@ -285,8 +285,9 @@ PART_COLUMNS = (
 
 
 def _path_key(path: Path) -> str | bytes:
-    """How ``file_reads`` names a file: its text, or for a name that is not UTF-8 (lone surrogates
-    in ``str``, which SQLite refuses) its bytes, a BLOB that equals no text."""
+    """How ``file_reads`` names a file and ``sessions`` its workspace: the path's text, or for a
+    path that is not UTF-8 (lone surrogates in ``str``, which SQLite refuses) its bytes, a BLOB
+    that equals no text."""
     text = str(path)
     return text if text.isascii() or _SURROGATE.search(text) is None else os.fsencode(text)
 

@@ -6,6 +6,8 @@ import json
 import time
 from typing import Any
 
+from tools.context import shown_path
+
 from .store import Store
 
 
@@ -22,7 +24,8 @@ def as_json(store: Store, session_id: str) -> dict[str, Any]:
                 item["metadata"] = json.loads(item["metadata"])
             message["parts"].append(item)
         messages.append(message)
-    return {"id": session_id, "root": str(store.session_root(session_id)), "messages": messages}
+    root = shown_path(str(store.session_root(session_id)))  # a root that is not UTF-8 as \xNN
+    return {"id": session_id, "root": root, "messages": messages}
 
 
 def as_markdown(store: Store, session_id: str) -> str:

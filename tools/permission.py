@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -174,7 +175,7 @@ class ApprovalStore:
 
     @classmethod
     def for_project(cls, data_dir: Path, root: Path) -> ApprovalStore:
-        digest = hashlib.sha256(str(root).encode()).hexdigest()[:16]
+        digest = hashlib.sha256(os.fsencode(root)).hexdigest()[:16]  # also a root that is not UTF-8
         return cls(data_dir / "approvals" / f"{root.name}-{digest}.json")
 
     @property
