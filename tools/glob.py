@@ -10,17 +10,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._ripgrep import (
-    LIMIT,
-    DirFd,
-    FileFilter,
-    authorize_search,
-    capped_note,
-    displayer,
-    rg_failure,
-    search_flags,
-    stream_rg,
-)
+from ._ripgrep import LIMIT, DirFd, FileFilter, capped_note, displayer, rg_failure, search_flags, stream_rg
+from ._search_access import authorize_search
 from .base import Tool, ToolError, ToolResult
 from .context import ToolContext
 

@@ -8,18 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._ripgrep import (
-    LIMIT,
-    DirFd,
-    FileFilter,
-    ReadCheck,
-    authorize_search,
-    capped_note,
-    displayer,
-    rg_failure,
-    search_flags,
-    stream_rg,
-)
+from ._ripgrep import LIMIT, DirFd, FileFilter, capped_note, displayer, rg_failure, search_flags, stream_rg
+from ._search_access import ReadCheck, authorize_search
 from .base import Tool, ToolError, ToolResult
 from .context import ToolContext
 

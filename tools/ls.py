@@ -6,7 +6,8 @@ from collections import deque
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._ripgrep import LIMIT, authorize_search, displayer, rg_failure, search_flags, stream_rg
+from ._ripgrep import LIMIT, displayer, rg_failure, search_flags, stream_rg
+from ._search_access import authorize_search
 from .base import Tool, ToolError, ToolResult
 from .context import ToolContext, shown_name
 

@@ -15,7 +15,7 @@ from rapidfuzz import fuzz, process
 
 from lsp_bridge import BridgeError
 
-from ._ripgrep import ReadCheck, read_check
+from ._search_access import ReadCheck, read_check
 from ._text import BOM, decode
 from .base import Attachment, Tool, ToolError, ToolResult
 from .context import FileStamp, ToolContext, read_file, shown_name, shown_path
