@@ -144,8 +144,27 @@ def escape_normalized(content: Content, old: str) -> list[Span]:
 
 
 def trimmed_boundary(content: Content, old: str) -> list[Span]:
+    """``old`` without its leading and trailing whitespace (blank lines, indentation), found as
+    it is. A side that had whitespace must fall where a line's text begins or ends: the text
+    inside a longer line ("return x" in "return x  # why") is not what was meant. The span
+    takes in the indentation before it, so newString is fitted to it like the other fuzzy
+    matches."""
     trimmed = old.strip()
-    return exact(content, trimmed) if trimmed and trimmed != old else []
+    if not trimmed or trimmed == old:
+        return []
+    lead, trail = old[: len(old) - len(old.lstrip())], old[len(old.rstrip()) :]
+    text = content.text
+    spans: list[Span] = []
+    for start, end in exact(content, trimmed):
+        line_start = text.rfind("\n", 0, start) + 1
+        line_end = text.find("\n", end)
+        line_end = len(text) if line_end < 0 else line_end
+        if lead and text[line_start:start].strip():
+            continue
+        if trail and text[end:line_end].strip():
+            continue
+        spans.append((line_start if lead else start, end))
+    return spans
 
 
 def context_aware(content: Content, old: str) -> list[Span]:
@@ -246,6 +265,7 @@ CASCADE: tuple[tuple[str, Matcher], ...] = (
 #: Matchers whose span may be indented differently from ``oldString``: re-indent ``newString``.
 REINDENT = {
     "indentation-flexible",
+    "trimmed-boundary",
     "line-trimmed",
     "whitespace-normalized",
     "context-aware",
@@ -280,9 +300,18 @@ def find(content: Content, old: str, new: str, replace_all: bool = False) -> Fou
 def _new_text(content: Content, old: str, new: str, span: Span, matcher: str) -> str:
     if matcher == "escape-normalized" and "\n" not in old and "\n" not in new:
         return unescape(new)
+    if matcher == "trimmed-boundary":  # the span has no blank lines or trailing whitespace
+        old, new = _core(old), _core(new)
     if matcher in REINDENT:
         return reindent(new, old, content.text[span[0] : span[1]])
     return new
+
+
+def _core(text: str) -> str:
+    """``text`` without its leading blank lines and trailing whitespace (its first line keeps its
+    indentation)."""
+    text = text.rstrip()
+    return text[text.rfind("\n", 0, len(text) - len(text.lstrip())) + 1 :]
 
 
 def _check_proportion(content: Content, old: str, start: int, end: int, matcher: str) -> None:

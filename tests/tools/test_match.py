@@ -82,6 +82,24 @@ CASES = [
         "a = 1\nb = 20\nc = 3\n",
     ),
     Case(
+        # It took "return x" out of the longer line, leaving "        return x + 1\n  # why".
+        "blank-line-trimmed text is never part of a longer line",
+        "def f(x):\n    return x  # why\n",
+        "    return x\n",
+        "    return x + 1\n",
+        None,
+        error="oldString was not found in the file. The closest text",
+    ),
+    Case(
+        # It put newString, indentation and blank lines included, after the file's own tabs.
+        "blank lines around oldString, newString re-indented to the file's tabs",
+        "class A:\n\tdef f(self):\n\t\treturn 1\n\n\nx = 1\n",
+        "\n\n    return 1\n\n",
+        "\n\n    if self:\n        return 2\n    return 1\n\n",
+        "trimmed-boundary",
+        "class A:\n\tdef f(self):\n\t\tif self:\n\t\t\treturn 2\n\t\treturn 1\n\n\nx = 1\n",
+    ),
+    Case(
         "anchored block, one middle line edited since",
         "def build(cfg):\n    load(cfg)\n    check(cfg)\n    save(cfg)\n    return cfg\n",
         "def build(cfg):\n    load(cfg)\n    verify(cfg)\n    save(cfg)\n    return cfg",
