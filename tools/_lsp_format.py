@@ -173,7 +173,9 @@ def calls(
     """The item, then its callers (``incoming``: call sites in the caller) or callees (call sites
     in the item).
 
-    Overloads of one callee called at the same places (``sum`` in typeshed) are shown once."""
+    Overloads of one callee called at the same places (``sum`` in typeshed) are shown once, and
+    so is a call site a server repeats (typescript-language-server and tsgo name a call of an
+    overloaded method once per overload)."""
     noun = ("caller", "callers") if incoming else ("callee", "callees")
     groups: dict[tuple[str, tuple[tuple[int, int], ...]], list[lsp.CallHierarchyItem]] = {}
     sites: dict[tuple[str, tuple[tuple[int, int], ...]], Sequence[lsp.Range]] = {}
@@ -181,14 +183,15 @@ def calls(
     for call in found:
         called = other(call)
         site_path = sources.named(called.uri if incoming else item.uri)[1]
-        key = (called.name, tuple((r.start.line, r.start.character) for r in call.from_ranges))
+        ranges = _distinct(call.from_ranges)
+        key = (called.name, tuple((r.start.line, r.start.character) for r in ranges))
         groups.setdefault(key, []).append(called)
-        sites[key] = call.from_ranges
+        sites[key] = ranges
         data.append(
             {
                 **item_data(sources, called),
                 "fromPath": sources.relative(site_path),
-                "fromRanges": [span(sources, site_path, rng) for rng in call.from_ranges],
+                "fromRanges": [span(sources, site_path, rng) for rng in ranges],
             }
         )
     files = {sources.named(others[0].uri)[0] for others in groups.values()}
@@ -205,6 +208,14 @@ def calls(
     lines += capped(min(len(groups), LIMIT), len(groups), noun[1])
     metadata = {"item": item_data(sources, item), "calls": data, "capped": len(groups) > LIMIT}
     return lines, metadata, len(groups)
+
+
+def _distinct(ranges: Sequence[lsp.Range]) -> Sequence[lsp.Range]:
+    """Each range once, in order."""
+    keys = [(r.start.line, r.start.character, r.end.line, r.end.character) for r in ranges]
+    if len(set(keys)) == len(keys):
+        return ranges
+    return list({key: rng for key, rng in zip(keys, ranges, strict=True)}.values())
 
 
 def symbol_data(sources: Sources, symbol: Symbol) -> dict[str, Any]:

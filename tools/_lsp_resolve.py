@@ -115,7 +115,10 @@ def module_parts(relative: str) -> tuple[str, ...]:
 
 def match(symbols: list[Symbol], wanted: str, sources: Sources) -> list[Symbol]:
     """Symbols whose chain (optionally after their module path) ends with ``wanted``'s parts;
-    exact case first, then ignoring case. Each declaration once."""
+    exact case first, then ignoring case. Each declaration once.
+
+    A name in the chain may be a path itself: clangd names a method defined out of line
+    ``Shape::area`` (inside ``geo``), which ``geo::Shape::area`` and ``Shape::area`` name."""
     parts = name_parts(wanted)
     if not parts:
         return []
@@ -124,13 +127,20 @@ def match(symbols: list[Symbol], wanted: str, sources: Sources) -> list[Symbol]:
         key = tuple(fold(p) for p in parts)
         chosen: dict[tuple[Path, int, int], Symbol] = {}
         for symbol in symbols:
-            full = (*module_parts(sources.relative(symbol.path)), *symbol.chain)
+            full = (*module_parts(sources.relative(symbol.path)), *_chain_parts(symbol.chain))
             if tuple(fold(p) for p in full[-len(key) :]) == key:
                 start = symbol.selection.start
                 chosen.setdefault((symbol.path, start.line, start.character), symbol)
         if chosen:
             return list(chosen.values())
     return []
+
+
+def _chain_parts(chain: tuple[str, ...]) -> tuple[str, ...]:
+    """The names of a chain, its qualified names (``Shape::area``) split as name paths are."""
+    if not any(SEPARATORS.search(name) for name in chain):
+        return chain
+    return tuple(part for name in chain for part in name_parts(name) or (name,))
 
 
 def name_position(sources: Sources, symbol: Symbol) -> lsp.Position:
@@ -235,7 +245,7 @@ async def resolve_symbol(
             hits.notes += found.notes
             pool += found.symbols
         pool = pool or hits.symbols
-    matches = match(pool, wanted, sources)
+    matches = _one_per_overload(match(pool, wanted, sources))
     if len(matches) > 1:
         return Ambiguous(wanted, matches, hits.complete, hits.notes)
     if not matches and path is not None and len(name_parts(wanted)) == 1:
@@ -249,6 +259,19 @@ async def resolve_symbol(
     return Target(
         symbol.path, name_position(sources, symbol), symbol.chain[-1], "", hits.complete, hits.notes
     )
+
+
+def _one_per_overload(matches: list[Symbol]) -> list[Symbol]:
+    """Declarations of one name in one scope that the server does not tell apart (TypeScript's
+    overload signatures and their implementation, a property's getter and setter) as one: the
+    last, which has the body (only it has callees). Overloads with details that differ (clangd:
+    ``int (int)``, ``int (double)``) stay apart."""
+    if len(matches) < 2:
+        return matches
+    last: dict[tuple[Path, tuple[str, ...], int, str], Symbol] = {}
+    for symbol in sorted(matches, key=lambda s: (s.selection.start.line, s.selection.start.character)):
+        last[(symbol.path, symbol.chain, symbol.kind, symbol.detail)] = symbol
+    return list(last.values())
 
 
 def first_use(sources: Sources, path: Path, name: str) -> lsp.Position | None:

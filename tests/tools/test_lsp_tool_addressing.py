@@ -1,0 +1,103 @@
+"""Symbol addressing as servers name things: C++ methods defined out of line (clangd), TypeScript
+overloads (typescript-language-server), and call sites a server repeats."""
+
+from __future__ import annotations
+
+import json
+
+from tests.tools.conftest import MakeHarness
+from tests.tools.test_lsp_tool import at, lsp
+
+SHAPE_H = """#pragma once
+namespace geo {
+class Shape {
+ public:
+  int area() const;
+  int scale(int by);
+  int scale(double by);
+  struct Nested {
+    int depth() const;
+  };
+};
+}  // namespace geo
+"""
+SHAPE_CPP = """#include "shape.h"
+
+namespace geo {
+int Shape::area() const { return 3; }
+int Shape::scale(int by) { return area() * by; }
+int Shape::scale(double by) { return area() * static_cast<int>(by); }
+int Shape::Nested::depth() const { return 1; }
+}  // namespace geo
+"""
+USE_CPP = """#include "shape.h"
+
+int use() { return geo::Shape().scale(2) + geo::Shape::Nested().depth(); }
+"""
+
+
+async def test_cpp_methods_defined_out_of_line_are_named_by_their_path(lsp_harness: MakeHarness) -> None:
+    # clangd names such a method "Shape::area" inside namespace geo: geo::Shape::area and
+    # Shape::area were "No symbol named ..." and suggested geo.Shape::area, which failed too.
+    h = lsp_harness("c_project")
+    root = h.root
+    for name, text in (("shape.h", SHAPE_H), ("shape.cpp", SHAPE_CPP), ("use.cpp", USE_CPP)):
+        (root / name).write_text(text)
+    entries = [
+        {"directory": str(root), "file": str(root / f), "arguments": ["c++", "-std=c++17", "-c", f]}
+        for f in ("shape.cpp", "use.cpp")
+    ]
+    (root / "compile_commands.json").write_text(json.dumps(entries))
+
+    for symbol in ("geo::Shape::area", "Shape::area", "area"):
+        text, meta = await lsp(h, operation="findReferences", filePath="shape.cpp", symbol=symbol)
+        assert meta["target"]["line"] == 4 and meta["count"] == 4, (symbol, text)
+    text, meta = await lsp(h, operation="findReferences", symbol="geo::Shape::Nested::depth")
+    assert {loc["path"] for loc in meta["locations"]} == {"shape.h", "shape.cpp", "use.cpp"}
+    assert meta["target"] == {"path": "shape.cpp", "line": 7, "character": 20, "name": "Shape::Nested::depth"}
+    # C++ overloads are different functions: candidates, each with its own line.
+    text, meta = await lsp(h, operation="goToDefinition", filePath="shape.cpp", symbol="Shape::scale")
+    assert meta["ambiguous"] and [c["line"] for c in meta["candidates"]] == [5, 6]
+
+
+OVERLOADED = """export class Point {
+  constructor(public x: number) {}
+  move(by: number): Point;
+  move(by: string): Point;
+  move(by: number | string): Point {
+    return new Point(this.x + Number(by));
+  }
+}
+
+export function useIt(p: Point): number {
+  return p.move(1).x + p.move("2").x;
+}
+"""
+
+
+async def test_typescript_overloads_are_one_symbol_and_call_sites_are_shown_once(
+    lsp_harness: MakeHarness,
+) -> None:
+    # Point.move matched its three declarations and nothing was asked, though they are one
+    # method; its calls were listed once per overload (the same call site two or three times).
+    h = lsp_harness("ts_project")
+    (h.root / "src/point.ts").write_text(OVERLOADED)
+    text, meta = await lsp(h, operation="findReferences", symbol="Point.move")
+    assert "ambiguous" not in meta and meta["count"] == 5
+    assert meta["target"]["line"] == 5  # the implementation: only it has callees
+    text, meta = await lsp(h, operation="outgoingCalls", symbol="Point.move")
+    assert [c["name"] for c in meta["calls"]] == ["Point"]
+
+    text, meta = await lsp(h, operation="outgoingCalls", symbol="useIt")
+    lines = text.splitlines()
+    move = lines.index(f"  move (method) {at(h.root, 'src/point.ts', 'move')}")
+    line = '  return p.move(1).x + p.move("2").x;'
+    sites = [row for row in lines[move + 1 :] if row.startswith("      called at src/point.ts:11:")]
+    assert sites == [
+        f"      called at src/point.ts:11:10  {line.strip()}",
+        f"      called at src/point.ts:11:24  {line.strip()}",
+    ]
+    ranges = [
+        (r["line"], r["character"]) for c in meta["calls"] if c["name"] == "move" for r in c["fromRanges"]
+    ]
+    assert ranges == [(11, 10), (11, 24)]
