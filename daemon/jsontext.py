@@ -57,15 +57,17 @@ def valid_frame(data: bytes) -> bytes:
 
 def _valid(value: Any) -> Any:
     if isinstance(value, str):
-        return _shown(value)
+        return valid_text(value)
     if isinstance(value, list):
         return [_valid(item) for item in value]  # pyright: ignore[reportUnknownVariableType]
     if isinstance(value, dict):
-        return {_shown(key): _valid(item) for key, item in value.items()}  # pyright: ignore[reportUnknownVariableType,reportUnknownArgumentType]
+        return {valid_text(key): _valid(item) for key, item in value.items()}  # pyright: ignore[reportUnknownVariableType,reportUnknownArgumentType]
     return value
 
 
-def _shown(text: str) -> str:
+def valid_text(text: str) -> str:
+    """``text`` with a name that is not UTF-8 as the tools show it and any other lone surrogate as
+    U+FFFD: text that UTF-8 (JSON, SQLite, a provider's request) carries."""
     if text.isascii() or _SURROGATE.search(text) is None:
         return text
     from tools.context import shown_path  # noqa: PLC0415 - rare, and heavy for serve's start

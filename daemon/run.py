@@ -44,7 +44,7 @@ class Renderer:
         if self.line_open:
             self.out.write("\n")
             self.line_open = False
-        self.out.write(text + "\n")
+        self.out.write(jsontext.valid_text(text) + "\n")
         self.out.flush()
 
     def note(self, text: str) -> None:
@@ -82,7 +82,7 @@ class Renderer:
     def __call__(self, event: Event) -> None:
         data = event.data
         if event.type == "text":
-            self.out.write(data["delta"])
+            self.out.write(jsontext.valid_text(data["delta"]))  # a provider's lone surrogate too
             self.line_open = not data["delta"].endswith("\n")
             self.out.flush()
         elif event.type == "tool" and data["state"] in ("completed", "error"):
@@ -104,7 +104,7 @@ class Renderer:
             self.out.write("\n")
             self.out.flush()
             self.line_open = False
-        self.notes.write(text + "\n")
+        self.notes.write(jsontext.valid_text(text) + "\n")
         self.notes.flush()
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from tools import FileStamp, Todo
 
-from . import lease
+from . import jsontext, lease
 from .config import ConfigError
 
 MIGRATIONS: list[str] = [
@@ -198,7 +198,7 @@ class Store:
         self.db.execute(
             "UPDATE sessions SET updated = ?, "
             "title = CASE WHEN title = '' THEN coalesce(?, '') ELSE title END WHERE id = ?",
-            (time.time(), title, session_id),
+            (time.time(), _column(title), session_id),
         )
 
     def add_message(self, session_id: str, role: str, turn_id: str, model: str | None = None) -> str:
@@ -218,7 +218,7 @@ class Store:
 
     def add_part(self, message_id: str, kind: str, text: str = "", **fields: Any) -> int:
         columns = ["message_id", "kind", "text", *fields]
-        values = [message_id, kind, text, *(_column(v) for v in fields.values())]
+        values = [message_id, kind, _column(text), *(_column(v) for v in fields.values())]
         cursor = self.db.execute(
             f"INSERT INTO parts ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", values
         )
@@ -296,7 +296,12 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _column(value: Any) -> Any:
-    return json.dumps(value) if isinstance(value, dict | list) else value
+    """A part's value as stored: a dict or list as JSON; text that holds a lone surrogate (a prompt
+    typed in a Latin-1 terminal, a provider's ``\\udce9``), which SQLite refuses, as
+    ``jsontext.valid_text`` writes it."""
+    if isinstance(value, dict | list):
+        return json.dumps(value)
+    return jsontext.valid_text(value) if isinstance(value, str) else value
 
 
 class StoredSession:

@@ -1,6 +1,6 @@
-"""A workspace whose own path is not UTF-8 (``caf\\xe9`` from a Latin-1 system): its sessions are
-stored, listed, continued, used by ``lspilot tool`` and exported, with the path shown as the tools
-show such names (``\\xe9``)."""
+"""Text that is not UTF-8 through the command line: a workspace whose own path is not (``caf\\xe9``
+from a Latin-1 system) keeps its sessions, and a prompt typed in a Latin-1 terminal or a lone
+surrogate from the provider is stored, sent and printed, as the tools show such names (``\\xe9``)."""
 
 from __future__ import annotations
 
@@ -62,3 +62,31 @@ def test_a_workspace_whose_path_is_not_utf8_keeps_its_sessions(
         1,
         f"lspilot: session {session} belongs to {shown}; continue it there (--root {shown})\n",
     )
+
+
+def test_a_prompt_and_an_answer_that_are_not_utf8_are_kept(
+    empty_workspace: Path, fake: ScriptedModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # SQLite refused the prompt's lone surrogate (a traceback, the turn lost), and the terminal
+    # dropped a text delta holding one ("listener failed on text" on stderr).
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
+    monkeypatch.setenv("PYTHONIOENCODING", "utf-8:strict")
+    fake.turns.extend([Turn(text="Done caf\udce9 \ud83d x."), Turn(text="Again.")])
+    model = (b"--model", b"openai/scripted", b"--api-base", fake.api_base.encode())
+    ran = subprocess.run(
+        [LSPILOT.encode(), b"run", b"caf\xe9 please", *model],  # as a Latin-1 terminal passes it
+        cwd=empty_workspace,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert (ran.returncode, ran.stdout.decode()) == (0, "Done caf\\xe9 \ufffd x.\n"), ran.stderr
+    assert ran.stderr.decode().startswith("session ses_")
+    assert fake.requests[0]["messages"][-1] == {"role": "user", "content": "caf\\xe9 please"}
+    listed = lspilot(empty_workspace, "sessions", "list")
+    assert listed.stdout.endswith(" build    caf\\xe9 please\n"), listed.stderr
+    session = listed.stdout.split()[0]
+    again = lspilot(empty_workspace, "run", "more", "--session", session, *(a.decode() for a in model))
+    assert (again.returncode, again.stdout) == (0, "Again.\n"), again.stderr
+    said = [m["content"] for m in fake.requests[1]["messages"][1:]]
+    assert said == ["caf\\xe9 please", "Done caf\\xe9 \ufffd x.", "more"]
