@@ -1,0 +1,96 @@
+"""The Neovim plugin's review of changes to whole files in a real headless Neovim against
+the real daemon: deletions, moves, and empty files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, cast
+
+from daemon.scripted_model import ScriptedModel
+from tests.editors.nvim_editor import (
+    EXTMARKS,
+    TWO_FUNCTIONS,
+    Editor,
+    read_then,
+    tool_results,
+)
+
+
+def accept_patch_taking_a_away(editor: Editor, fake: ScriptedModel, workspace: Path, patch: str) -> None:
+    """The model reads a.py and applies ``patch`` (which deletes or moves it); the user accepts
+    it all; a.py is gone from the disk and from Neovim's buffers."""
+    read_then(fake, "a.py", ("apply_patch", {"patchText": patch}))
+    editor.ask("change a.py")
+    editor.pending(1)
+    editor.lua("vim.cmd('Lspilot accept-all')")
+    assert editor.finished() == "end"
+    assert not (workspace / "a.py").exists()
+    assert editor.lua("return vim.fn.bufloaded(vim.fn.fnamemodify('a.py', ':p'))") == 0
+
+
+def test_an_accepted_deletion_deletes_the_file_and_its_buffer(
+    editor: Editor, fake: ScriptedModel, workspace: Path
+) -> None:
+    # Neovim deletes it (workspace/applyEdit with a DeleteFile): no buffer left to save it back.
+    patch = "*** Begin Patch\n*** Delete File: a.py\n*** End Patch"
+    accept_patch_taking_a_away(editor, fake, workspace, patch)
+    told = tool_results(fake)[-1]  # and basedpyright says what the deletion broke
+    assert told.startswith("Applied the patch:\n  D a.py\nNew problems in b.py"), told
+    assert 'Import "a" could not be resolved' in told
+
+
+def test_an_accepted_move_renames_the_file_and_its_buffer(
+    editor: Editor, fake: ScriptedModel, workspace: Path
+) -> None:
+    patch = (
+        "*** Begin Patch\n*** Update File: a.py\n*** Move to: shapes.py\n@@\n"
+        "-    return 'circle'\n+    return 'disc'\n*** End Patch"
+    )
+    accept_patch_taking_a_away(editor, fake, workspace, patch)
+    assert editor.buffer("shapes.py") == TWO_FUNCTIONS.replace("circle", "disc").splitlines()
+    assert tool_results(fake)[-1].startswith("Applied the patch:\n  R a.py -> shapes.py")
+
+
+def test_a_move_without_line_changes_waits_for_the_user(
+    editor: Editor, fake: ScriptedModel, workspace: Path
+) -> None:
+    move = {"patchText": "*** Begin Patch\n*** Update File: b.py\n*** Move to: c.py\n*** End Patch"}
+    read_then(fake, "b.py", ("apply_patch", move), "kept b.py")
+    editor.ask("rename b.py")
+    editor.pending(1)  # not accepted on the user's behalf because no line differs
+    [mark] = cast(list[dict[str, Any]], editor.lua(EXTMARKS, "b.py"))
+    assert mark["virt"][0] == "lspilot moves this file to c.py"
+    editor.lua("vim.cmd('Lspilot reject-all not now')")
+    assert editor.finished() == "end"
+    assert (workspace / "b.py").exists() and not (workspace / "c.py").exists()
+    assert "not now" in tool_results(fake)[-1]
+
+
+def test_deleting_an_empty_file_says_so_and_waits_for_the_user(
+    editor: Editor, fake: ScriptedModel, workspace: Path
+) -> None:
+    (workspace / "empty.py").write_text("")
+    delete = {"patchText": "*** Begin Patch\n*** Delete File: empty.py\n*** End Patch"}
+    read_then(fake, "empty.py", ("apply_patch", delete), "deleted")
+    editor.ask("remove empty.py")
+    editor.pending(1)
+    [mark] = cast(list[dict[str, Any]], editor.lua(EXTMARKS, "empty.py"))
+    assert mark["virt"][0] == "lspilot deletes this empty file"
+    editor.lua("vim.cmd('Lspilot accept-all')")
+    assert editor.finished() == "end"
+    assert not (workspace / "empty.py").exists(), tool_results(fake)
+
+
+def test_an_empty_file_not_open_gets_the_accepted_text(
+    editor: Editor, fake: ScriptedModel, workspace: Path
+) -> None:
+    # Neovim sends an empty buffer as "\n" (one empty line, 'eol'): that is the file's "" on disk.
+    (workspace / "empty.py").write_text("")
+    read_then(fake, "empty.py", ("write", {"filePath": "empty.py", "content": "X = 1\n"}))
+    editor.ask("fill empty.py")
+    editor.pending(1)
+    editor.lua("vim.cmd('Lspilot accept-all')")
+    assert editor.finished() == "end"
+    assert tool_results(fake)[-1] == "Replaced empty.py (1 line).", tool_results(fake)
+    assert editor.buffer("empty.py") == ["X = 1"]
