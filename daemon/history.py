@@ -26,7 +26,9 @@ SUMMARY_PROMPT = (
 BUDGETS = (200_000, 50_000, 12_000)
 
 
-def messages(store: Store, session_id: str) -> list[dict[str, Any]]:
+def messages(store: Store, session_id: str, model: str | None = None) -> list[dict[str, Any]]:
+    """The session as the model's message list; ``model``'s own signed thinking goes back with
+    the messages it made (a provider accepts only the signatures it gave)."""
     rows = store.messages(session_id)
     parts = store.session_parts(session_id)
     start = 0
@@ -40,27 +42,34 @@ def messages(store: Store, session_id: str) -> list[dict[str, Any]]:
             summary = "".join(p["text"] for p in own if p["kind"] == "summary")
             out = [{"role": "user", "content": f"(Summary of the earlier conversation)\n{summary}"}]
             covered: int = json.loads(own[0]["metadata"] or "{}").get("covers", 0) if own else 0
-            return out + _after(rows, parts, covered)
-        out += _message(row["role"], own)
+            return out + _after(rows, parts, covered, model)
+        out += _message(row, own, model)
     return out
 
 
-def _after(rows: list[Any], parts: dict[str, list[Any]], covered: int) -> list[dict[str, Any]]:
+def _after(
+    rows: list[Any], parts: dict[str, list[Any]], covered: int, model: str | None = None
+) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for row in rows:
         if row["seq"] > covered and row["role"] != "summary":
-            out += _message(row["role"], parts.get(row["id"], []))
+            out += _message(row, parts.get(row["id"], []), model)
     return out
 
 
-def _message(role: str, parts: list[Any]) -> list[dict[str, Any]]:
+def _message(row: Any, parts: list[Any], model: str | None) -> list[dict[str, Any]]:
     text = "".join(p["text"] for p in parts if p["kind"] == "text")
-    if role == "user":
+    if row["role"] == "user":
         return [{"role": "user", "content": text}]
     calls = [p for p in parts if p["kind"] == "tool"]
     if not text and not calls:
         return []
     assistant: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if model is not None and row["model"] == model:
+        reasoning = [json.loads(p["metadata"] or "{}") for p in parts if p["kind"] == "reasoning"]
+        signed = [block for data in reasoning for block in data.get("thinking", [])]
+        if signed:
+            assistant["thinking_blocks"] = signed
     if calls:
         assistant["tool_calls"] = [
             {

@@ -171,14 +171,15 @@ class Loop:
             try:
                 messages = [
                     {"role": "system", "content": self.system},
-                    *history.messages(self.store, self.env.session.id),
+                    *history.messages(self.store, self.env.session.id, self.model.model),
                 ]
                 async for delta in stream_step(self.model, messages, self.tools(), step, self.retry.stall):
                     self.emit(delta.kind, delta=delta.text, messageId=message)
                     if delta.kind == "text" and text_part is None:
                         text_part = self.store.add_part(message, "text", "")
-                if step.reasoning:
-                    self.store.add_part(message, "reasoning", step.reasoning)
+                if step.reasoning or step.thinking:
+                    signed = {"thinking": step.thinking} if step.thinking else None
+                    self.store.add_part(message, "reasoning", step.reasoning, metadata=signed)
                 if text_part is not None:
                     self.store.update_part(text_part, text=step.text)
                 self.store.finish_message(message, step.finish, step.usage, step.cost)

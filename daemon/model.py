@@ -92,6 +92,9 @@ class Step:
     finish: str | None = None
     usage: dict[str, int] = field(default_factory=dict[str, int])
     cost: float = 0.0
+    #: The provider's signed reasoning blocks (Anthropic's thinking), sent back with the step's
+    #: tool calls: with thinking on, Anthropic refuses a tool loop whose thinking is missing.
+    thinking: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
 
 
 @dataclass(frozen=True)
@@ -123,9 +126,26 @@ def close(timeout: float = 5.0) -> None:
 _thread = ModelThread()
 
 
+#: Where the prompt is cached for providers that cache only at explicit breakpoints (Anthropic's
+#: Claude, also on Bedrock and Vertex; at most 4): after the system message (the tools come before
+#: it) and after the newest message, so each step reads everything before it from the cache.
+CACHE_POINTS = ({"location": "message", "role": "system"}, {"location": "message", "index": -1})
+
+
+def _cached_at_breakpoints(model: str) -> bool:
+    provider, _, name = model.rpartition("/")
+    provider = provider.split("/", 1)[0]
+    if provider == "anthropic":
+        return True
+    return "claude" in name.lower() and provider in ("", "bedrock", "vertex_ai")
+
+
 def _request(settings: ModelSettings, messages: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
     """litellm's arguments: ours, then the configured provider options (which win)."""
-    kwargs: dict[str, Any] = {"model": settings.model, "messages": messages, **extra, **settings.options}
+    kwargs: dict[str, Any] = {"model": settings.model, "messages": messages, **extra}
+    if _cached_at_breakpoints(settings.model):
+        kwargs["cache_control_injection_points"] = [dict(point) for point in CACHE_POINTS]
+    kwargs.update(settings.options)
     if settings.api_base:
         kwargs["api_base"] = settings.api_base
     return kwargs
@@ -161,7 +181,7 @@ async def stream_step(
                 raise item
             if isinstance(item, Step):
                 step.finish, step.usage, step.cost = item.finish, item.usage, item.cost
-                step.tool_calls = item.tool_calls
+                step.tool_calls, step.thinking = item.tool_calls, item.thinking
                 return
             if item.kind == "text":
                 step.text += item.text
@@ -196,6 +216,7 @@ async def _stream(
         )
         step = Step()
         calls = _Calls()
+        thinking = _Thinking()
         chunks: list[Any] = []
         stream = aiter(response)
         flowing = False  # before the answer starts the provider may take its time (a long
@@ -216,6 +237,7 @@ async def _stream(
             delta = choice.delta
             if getattr(delta, "reasoning_content", None):
                 send(Delta("reasoning", delta.reasoning_content))
+            thinking.add(getattr(delta, "thinking_blocks", None))
             if delta.content:
                 send(Delta("text", delta.content))
             for call in delta.tool_calls or []:
@@ -225,6 +247,7 @@ async def _stream(
             )
         step.tool_calls = calls.finished()
         step.cost = _cost(lib, chunks, messages)
+        step.thinking = thinking.blocks
         send(step)
     except asyncio.CancelledError:
         raise  # the turn was cancelled: no one is listening
@@ -249,6 +272,29 @@ async def _next_chunk(stream: AsyncIterator[Any], stall: float | None) -> Any:
                 f"the provider sent nothing for {stall:.0f}s in the middle of its answer"
             ) from None
         raise
+
+
+class _Thinking:
+    """Signed reasoning blocks put together from stream deltas: a block's text comes in pieces,
+    then a piece with its signature (whose text, from litellm, repeats all of the answer's
+    thinking so far: litellm's own ``stream_chunk_builder`` doubles the text, which voids the
+    signature); a redacted block comes whole."""
+
+    def __init__(self) -> None:
+        self.blocks: list[dict[str, Any]] = []
+        self._text: list[str] = []
+
+    def add(self, pieces: list[Any] | None) -> None:
+        for piece in pieces or []:
+            if piece.get("type") == "redacted_thinking":
+                self.blocks.append(dict(piece))
+                self._text = []
+            elif piece.get("signature"):
+                text = "".join(self._text) or piece.get("thinking") or ""
+                self.blocks.append({"type": "thinking", "thinking": text, "signature": piece["signature"]})
+                self._text = []
+            elif piece.get("thinking"):
+                self._text.append(piece["thinking"])
 
 
 class _Calls:
@@ -291,10 +337,14 @@ class _Calls:
 
 
 def _tokens(usage: Any) -> dict[str, int]:
-    return {
+    tokens = {
         "prompt": getattr(usage, "prompt_tokens", 0) or 0,
         "completion": getattr(usage, "completion_tokens", 0) or 0,
     }
+    cached = getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", 0) or 0
+    if cached:  # read from the provider's prompt cache (part of "prompt")
+        tokens["cached"] = cached
+    return tokens
 
 
 def _cost(lib: ModuleType, chunks: list[Any], messages: list[dict[str, Any]]) -> float:

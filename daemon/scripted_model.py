@@ -5,6 +5,8 @@ streamed (server-sent ``chat.completion.chunk`` events, a usage chunk when
 ``stream_options.include_usage`` asks for one, then ``[DONE]``) or not. Each request consumes the
 next :class:`Turn` of the script; a turn can also be a function of the request body. Every request
 body is kept in :attr:`ScriptedModel.requests` so a test can assert what the model was sent.
+``POST /v1/messages`` answers the same turns in Anthropic's Messages API, checking the request as
+Anthropic does (``daemon/scripted_anthropic.py``; give litellm the api_base without ``/v1``).
 
 For tests in other languages (the VS Code extension's node tests) it also runs as a process::
 
@@ -41,6 +43,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, cast
+
+from . import scripted_anthropic as anthropic
 
 log = logging.getLogger(__name__)
 
@@ -311,7 +315,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.scripted.push(*turns)
             self._json(200, {"remaining": self.scripted.remaining})
             return
-        if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+        route = self.path.split("?", 1)[0].rstrip("/")
+        anthropic = route.endswith("/messages")
+        if not anthropic and route not in ("/v1/chat/completions", "/chat/completions"):
             self._json(404, _error_body(404, f"No route POST {self.path}", "not_found"))
             return
         try:
@@ -322,6 +328,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True  # one request per connection, so stop() never waits on keep-alive
         model = self.scripted
         turn, number = model._next(body)
+        if anthropic:
+            self._anthropic(turn, body, number)
+            return
         try:
             if isinstance(turn, str):
                 self._json(500, _error_body(500, turn, "script_exhausted"))
@@ -341,6 +350,26 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError as error:
             log.debug("scripted model: connection lost: %r", error)
 
+    def _anthropic(self, turn: Turn | str, body: JSON, number: int) -> None:
+        """Answer as Anthropic's Messages API does (daemon/scripted_anthropic.py)."""
+        try:
+            if isinstance(turn, str):
+                self._json(500, anthropic.error_body(500, turn))
+            elif (problem := anthropic.check(body)) is not None:
+                self._json(400, anthropic.error_body(400, problem))
+            elif turn.error is not None:
+                headers = {} if turn.retry_after is None else {"Retry-After": f"{turn.retry_after:g}"}
+                self._json(turn.error, anthropic.error_body(turn.error, turn.error_message), headers)
+            elif body.get("stream"):
+                self._open_stream()
+                for name, event in anthropic.events(turn, body, number):
+                    self._send_chunked(f"event: {name}\ndata: {json.dumps(event)}\n\n".encode())
+                self.wfile.write(b"0\r\n\r\n")
+            else:
+                self._json(200, anthropic.message(turn, body, number))
+        except OSError as error:
+            log.debug("scripted model: connection lost: %r", error)
+
     def _json(self, status: int, payload: JSON, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
         self.close_connection = True
@@ -353,7 +382,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _stream(self, turn: Turn, body: JSON, number: int) -> None:
+    def _open_stream(self) -> None:
         self.close_connection = True
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -361,6 +390,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.send_header("Connection", "close")
         self.end_headers()
+
+    def _stream(self, turn: Turn, body: JSON, number: int) -> None:
+        self._open_stream()
         usage_wanted = bool((body.get("stream_options") or {}).get("include_usage"))
         events = _chunks(turn, body, number, usage_wanted)
         for sent, event in enumerate(events):
