@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ._match import Replacement
+from ._match import Replacement, reindent
 from .base import ToolError
 from .diff import split_lines
 
@@ -28,6 +28,11 @@ class Chunk:
     context: str = ""  # the text after "@@" in the Begin Patch format: a line to find first
     hint: int | None = None  # the old start line of a unified diff hunk (1-based)
     at_end: bool = False
+    #: (index in ``new``, index in ``old``) of each context line: the file's own line is kept.
+    kept: list[tuple[int, int]] = field(default_factory=list[tuple[int, int]])
+    #: "\ No newline at end of file" after an old (``-``) or a new (``+``) line; both for context.
+    no_newline: set[str] = field(default_factory=set[str])
+    last_mark: str = ""
 
 
 @dataclass
@@ -44,10 +49,9 @@ _UNIFIED_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@")
 
 def parse(text: str) -> list[FilePatch]:
     lines = _unfenced(text.replace("\r\n", "\n").strip("\n").split("\n"))
-    if any(line.startswith("*** Begin Patch") for line in lines[:3]):
-        patches = _parse_begin_patch(lines)
-    else:
-        patches = _parse_unified(lines)
+    begin = next((i for i, line in enumerate(lines) if line.startswith("*** Begin Patch")), None)
+    # What a model wrote before "*** Begin Patch" ("Here is the patch:") is not the patch's.
+    patches = _parse_begin_patch(lines[begin:]) if begin is not None else _parse_unified(lines)
     if not patches:
         raise PatchError(
             "The patch changes no file. Send '*** Begin Patch' ... '*** End Patch' with "
@@ -111,18 +115,22 @@ def _body_line(current: FilePatch, line: str, number: int) -> None:
     chunk = current.chunks[-1]
     mark, rest = (line[:1], line[1:]) if line else (" ", "")
     if mark == " ":
+        chunk.kept.append((len(chunk.new), len(chunk.old)))
         chunk.old.append(rest)
         chunk.new.append(rest)
     elif mark == "-":
         chunk.old.append(rest)
     elif mark == "+":
         chunk.new.append(rest)
-    elif line.startswith("\\"):  # "\ No newline at end of file"
+    elif line.startswith("\\"):  # "\ No newline at end of file", for the line before it
         chunk.at_end = True
+        chunk.no_newline |= {" ": {"-", "+"}, "-": {"-"}, "+": {"+"}}.get(chunk.last_mark, set())
+        return
     else:
         raise PatchError(
             f"Patch line {number}: {line!r} starts with none of ' ', '-', '+' (context, removed, added)"
         )
+    chunk.last_mark = mark
 
 
 def _parse_unified(lines: list[str]) -> list[FilePatch]:
@@ -237,13 +245,43 @@ def replacements(body: str, chunks: list[Chunk], shown: str) -> list[Replacement
             if chunk.hint is not None:
                 shift = at - (chunk.hint - 1)
         at = max(0, min(at, len(lines)))
-        text = "".join(line + "\n" for line in new)
         end = at + len(old)
-        if end == len(lines) and body and not body.endswith("\n"):  # keep "no newline at end of file"
-            text = ("\n" + text[:-1]) if not old and text else text[:-1]
+        text = "".join(line + "\n" for line in _fitted(chunk, new, old, bare[at:end]))
+        if end == len(lines) and text:
+            text = _file_end(chunk, text, bool(old), bool(body) and not body.endswith("\n"))
         out.append(Replacement(starts[at], starts[end], text))
         spans.append((at, end))
         cursor = end
+    return out
+
+
+def _file_end(chunk: Chunk, text: str, replaces: bool, missing: bool) -> str:
+    """``text`` replacing the end of a file whose last line has no newline when ``missing``: put
+    after that line, and without its own final newline when the patch's markers say so (else as
+    the file was)."""
+    if not replaces and missing:
+        text = "\n" + text
+    if ("+" in chunk.no_newline) if chunk.no_newline else missing:
+        text = text[:-1]
+    return text
+
+
+def _fitted(chunk: Chunk, new: list[str], old: list[str], found: list[str]) -> list[str]:
+    """``new`` as it goes into the file where ``old`` was ``found``: context lines are the file's
+    own (a patch that matched them ignoring whitespace must not turn the file's tabs into its
+    spaces, or strip what it has at a line's end); added lines are re-indented to the file when
+    the match ignored indentation."""
+    if found == old or len(found) != len(old):
+        return new
+    out = list(new)
+    if any(a.rstrip() != b.rstrip() for a, b in zip(old, found, strict=True)):  # indentation differs
+        added = [i for i in range(len(new)) if i not in {n for n, _o in chunk.kept}]
+        fitted = reindent("\n".join(new[i] for i in added), "\n".join(old), "\n".join(found)).split("\n")
+        for i, line in zip(added, fitted, strict=True):
+            out[i] = line
+    for n, o in chunk.kept:
+        if n < len(out) and o < len(found):
+            out[n] = found[o]
     return out
 
 

@@ -343,3 +343,49 @@ async def test_patches_as_models_send_them(h: Harness) -> None:
     assert (h.root / "two.py").read_text() == "a = 1\n\nb = 2\n"
     [patch] = parse("*** Begin Patch\n*** Delete File: old.py\n*** End Patch\nDone: removed old.py.")
     assert (patch.kind, patch.path) == ("delete", "old.py")
+
+
+async def test_a_patch_matched_ignoring_whitespace_keeps_the_files_own(h: Harness) -> None:
+    # Models send tabs as spaces: the context lines were rewritten with the patch's spaces and the
+    # added lines went in with spaces, so the Makefile's recipes lost their tabs (make refuses).
+    make, code = h.root / "Makefile", h.root / "a.py"
+    make.write_text("all:\n\tgcc -o app main.c\n\tstrip app\n")
+    code.write_text("def f():\n    x = 1   \n    return x\n")
+    for path in (make, code):
+        h.env.session.record_read(path)
+    h.human.replies = [ONCE]
+    patch = (
+        "Here is the patch:\n\n*** Begin Patch\n*** Update File: Makefile\n@@ all:\n     gcc -o app main.c\n"
+        "-    strip app\n+    strip -s app\n+    ls -l app\n*** Update File: a.py\n@@ def f():\n"
+        "     x = 1\n-    return x\n+    return x + 1\n*** End Patch"
+    )
+    await h.ok("apply_patch", {"patchText": patch})  # the words before "*** Begin Patch" were refused
+    assert make.read_text() == "all:\n\tgcc -o app main.c\n\tstrip -s app\n\tls -l app\n"
+    assert code.read_text() == "def f():\n    x = 1   \n    return x + 1\n"  # its trailing spaces kept
+
+
+@pytest.mark.parametrize(
+    ("before", "hunk", "after"),
+    [
+        ("x = 1\ny = 2", " x = 1\n-y = 2\n\\ No newline at end of file\n+y = 2\n", "x = 1\ny = 2\n"),
+        ("x = 1\ny = 2\n", " x = 1\n-y = 2\n+y = 2\n\\ No newline at end of file\n", "x = 1\ny = 2"),
+        (
+            "x = 1\ny = 2",
+            " x = 1\n-y = 2\n\\ No newline at end of file\n+y = 3\n\\ No newline at end of file\n",
+            "x = 1\ny = 3",
+        ),
+        ("x = 1\ny = 2", " x = 1\n-y = 2\n+y = 3\n", "x = 1\ny = 3"),  # no marker: as the file was
+    ],
+    ids=["adds-the-newline", "removes-it", "neither-side-has-it", "unmarked"],
+)
+async def test_no_newline_markers_say_which_side_lacks_it(
+    h: Harness, before: str, hunk: str, after: str
+) -> None:
+    # git diff's "\ No newline at end of file" belongs to the line before it; a diff that only
+    # added or removed the final newline was refused as changing nothing.
+    path = h.root / "a.py"
+    path.write_text(before)
+    h.env.session.record_read(path)
+    h.human.replies = [ONCE]
+    await h.ok("apply_patch", {"patchText": f"--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n{hunk}"})
+    assert path.read_text() == after
