@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ._match import Replacement, reindent
+from ._indent import reindent
+from ._match import Replacement
 from .base import ToolError
 from .diff import split_lines
 
