@@ -8,9 +8,10 @@ matches are returned as candidates, never guessed between.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +26,8 @@ from .base import ToolError
 
 SEPARATORS = re.compile(r"::|[./#]")
 NEAR_BUDGET = 5000
+#: Projects (servers) asked for workspace symbols when no file is given.
+MAX_PROJECTS = 8
 SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "venv", "build", "dist", "target", "out"})
 
 
@@ -170,7 +173,8 @@ async def file_symbols(bridge: Bridge, path: Path) -> Hits:
 
 
 async def workspace_symbols(bridge: Bridge, sources: Sources, query: str, near: Path | None) -> Hits:
-    """workspace/symbol from the servers of ``near``, or of one file per language in the workspace."""
+    """workspace/symbol from the servers of ``near``, or of one file per language and project in
+    the workspace (asked at once; ``MAX_PROJECTS`` at most, the others named in a note)."""
     hits = Hits()
     targets = [near] if near is not None else near_files(bridge, sources.root)
     if not targets:
@@ -178,13 +182,23 @@ async def workspace_symbols(bridge: Bridge, sources: Sources, query: str, near: 
             f"No file in {sources.root} is handled by a language server, so there are no symbols to search; "
             "give filePath, or use grep."
         )
-    for path in targets:
-        try:
-            answer = await bridge.workspace_symbols(query, near=path)
-        except BridgeError as error:
-            if near is not None or len(targets) == 1:
-                raise
-            hits.notes.append(f"{path.suffix} files were not searched: {error}")
+    if len(targets) > MAX_PROJECTS:
+        others = ", ".join(sources.relative(path.parent) for path in targets[MAX_PROJECTS:])
+        hits.notes.append(
+            f"{len(targets) - MAX_PROJECTS} more projects were not searched ({others}); "
+            "give filePath in one of them to search it"
+        )
+        hits.complete = False
+        targets = targets[:MAX_PROJECTS]
+    answers = await asyncio.gather(
+        *(bridge.workspace_symbols(query, near=path) for path in targets), return_exceptions=True
+    )
+    seen: set[tuple[Path, int, int]] = set()
+    for path, answer in zip(targets, answers, strict=True):
+        if isinstance(answer, BaseException):
+            if not isinstance(answer, BridgeError) or len(targets) == 1:
+                raise answer
+            hits.notes.append(f"the project of {sources.relative(path)} was not searched: {answer}")
             hits.complete = False
             continue
         hits.complete &= answer.complete
@@ -196,32 +210,55 @@ async def workspace_symbols(bridge: Bridge, sources: Sources, query: str, near: 
                 chain = (*name_parts(item.container_name or ""), item.name)
                 symbol = Symbol(chain, item.kind, sources.named(location.uri)[1], location.range)
                 start = name_position(sources, symbol)  # some servers give the whole declaration
+                if (symbol.path, start.line, start.character) in seen:  # two routes to one server
+                    continue
+                seen.add((symbol.path, start.line, start.character))
                 end = lsp.Position(line=start.line, character=start.character + len(item.name))
                 hits.symbols.append(Symbol(chain, item.kind, symbol.path, lsp.Range(start=start, end=end)))
     return hits
 
 
-def source_files(bridge: Bridge, root: Path) -> list[Path]:
-    """Files in the workspace that a language server handles (bounded walk, shallow first;
-    hidden, dependency and build folders skipped)."""
-    found: list[Path] = []
+def _walk(root: Path) -> Iterator[tuple[str, set[str], list[str]]]:
+    """(folder, every name in it, its files) through the workspace: a bounded walk, shallow
+    first; hidden, dependency and build folders skipped."""
     seen = 0
     for folder, dirs, files in os.walk(root):
+        names = {*dirs, *files}
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
-        found += [Path(folder, n) for n in sorted(files) if bridge.registry.for_file(Path(n))]
+        yield folder, names, sorted(files)
         seen += len(files)
         if seen > NEAR_BUDGET:
             break
-    return found
+
+
+def source_files(bridge: Bridge, root: Path) -> list[Path]:
+    """Files in the workspace that a language server handles (``_walk``'s bounded walk)."""
+    return [
+        Path(folder, n)
+        for folder, _names, files in _walk(root)
+        for n in files
+        if bridge.registry.for_file(Path(n))
+    ]
 
 
 def near_files(bridge: Bridge, root: Path) -> list[Path]:
-    """One file per language server in the workspace: where workspace/symbol is asked when no
-    file is given."""
-    chosen: dict[str, Path] = {}
-    for path in source_files(bridge, root):
-        for spec in bridge.registry.for_file(path):
-            chosen.setdefault(spec.name, path)
+    """One file per language server and project in the workspace: where workspace/symbol is
+    asked when no file is given. A monorepo's packages (each with its own pyproject.toml,
+    tsconfig.json or compile_commands.json) are projects of their own, each with its own server
+    process, as the bridge roots a file at its nearest root marker."""
+    specs = [spec for spec in bridge.registry.all() if spec.enabled]
+    projects: dict[str, dict[str, str]] = {}  # folder -> server -> its project's root
+    outer = dict.fromkeys([spec.name for spec in specs], str(root))
+    chosen: dict[tuple[str, str], Path] = {}
+    for folder, names, files in _walk(root):
+        around = projects.get(os.path.dirname(folder), outer) if folder != str(root) else outer
+        here = projects[folder] = {
+            spec.name: folder if not names.isdisjoint(spec.root_markers) else around[spec.name]
+            for spec in specs
+        }
+        for name in files:
+            for spec in bridge.registry.for_file(Path(name)):
+                chosen.setdefault((spec.name, here[spec.name]), Path(folder, name))
     return list(dict.fromkeys(chosen.values()))
 
 

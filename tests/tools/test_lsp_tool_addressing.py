@@ -1,11 +1,14 @@
 """Symbol addressing as servers name things: C++ methods defined out of line (clangd), TypeScript
-overloads (typescript-language-server), and call sites a server repeats."""
+overloads (typescript-language-server), call sites a server repeats, and the projects of a monorepo."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from pathlib import Path
 
-from tests.tools.conftest import MakeHarness
+from lsp_bridge import Bridge
+from tests.tools.conftest import MakeHarness, make_harness
 from tests.tools.test_lsp_tool import at, lsp
 
 SHAPE_H = """#pragma once
@@ -101,3 +104,30 @@ async def test_typescript_overloads_are_one_symbol_and_call_sites_are_shown_once
         (r["line"], r["character"]) for c in meta["calls"] if c["name"] == "move" for r in c["fromRanges"]
     ]
     assert ranges == [(11, 10), (11, 24)]
+
+
+async def test_a_monorepo_has_every_project_searched(
+    tmp_path: Path, bridge_factory: Callable[..., Bridge]
+) -> None:
+    # Each package with its own pyproject.toml gets its own basedpyright; workspace symbols were
+    # asked of one file per server kind, so names in every other package were "No symbol named".
+    root = tmp_path / "mono"
+    for package, text in (("alpha", "def from_alpha() -> int:\n    return 1\n"), ("beta", BETA)):
+        (root / package).mkdir(parents=True)
+        (root / package / "pyproject.toml").write_text(f'[project]\nname = "{package}"\n')
+        (root / package / f"{package}_mod.py").write_text(text)
+    h = make_harness(root, tmp_path / "data")
+    h.env.bridge_factory = lambda: bridge_factory(root)
+    text, meta = await lsp(h, operation="workspaceSymbol", query="from_")
+    assert [(s["path"], s["name"]) for s in meta["symbols"]] == [
+        ("alpha/alpha_mod.py", "from_alpha"),
+        ("beta/beta_mod.py", "from_beta"),
+    ]
+    text, meta = await lsp(h, operation="findReferences", symbol="from_beta")
+    assert [(loc["path"], loc["line"]) for loc in meta["locations"]] == [
+        ("beta/beta_mod.py", 1),
+        ("beta/beta_mod.py", 5),
+    ]
+
+
+BETA = "def from_beta() -> int:\n    return 2\n\n\nfrom_beta()\n"
