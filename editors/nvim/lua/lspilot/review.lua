@@ -1,18 +1,16 @@
 -- Inline review of the agent's proposed changes (lspilot/reviewEdit), hunk by hunk.
 --
--- The buffer is not modified while a review is pending: removed lines are highlighted in place
--- (DiffDelete + sign), proposed lines are virtual lines below them (DiffAdd) with a key hint.
+-- The buffer is not modified while a review is pending: its hunks are drawn with extmarks
+-- (hunks.lua), and the review keys are set in it (keys.lua).
 -- When every hunk of a proposal is resolved the answer goes back to the server, which applies
 -- the accepted hunks with workspace/applyEdit (so `u` undoes them; the user saves). A file not
 -- shown yet is opened in a split and attached like any buffer, so it takes the change that way too.
 local client = require('lspilot.client')
-local config = require('lspilot.config')
+local hunks = require('lspilot.hunks')
 local keys = require('lspilot.keys')
 local util = require('lspilot.util')
 
 local M = {}
-
-local ns = vim.api.nvim_create_namespace('lspilot_review')
 
 ---@class lspilot.Hunk
 ---@field id string
@@ -37,70 +35,13 @@ local ns = vim.api.nvim_create_namespace('lspilot_review')
 ---@type lspilot.Proposal[]
 M.proposals = {}
 
-local function key_text(lhs)
-  local leader = vim.g.maplocalleader or '\\'
-  return (lhs:gsub('<[Ll]ocal[Ll]eader>', leader))
-end
-
-local function hint(hunk)
-  local map = config.options.review.keys
-  local parts = { 'lspilot ' .. hunk.id .. ':' }
-  for _, name in ipairs({ 'accept', 'reject', 'reject_with_feedback', 'accept_all', 'next' }) do
-    if map[name] then
-      table.insert(parts, key_text(map[name]) .. ' ' .. name:gsub('_', ' '))
-    end
-  end
-  return table.concat(parts, '  ')
-end
-
-local function render(p, hunk)
-  local buf, count = p.buf, vim.api.nvim_buf_line_count(p.buf)
-  local width = math.max(vim.o.columns, 20)
-  local virt = {}
-  for _, line in ipairs(hunk.label and { hunk.label } or util.lines(hunk.new_text)) do
-    table.insert(virt, { { line .. string.rep(' ', width - vim.fn.strdisplaywidth(line)), 'DiffAdd' } })
-  end
-  if config.options.review.hint then
-    table.insert(virt, { { hint(hunk), 'Comment' } })
-  end
-  local first = math.min(hunk.old_start - 1, count - 1)
-  if hunk.old_lines == 0 then -- a pure insertion before line old_start (or after the last line)
-    local above = hunk.old_start - 1 < count
-    first = above and hunk.old_start - 1 or count - 1
-    hunk.marks = { vim.api.nvim_buf_set_extmark(buf, ns, first, 0, { virt_lines = virt, virt_lines_above = above }) }
-    return
-  end
-  hunk.marks = {}
-  local last = math.min(first + hunk.old_lines - 1, count - 1)
-  for row = first, last do
-    local opts = { line_hl_group = 'DiffDelete', sign_text = config.options.review.sign, sign_hl_group = 'DiffDelete' }
-    if row == last then
-      opts.virt_lines = virt
-    end
-    table.insert(hunk.marks, vim.api.nvim_buf_set_extmark(buf, ns, row, 0, opts))
-  end
-end
-
-local function unrender(p, hunk)
-  for _, id in ipairs(hunk.marks or {}) do
-    pcall(vim.api.nvim_buf_del_extmark, p.buf, ns, id)
-  end
-  hunk.marks = {}
-end
-
---- The 0-based first row of a pending hunk, as its extmark has moved.
-local function row_of(p, hunk)
-  local pos = vim.api.nvim_buf_get_extmark_by_id(p.buf, ns, hunk.marks[1], {})
-  return pos[1]
-end
-
 local function pending_in(buf)
   local found = {}
   for _, p in ipairs(M.proposals) do
     if p.buf == buf and not p.unloaded then
       for _, hunk in ipairs(p.hunks) do
         if hunk.state == 'pending' then
-          table.insert(found, { proposal = p, hunk = hunk, row = row_of(p, hunk) })
+          table.insert(found, { proposal = p, hunk = hunk, row = hunks.row(p.buf, hunk) })
         end
       end
     end
@@ -182,7 +123,7 @@ function M.open(params, client_id, answer)
   end
   for _, hunk in ipairs(p.hunks) do
     hunk.state = 'pending'
-    render(p, hunk)
+    hunks.draw(p.buf, hunk)
   end
   table.insert(M.proposals, p)
   keys.set(buf)
@@ -196,7 +137,7 @@ local function remove(p)
     end
   end
   for _, hunk in ipairs(p.hunks) do
-    unrender(p, hunk)
+    hunks.erase(p.buf, hunk)
   end
   if #pending_in(p.buf) == 0 then
     keys.unset(p.buf)
@@ -229,7 +170,7 @@ end
 
 local function settle(p, hunk, state, feedback)
   hunk.state, hunk.feedback = state, feedback
-  unrender(p, hunk)
+  hunks.erase(p.buf, hunk)
   for _, other in ipairs(p.hunks) do
     if other.state == 'pending' then
       return
@@ -361,11 +302,11 @@ end
 function M.pending()
   local out = {}
   for _, p in ipairs(M.proposals) do
-    local hunks = {}
+    local items = {}
     for _, hunk in ipairs(p.hunks) do
-      table.insert(hunks, { id = hunk.id, state = hunk.state, oldStart = hunk.old_start, oldLines = hunk.old_lines, newText = hunk.new_text })
+      table.insert(items, { id = hunk.id, state = hunk.state, oldStart = hunk.old_start, oldLines = hunk.old_lines, newText = hunk.new_text })
     end
-    table.insert(out, { proposalId = p.id, sessionId = p.session, uri = p.uri, bufnr = p.buf, hunks = hunks })
+    table.insert(out, { proposalId = p.id, sessionId = p.session, uri = p.uri, bufnr = p.buf, hunks = items })
   end
   return out
 end
@@ -379,7 +320,7 @@ vim.api.nvim_create_autocmd('BufUnload', {
     for _, p in ipairs(M.proposals) do
       if p.buf == ev.buf and not p.unloaded then
         for _, hunk in ipairs(p.hunks) do
-          unrender(p, hunk)
+          hunks.erase(p.buf, hunk)
         end
         p.unloaded = true
       end
@@ -396,7 +337,7 @@ vim.api.nvim_create_autocmd('BufReadPost', {
         p.buf, p.unloaded = ev.buf, nil
         for _, hunk in ipairs(p.hunks) do
           if hunk.state == 'pending' then
-            render(p, hunk)
+            hunks.draw(p.buf, hunk)
           end
         end
         keys.set(ev.buf)
@@ -428,6 +369,6 @@ vim.api.nvim_create_autocmd('BufFilePost', {
   end),
 })
 
-M.namespace = ns
+M.namespace = hunks.namespace
 
 return M
