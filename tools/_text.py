@@ -129,8 +129,10 @@ class FileText:
         self.raw = "".join(out)
 
     def set_body(self, body: str) -> None:
-        """Replace the whole text (``write``), keeping the BOM and the usual line ending."""
-        self.raw = self.bom + self.with_newlines(normalize(body))
+        """Replace the whole text (``write``), keeping the BOM and the usual line ending (a BOM
+        the new text starts with too is the same one, not a second)."""
+        bom = self.bom
+        self.raw = bom + self.with_newlines(normalize(body.removeprefix(bom) if bom else body))
 
 
 def _keep_breaks_apart(out: list[str]) -> None:

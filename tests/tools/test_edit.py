@@ -135,6 +135,9 @@ async def test_crlf_bom_latin1_and_mode_are_kept(h: Harness) -> None:
     h.human.replies = [ONCE]
     await h.ok("write", {"filePath": "win.txt", "content": "x\ny\n"})
     assert crlf.read_bytes() == b"\xef\xbb\xbfx\r\ny\r\n"
+    h.human.replies = [ONCE]  # content that starts with the BOM itself: still one BOM (it was two)
+    await h.ok("write", {"filePath": "win.txt", "content": "\ufeffz\n"})
+    assert crlf.read_bytes() == b"\xef\xbb\xbfz\r\n"
 
 
 async def test_read_only_files_are_refused_untouched(h: Harness) -> None:
