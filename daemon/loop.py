@@ -40,6 +40,10 @@ log = logging.getLogger(__name__)
 
 Listener = Callable[["Event"], None]
 DOOM_LOOP_REPEATS = 3
+CUT_OFF = (
+    "The model's answer was cut off at its output limit. Ask it to go on, or raise max_tokens "
+    "in provider_options."
+)
 
 
 @dataclass
@@ -53,9 +57,9 @@ class Event:
 class TurnResult:
     session_id: str
     turn_id: str
-    stop_reason: str  # end | max_steps | cancelled | rejected | error
+    stop_reason: str  # end | length | max_steps | cancelled | rejected | error
     text: str = ""
-    error: str | None = None
+    error: str | None = None  # why, unless it ended with an answer (or was cancelled or rejected)
 
 
 @dataclass
@@ -133,12 +137,14 @@ class Loop:
                 step = await self._step(message)
                 turn.text = step.text or turn.text
                 if not step.tool_calls:
+                    if step.finish == "length":  # litellm's name for every provider's output limit
+                        self._stopped(turn, message, "length", CUT_OFF)
                     return turn
                 if await self._run_tools(message, step.tool_calls):
                     turn.stop_reason = "rejected"
                     return turn
-            turn.stop_reason = "max_steps"
-            self._note(message, f"Stopped after {self.agent.max_steps} steps (the agent's step limit).")
+            limit = f"Stopped after {self.agent.max_steps} steps (the agent's step limit, max_steps)."
+            self._stopped(turn, message, "max_steps", limit)
             return turn
         except asyncio.CancelledError:
             turn.stop_reason = "cancelled"
@@ -151,6 +157,11 @@ class Loop:
             return self._failed(turn, message, f"The turn failed: {describe(error)}")
         finally:
             self.emit("turn.end", turnId=turn.turn_id, stopReason=turn.stop_reason, error=turn.error)
+
+    def _stopped(self, turn: TurnResult, message: str | None, reason: str, why: str) -> None:
+        """End the turn short of an answer for ``reason``: ``why`` is stored and goes with turn.end."""
+        turn.stop_reason, turn.error = reason, why
+        self._note(message, why)
 
     def _failed(self, turn: TurnResult, message: str | None, error: str) -> TurnResult:
         turn.stop_reason, turn.error = "error", error

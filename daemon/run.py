@@ -15,7 +15,7 @@ from .loop import Event
 from .runtime import Runtime
 from .terminal import TerminalAsker
 
-EXIT = {"end": 0, "max_steps": 1, "rejected": 1, "error": 1, "cancelled": 130}
+EXIT = {"end": 0, "length": 1, "max_steps": 1, "rejected": 1, "error": 1, "cancelled": 130}
 
 
 DIFF_STYLE = (("+++", "1"), ("---", "1"), ("@@", "36"), ("+", "32"), ("-", "31"))
@@ -133,5 +133,7 @@ async def run(args: argparse.Namespace) -> int:
         runtime.store.close()
     if not args.json:
         sys.stdout.write("\n" if result.text and not result.text.endswith("\n") else "")
+        if result.error and result.stop_reason != "error":  # an error was shown as it happened
+            print(jsontext.valid_text(result.error), file=sys.stderr)
         print(f"session {result.session_id}", file=sys.stderr)
     return EXIT.get(result.stop_reason, 1)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from daemon.loop import Loop, Retry
+from daemon.loop import CUT_OFF, Loop, Retry
 from daemon.runtime import Runtime
 from daemon.scripted_anthropic import signature
 from daemon.scripted_model import ScriptedModel, Turn, Usage
@@ -137,3 +137,11 @@ async def test_openai_compatible_models_get_no_breakpoints(workspace: Path, fake
     assert (await loop.run_turn("read a.py")).text == "Done."
     for body in fake.requests:
         assert all(isinstance(m.get("content"), str | None) for m in body["messages"]), body["messages"]
+
+
+async def test_an_answer_cut_off_at_max_tokens_ends_the_turn_saying_so(
+    workspace: Path, fake: ScriptedModel
+) -> None:
+    fake.push(Turn(text="area(r) returns", finish_reason="length"))  # Anthropic's max_tokens
+    result = await anthropic_loop(workspace, fake).run_turn("what does area do?")
+    assert (result.stop_reason, result.text, result.error) == ("length", "area(r) returns", CUT_OFF)

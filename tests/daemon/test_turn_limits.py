@@ -1,0 +1,54 @@
+"""A turn that ends short of an answer says why: the model's output limit, the agent's step limit.
+
+Through the real ``lspilot run`` (real litellm, the scripted model over HTTP): the reason goes to
+stderr, the answer so far to stdout, and the exit status is 1.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from daemon.loop import CUT_OFF
+from daemon.scripted_model import ScriptedModel, Turn
+
+from .conftest import LSPILOT
+
+
+@pytest.fixture
+def workspace(empty_workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
+    (empty_workspace / "a.py").write_text("def area(r):\n    return 3.14 * r * r\n")
+    return empty_workspace
+
+
+def run(root: Path, fake: ScriptedModel) -> subprocess.CompletedProcess[str]:
+    command = [LSPILOT, "run", "what is area?", "--root", str(root), "--model", "openai/scripted"]
+    command += ["--api-base", fake.api_base]
+    return subprocess.run(command, check=False, capture_output=True, text=True, env=os.environ, timeout=120)
+
+
+def test_an_answer_cut_off_at_the_output_limit_says_so(workspace: Path, fake: ScriptedModel) -> None:
+    fake.push(Turn(text="area(r) returns", finish_reason="length"))
+    ran = run(workspace, fake)
+    assert (ran.returncode, ran.stdout) == (1, "area(r) returns\n")
+    assert CUT_OFF in ran.stderr
+
+
+def test_an_answer_that_ends_is_not_called_cut_off(workspace: Path, fake: ScriptedModel) -> None:
+    fake.push(Turn(text="area(r) returns 3.14 * r * r."))
+    ran = run(workspace, fake)
+    assert (ran.returncode, ran.stdout) == (0, "area(r) returns 3.14 * r * r.\n")
+    assert CUT_OFF not in ran.stderr
+
+
+def test_the_step_limit_says_so(workspace: Path, fake: ScriptedModel) -> None:
+    (workspace / "lspilot.toml").write_text("[agents.build]\nmax_steps = 2\n")
+    fake.push(*[Turn(tool_calls=[("read", {"filePath": "a.py"})]) for _ in range(2)])
+    ran = run(workspace, fake)
+    assert ran.returncode == 1 and ran.stdout.count("read a.py") == 2
+    assert "Stopped after 2 steps (the agent's step limit, max_steps)." in ran.stderr
+    fake.assert_done()
