@@ -44,6 +44,9 @@ CUT_OFF = (
     "The model's answer was cut off at its output limit. Ask it to go on, or raise max_tokens "
     "in provider_options."
 )
+FILTERED = "The provider's content filter stopped the model's answer."
+#: A step's finish reason that ends the turn short of an answer -> (stop reason, why).
+SHORT = {"length": ("length", CUT_OFF), "content_filter": ("filtered", FILTERED)}
 
 
 @dataclass
@@ -57,7 +60,7 @@ class Event:
 class TurnResult:
     session_id: str
     turn_id: str
-    stop_reason: str  # end | length | max_steps | cancelled | rejected | error
+    stop_reason: str  # end | length | filtered | max_steps | cancelled | rejected | error
     text: str = ""
     error: str | None = None  # why, unless it ended with an answer (or was cancelled or rejected)
 
@@ -137,8 +140,8 @@ class Loop:
                 step = await self._step(message)
                 turn.text = step.text or turn.text
                 if not step.tool_calls:
-                    if step.finish == "length":  # litellm's name for every provider's output limit
-                        self._stopped(turn, message, "length", CUT_OFF)
+                    if step.finish in SHORT:  # litellm's names for every provider's reasons
+                        self._stopped(turn, message, *SHORT[step.finish])
                     return turn
                 if await self._run_tools(message, step.tool_calls):
                     turn.stop_reason = "rejected"

@@ -15,7 +15,7 @@ from .loop import Event
 from .runtime import Runtime
 from .terminal import TerminalAsker
 
-EXIT = {"end": 0, "length": 1, "max_steps": 1, "rejected": 1, "error": 1, "cancelled": 130}
+EXIT = {"end": 0, "length": 1, "filtered": 1, "max_steps": 1, "rejected": 1, "error": 1, "cancelled": 130}
 
 
 DIFF_STYLE = (("+++", "1"), ("---", "1"), ("@@", "36"), ("+", "32"), ("-", "31"))

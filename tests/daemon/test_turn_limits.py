@@ -1,4 +1,5 @@
-"""A turn that ends short of an answer says why: the model's output limit, the agent's step limit.
+"""A turn that ends short of an answer says why: the model's output limit, the provider's content
+filter, the agent's step limit.
 
 Through the real ``lspilot run`` (real litellm, the scripted model over HTTP): the reason goes to
 stderr, the answer so far to stdout, and the exit status is 1.
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.loop import CUT_OFF
+from daemon.loop import CUT_OFF, FILTERED
 from daemon.scripted_model import ScriptedModel, Turn
 
 from .conftest import LSPILOT
@@ -38,11 +39,18 @@ def test_an_answer_cut_off_at_the_output_limit_says_so(workspace: Path, fake: Sc
     assert CUT_OFF in ran.stderr
 
 
+def test_an_answer_stopped_by_the_content_filter_says_so(workspace: Path, fake: ScriptedModel) -> None:
+    fake.push(Turn(finish_reason="content_filter"))
+    ran = run(workspace, fake)
+    assert (ran.returncode, ran.stdout) == (1, "")
+    assert FILTERED in ran.stderr
+
+
 def test_an_answer_that_ends_is_not_called_cut_off(workspace: Path, fake: ScriptedModel) -> None:
     fake.push(Turn(text="area(r) returns 3.14 * r * r."))
     ran = run(workspace, fake)
     assert (ran.returncode, ran.stdout) == (0, "area(r) returns 3.14 * r * r.\n")
-    assert CUT_OFF not in ran.stderr
+    assert CUT_OFF not in ran.stderr and FILTERED not in ran.stderr
 
 
 def test_the_step_limit_says_so(workspace: Path, fake: ScriptedModel) -> None:

@@ -50,7 +50,7 @@ export interface AskArgs {
   context?: AskContext;
 }
 
-export type StopReason = "end" | "length" | "max_steps" | "cancelled" | "rejected" | "error";
+export type StopReason = "end" | "length" | "filtered" | "max_steps" | "cancelled" | "rejected" | "error";
 
 export interface AskResult {
   sessionId: string;
