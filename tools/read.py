@@ -7,6 +7,7 @@ import codecs
 import contextlib
 import mimetypes
 import os
+import shlex
 from pathlib import Path
 from stat import S_ISREG
 
@@ -140,21 +141,33 @@ def _text(text: str, path: Path, shown: str, params: ReadParams, ctx: ToolContex
         raise ToolError(f"offset {start + 1} is past the end of {shown}, which has {total} lines.")
     limit = min(params.limit or ctx.env.limits.max_lines, ctx.env.limits.max_lines)
     out: list[str] = []
+    cut_lines: list[int] = []
     size = 0
     end = start
     last = min(start + limit, total)
     for number, line in enumerate(text.split("\n", last)[start:last], start + 1):
-        cut = f"{line[:MAX_LINE_CHARS]}... (line cut at {MAX_LINE_CHARS} characters)"
-        entry = f"{number:>6}\t{cut if len(line) > MAX_LINE_CHARS else line}"
+        entry = f"{number:>6}\t{line}"
+        if len(line) > MAX_LINE_CHARS:
+            entry = f"{number:>6}\t{line[:MAX_LINE_CHARS]}... (line cut at {MAX_LINE_CHARS} characters)"
         if size + len(entry) + 1 > ctx.env.limits.max_bytes:
             break
         out.append(entry)
         size += len(entry) + 1
         end = number
+        if len(line) > MAX_LINE_CHARS:
+            cut_lines.append(number)
     if end < total:
         footer = f"(Showing lines {start + 1}-{end} of {total}. Use offset={end + 1} to continue reading.)"
     else:
         footer = f"(End of file: {total} lines.)"
+    if cut_lines:  # offset and limit count lines: they cannot show the rest of one
+        n = cut_lines[0]
+        footer += (
+            f"\n({len(cut_lines)} line{'s were' if len(cut_lines) > 1 else ' was'} cut at "
+            f"{MAX_LINE_CHARS} characters; read cannot show the rest. To see more of line {n}: "
+            f"bash `sed -n {n}p {shlex.quote(shown)} | cut -c {MAX_LINE_CHARS + 1}-{3 * MAX_LINE_CHARS}`, "
+            "or grep for the text you need.)"
+        )
     body = "\n".join(out) if out else "(empty file)"
     return ToolResult(
         title=shown,
@@ -164,7 +177,7 @@ def _text(text: str, path: Path, shown: str, params: ReadParams, ctx: ToolContex
             "lines": total,
             "from": start + 1,
             "to": end,
-            "truncated": end < total,
+            "truncated": end < total or bool(cut_lines),
         },
     )
 

@@ -133,6 +133,12 @@ async def test_limits_long_lines_and_bytes(harness: Harness) -> None:
     assert outcome.result is not None
     first = outcome.result.output.split("\n")[0]
     assert first == "     1\t" + "x" * 2000 + "... (line cut at 2000 characters)"
+    # Nothing said how to see the rest of a cut line (offset and limit count lines).
+    assert outcome.result.output.endswith(
+        "(End of file: 2 lines.)\n(1 line was cut at 2000 characters; read cannot show the rest. "
+        "To see more of line 1: bash `sed -n 1p wide.txt | cut -c 2001-6000`, or grep for the text you need.)"
+    )
+    assert outcome.result.metadata["truncated"] is True
     (harness.root / "big.txt").write_text("".join(f"{i:0100d}\n" for i in range(3000)))
     big = await harness.ok("read", {"filePath": "big.txt"})
     assert big.result is not None
