@@ -5,12 +5,32 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lsp_bridge import Bridge, BridgeError, NoServerForFile, UnsupportedOperation
+from lsp_bridge import (
+    Bridge,
+    BridgeError,
+    NoServerForFile,
+    RequestTimeout,
+    ServerBroken,
+    ServerTerminated,
+    UnsupportedOperation,
+)
 
 ALTERNATIVES = {
     "implementation_provider": "use findReferences on the base class or method, or grep for it",
     "call_hierarchy_provider": "use findReferences to find where it is called, or grep",
 }
+#: What to do after a server crashed, gave up or did not answer (said after the bridge's words).
+WAYS_OUT: tuple[tuple[type[BridgeError], str], ...] = (
+    (
+        ServerTerminated,
+        "\nIt is started again on the next call: ask again. If it keeps crashing, use grep and read.",
+    ),
+    (ServerBroken, "\nIt is not started again in this session: use grep and read."),
+    (
+        RequestTimeout,
+        "\nThe request was cancelled. Ask again (the server may have been busy), or use grep and read.",
+    ),
+)
 #: The requests that find where ``symbol`` is declared, whatever the operation.
 LOOKUPS = {"document_symbol_provider": "documentSymbol", "workspace_symbol_provider": "workspaceSymbol"}
 
@@ -21,7 +41,8 @@ def bridge_error(bridge: Bridge, error: BridgeError, operation: str, path: Path 
         return _unsupported(error, operation, path)
     if isinstance(error, NoServerForFile):
         return _no_server(bridge, error, path)
-    return f"The language server could not answer {operation}: {error}"
+    way_out = next((words for kind, words in WAYS_OUT if isinstance(error, kind)), "")
+    return f"The language server could not answer {operation}: {error}{way_out}"
 
 
 def _unsupported(error: UnsupportedOperation, operation: str, path: Path | None) -> str:
