@@ -266,6 +266,7 @@ def analyze(command: str, cwd: Path, root: Path, trusted: Sequence[Path] = ()) -
     visitor.script(command, state)
     for trap in visitor.traps:  # analyzed where it was set; it runs from where the script ends
         visitor.script(trap, state.fork())
+    visitor.check_sources()
     if not visitor.result.commands and command.strip():
         visitor.result.commands.append((command.strip(), command.strip()))
     return visitor.result
@@ -279,7 +280,11 @@ def permission_requests(
     command: str, cwd: Path, root: Path, trusted: Sequence[Path] = ()
 ) -> list[PermissionRequest]:
     """The asks for running ``command`` in ``cwd``: ``external_directory`` (if any), then ``bash``."""
-    result = analyze(command, cwd, root, trusted)
+    return requests_for(command, analyze(command, cwd, root, trusted))
+
+
+def requests_for(command: str, result: Analysis) -> list[PermissionRequest]:
+    """The asks for ``command``, analyzed as ``result``."""
     requests: list[PermissionRequest] = []
     meta = {"command": command}
     if result.outside:

@@ -20,6 +20,7 @@ import os
 import re
 import shlex
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,7 @@ from ._shell_files import FILE_COMMANDS, XARGS_INPUT, file_paths, find
 from ._shell_git import git
 from ._shell_paths import PATH_VARIABLES, State, absolute, outside, resolve
 from ._shell_runners import RUNNERS, RUNNING, SESSIONS, Found, runner
+from ._shell_sources import read
 from ._shell_specs import (
     SETTERS,
     SHELLS,
@@ -46,6 +48,7 @@ COMMAND_TABLES = frozenset({"BASH_CMDS", "BASH_ALIASES"})
 #: also asked for exactly, behind this label.
 UNKNOWN_PROGRAMS = "(BASH_CMDS set)"
 STDIN_SCRIPT = "(script on stdin)"
+MAX_SOURCES = 8  # script files sourcing one another analyzed before giving up
 
 
 @dataclass
@@ -55,6 +58,9 @@ class Analysis:
     commands: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
     #: ``external_directory`` patterns: ``/dir/*``, or the text of a value unknown until run time.
     outside: list[str] = field(default_factory=list[str])
+    #: The script files programs run that were read (``sed -f FILE``), or looked for: path ->
+    #: SHA-256 of the bytes read, None when there was none (``_shell_sources.stale``).
+    sources: dict[str, str | None] = field(default_factory=dict[str, str | None])
 
 
 class Commands(ABC):
@@ -69,6 +75,9 @@ class Commands(ABC):
         self.expanding: set[str] = set()  # aliases being expanded (bash does not recurse into one)
         self.traps: list[str] = []  # run later, from wherever the shell is then
         self.remote = 0  # > 0 while analyzing what runs elsewhere (ssh HOST CMD, docker exec)
+        self.named: list[str] = []  # the absolute paths checked, to tell which name a script file
+        self.read: list[tuple[Path, Word, bool]] = []  # script files read: file, name, path checked
+        self.reading: list[Path] = []  # those being analyzed (one may source another)
 
     @abstractmethod
     def script(self, text: str, state: State) -> None:
@@ -102,6 +111,7 @@ class Commands(ABC):
     def path(self, path: Word, state: State) -> None:
         if self.remote:  # on another machine or in a container: that place is outside already
             return
+        self.named.append(absolute(path, state) or "")
         pattern = outside(path, state, self.trusted)
         if pattern is not None:
             self._outside(pattern)
@@ -225,12 +235,50 @@ class Commands(ABC):
 
     def findings(self, found: list[Finding], state: State) -> None:
         """What a program's own language runs or touches (``_shell_dialects``): scripts analyzed,
-        paths checked, unknown code counted as an outside value named by its text."""
+        paths checked, files of the language read and analyzed in turn, unknown code counted as
+        an outside value named by its text."""
         for kind, item in found:
             if kind == "path":
                 self.path(item, state)
-            else:
+            elif kind in ("script", "unknown"):
                 self._string(item if kind == "script" else Word(item.raw, None), state.fork())
+            else:
+                self.path(item, state)
+                self.source(kind, item, state)
+
+    def source(self, kind: str, item: Word, state: State, *, optional: bool = False) -> None:
+        """A file of a program's own language that it runs (``sed -f FILE``, ``gdb -x FILE``):
+        read and analyzed when it is the workspace's (``_shell_sources``); otherwise unknown,
+        named by the file and why it was not read. ``optional``: run only if it is there."""
+        if self.remote:
+            self._outside(f"({item.raw}: on another machine, not read)")
+            return
+        found = read(kind, item, state, self.trusted, optional=optional)
+        if found.real is not None:
+            self.read.append((found.real, item, not optional))
+            self.result.sources[str(found.real)] = found.digest
+        if found.findings is None or found.real is None:
+            if found.reason:
+                self._outside(f"({item.raw}: {found.reason})")
+            return
+        if found.real in self.reading or len(self.reading) >= MAX_SOURCES:
+            self._outside(f"({item.raw}: sourced within itself, not read again)")
+            return
+        self.reading.append(found.real)
+        self.findings(found.findings, state)
+        self.reading.pop()
+
+    def check_sources(self) -> None:
+        """A script file read that the command also names elsewhere (``echo ... > s.sed; sed -f
+        s.sed``) may be changed by it before the program reads it: unknown. (Only paths the
+        analysis sees are compared: a program that writes it otherwise is not seen.)"""
+        if not self.read:
+            return
+        named = Counter(Path(os.path.realpath(p)) for p in self.named if p)
+        checked = Counter(real for real, _, was_checked in self.read if was_checked)
+        for real, item, _ in self.read:
+            if named[real] > checked[real]:
+                self._outside(f"({item.raw}: also named by the command, which may change it first)")
 
     def ssh_option(self, value: Word, state: State) -> None:
         """``ssh -o KEY=VALUE`` (and scp's, sftp's): ``ProxyCommand``, ``LocalCommand`` and

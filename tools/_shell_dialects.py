@@ -1,27 +1,34 @@
 """Programs' own languages that can run commands: gdb's and lldb's commands, hyperfine's
-parameters, vim's Ex commands, sqlite3's dot commands and SQL, socat's addresses.
+parameters, vim's Ex commands, socat's addresses.
 
 Each reader takes the program's words and returns a ``Finding`` list, applied by the analysis
 (``_shell_commands.Commands.findings``): a ``script`` run by a shell (``gdb -ex 'shell CMD'``,
-``vim -c '!CMD'``, ``sqlite3 DB '.shell CMD'``, ``socat - EXEC:CMD``), a ``path`` it reads or
-writes (``vim -c 'w FILE'``), or ``unknown`` code that may run anything (``gdb -ex 'python
-...'``, ``vim -c 'call system(...)'``), which counts as an outside value named by its text.
-Readers are conservative: text they do not follow is unknown, never harmless. sed's and awk's
-are in ``_shell_sed_awk.py``; ``_shell_files.DIALECTS`` names them for the file commands.
+``vim -c '!CMD'``, ``socat - EXEC:CMD``), a ``path`` it reads or writes (``vim -c 'w FILE'``),
+a file of the program's language it runs (``gdb -x FILE``, ``vim -S FILE``: its kind is the
+language, read by ``_shell_sources`` with the ``*_file`` readers here), or ``unknown`` code
+that may run anything (``gdb -ex 'python ...'``, ``vim -c 'call system(...)'``), which counts
+as an outside value named by its text. Readers are conservative: text they do not follow is
+unknown, never harmless. sed's and awk's are in ``_shell_sed_awk.py``, sqlite3's in
+``_shell_sqlite.py``; ``_shell_files.DIALECTS`` names them for the file commands.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-import shlex
 from collections.abc import Sequence
-from typing import Literal
+from typing import Literal, cast
 
 from ._shell_words import MAX_WORDS, Parsed, Word, option_value
 
-Kind = Literal["script", "path", "unknown"]
+Kind = Literal["script", "path", "unknown", "sed", "awk", "vim", "sqlite", "gdb", "lldb"]
+#: A file of a program's own language, read and analyzed (``_shell_sources``): ``sed -f FILE``,
+#: ``awk -f FILE``, ``vim -S FILE``, ``sqlite3 -init FILE``, ``gdb -x FILE``, ``lldb -s FILE``.
+Source = Literal["sed", "awk", "vim", "sqlite", "gdb", "lldb"]
+SOURCES: frozenset[str] = frozenset({"sed", "awk", "vim", "sqlite", "gdb", "lldb"})
 Finding = tuple[Kind, Word]
+#: The text of an ``unknown`` finding of a file's reader: the whole file is not followed.
+NOT_FOLLOWED = "not followed"
 
 
 def _set(text: str) -> frozenset[str]:
@@ -36,13 +43,30 @@ def unknown(raw: str) -> Finding:
     return ("unknown", Word(raw, None))
 
 
-#: Debuggers: the options giving their own commands, the word after which those end, and the
-#: commands that run a shell (analyzed) or only run and inspect the program (others run code).
-DEBUGGERS: dict[str, tuple[frozenset[str], str, re.Pattern[str], re.Pattern[str]]] = {
+def source(kind: Source, path: Word | str) -> Finding:
+    """A file of ``kind``'s language the program reads and runs (``-f FILE``, ``source FILE``);
+    a word only known at run time is unknown."""
+    if isinstance(path, str):
+        return (kind, Word(path, path, tilde=path.startswith("~")))
+    return (kind, path) if path.value is not None else unknown(path.raw)
+
+
+def lines(text: str) -> list[tuple[int, str]]:
+    """The numbered lines of a script file that are not blank."""
+    return [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
+
+
+#: Debuggers: the options giving their own commands, the options giving files of them, the word
+#: after which those end, the commands that run a shell (analyzed), read a file of commands, or
+#: only run and inspect the program (others run code).
+_Debugger = tuple[frozenset[str], frozenset[str], str, re.Pattern[str], re.Pattern[str], re.Pattern[str]]
+DEBUGGERS: dict[str, _Debugger] = {
     "gdb": (
         _set("-ex --ex -iex --iex -eval-command --eval-command -init-eval-command --init-eval-command"),
+        _set("-x --x -ix --ix -command --command -init-command --init-command"),
         "--args",
         re.compile(r"\s*(?:shell\s|!)(.*)", re.DOTALL),
+        re.compile(r"\s*so(?:u|ur|urc|urce)?(?:\s+-[sv])*\s+(\S+)\s*"),
         re.compile(
             r"r|run|start|c|continue|k|kill|q|quit|bt|backtrace|where|bt full|backtrace full|"
             r"thread apply all (bt|backtrace)( full)?|info \w+( \w+)?|"
@@ -51,8 +75,10 @@ DEBUGGERS: dict[str, tuple[frozenset[str], str, re.Pattern[str], re.Pattern[str]
     ),
     "lldb": (
         _set("-o --one-line -O --one-line-before-file -k --one-line-on-crash"),
+        _set("-s --source -S --source-before-file -K --source-on-crash"),
         "--",
         re.compile(r"\s*(?:platform\s+shell(?:\s+(?:-h|--host))?|shell)\s(.*)", re.DOTALL),
+        re.compile(r"\s*command\s+source(?:\s+-[se]\s+\w+|\s+-c)*\s+(\S+)\s*"),
         re.compile(
             r"r|run|c|continue|process (launch|continue|kill)|k|kill|q|quit|bt( all)?|"
             r"thread (backtrace|bt)( all)?|thread list|frame variable( \w+)?|image list|"
@@ -64,11 +90,12 @@ DEBUGGERS: dict[str, tuple[frozenset[str], str, re.Pattern[str], re.Pattern[str]
 
 def debugger(name: str, args: Sequence[Word]) -> tuple[list[Finding], bool]:
     """A debugger's own commands given before the program (``gdb -ex CMD``, ``lldb -o CMD``,
-    ``--eval-command=CMD``): those running a shell (``shell CMD``, ``!CMD``, ``platform shell
-    CMD``) are scripts; any other but a few that only run and inspect the program (``run``,
-    ``bt``, ``info ...``) can run code (``python``, ``call``, ``print f()``, ``script``), unknown.
-    Also True when some command runs more than the program."""
-    options, end, shell_command, inspecting = DEBUGGERS[name]
+    ``--eval-command=CMD``) and files of them (``gdb -x FILE``, ``lldb -s FILE``): a command
+    running a shell (``shell CMD``, ``!CMD``, ``platform shell CMD``) is a script, ``source FILE``
+    (``command source FILE``) a file read in turn; any other but a few that only run and inspect
+    the program (``run``, ``bt``, ``info ...``) can run code (``python``, ``call``, ``print f()``,
+    ``script``), unknown. Also True when some command or file runs more than the program."""
+    options, files, end = DEBUGGERS[name][:3]
     findings: list[Finding] = []
     runs = False
     for index, item in enumerate(args):
@@ -76,16 +103,68 @@ def debugger(name: str, args: Sequence[Word]) -> tuple[list[Finding], bool]:
         if text == end:
             break
         option, eq, attached = text.partition("=")
-        if option not in options or not (eq or index + 1 < len(args)):
+        if option not in options | files or not (eq or index + 1 < len(args)):
             continue
-        command = Word(attached, attached) if eq else args[index + 1]
-        shell = shell_command.match(command.value or "")
-        if shell:
-            findings.append(script(shell[1]))
-        elif command.value is None or not inspecting.fullmatch(command.value.strip()):
-            findings.append(unknown(command.raw))
-        runs = runs or not inspecting.fullmatch((command.value or "").strip())
+        value = Word(attached, attached) if eq else args[index + 1]
+        if option in files:
+            findings.append(source(cast(Source, name), value))
+            runs = True
+            continue
+        found = debugger_command(name, value)
+        findings += [found] if found is not None else []
+        runs = runs or found is not None
     return findings, runs
+
+
+#: The init file a debugger reads from the folder it starts in (after ``-cd DIR``), and the options
+#: that skip it. gdb reads ``./.gdbinit`` only where its auto-load safe-path allows, lldb
+#: ``./.lldbinit`` only with ``target.load-cwd-lldbinit``: both set in the user's own configuration,
+#: which is not read here, so the file counts as run.
+INIT_FILES = {"gdb": (".gdbinit", _set("-n -nx --n --nx")), "lldb": (".lldbinit", _set("-x --no-lldbinit"))}
+
+
+def init_file(name: str, args: Sequence[Word]) -> Word | None:
+    """The init file the debugger reads from the folder it starts in; None when an option skips it."""
+    file, skips = INIT_FILES[name]
+    for item in args:
+        if item.value in skips:
+            return None
+        if item.value == DEBUGGERS[name][2]:
+            break
+    return Word(file, file)
+
+
+def debugger_command(name: str, command: Word) -> Finding | None:
+    """What one of a debugger's commands runs: a script, a file of commands, unknown code, or
+    nothing but the program (None)."""
+    shell_command, sourcing, inspecting = DEBUGGERS[name][3:]
+    text = command.value
+    shell = shell_command.match(text or "")
+    sourced = sourcing.fullmatch(text or "")
+    if shell:
+        return script(shell[1])
+    if sourced:
+        return source(cast(Source, name), sourced[1])
+    if text is None or not inspecting.fullmatch(text.strip()):
+        return unknown(command.raw)
+    return None
+
+
+def debugger_file(name: str, text: str) -> list[Finding]:
+    """The commands of a debugger's command file (``gdb -x FILE``, a ``.gdbinit``), one a line;
+    ``#`` starts a comment."""
+    found = [
+        (number, debugger_command(name, Word(line, line)))
+        for number, line in lines(text)
+        if not line.lstrip().startswith("#")
+    ]
+    return [numbered(number, finding) for number, finding in found if finding is not None]
+
+
+def numbered(number: int, finding: Finding) -> Finding:
+    """An unknown command of a file, named by its line number and text (``3: python ...``)."""
+    kind, item = finding
+    return unknown(f"{number}: {item.raw.strip()}") if kind == "unknown" else finding
 
 
 #: hyperfine's parameters: ``-L NAME V1,V2`` (a list) and ``-P NAME MIN MAX`` (a range, by
@@ -144,6 +223,7 @@ _VIM_SPECIAL = re.compile(r"[%#!<`]")  # replaced by vim in a :! command or a fi
 _VIM_SHELL = re.compile(
     r"(?:sil(?:e|en|ent)?!?\s*)?!(.*)|(?:r|re|rea|read)\s*!(.*)|w(?:r|ri|rit|rite)?\s+!(.*)", re.S
 )
+_VIM_SOURCE = re.compile(r"so(?:u|ur|urc|urce)?\s+(\S+)\s*")
 _VIM_FILE = re.compile(
     r"(?:w|wr|wri|writ|write|wq|x|xi|xit|sav|savea|saveas|r|re|rea|read|e|ed|edi|edit|sp|split|vs|vsplit|tabe|tabedit|new|vne|vnew)!?\s+(\S+)\s*"
 )
@@ -163,85 +243,56 @@ _VIM_SAFE = re.compile(
 
 
 def vim(args: Sequence[Word], parsed: Parsed) -> list[Finding]:
-    """vim's and nvim's commands given on the command line: ``-c CMD``, ``--cmd CMD`` and ``+CMD``.
-    A shell command (``!CMD``, ``:silent !CMD``, ``:r !CMD``, ``:w !CMD``) is a script, unknown
-    when it has what vim replaces (``%``, ``#``, ``!``); a file written or read (``:w FILE``) a path;
-    a few commands that only edit, move or set display options are harmless; any other can run
-    anything (``:call system()``, ``:lua``, ``:normal``, ``:source``) and is unknown. ``-s FILE``
-    (typed keys), ``-l SCRIPT`` (nvim's Lua) and ``--remote-send``/``--remote-expr`` are unknown."""
+    """vim's and nvim's commands given on the command line: ``-c CMD``, ``--cmd CMD`` and ``+CMD``,
+    and the files of them it sources: ``-S FILE`` and ``-u FILE`` (not ``NONE``, ``NORC``,
+    ``DEFAULTS``), read as ``vim_file``. ``-s FILE`` (typed keys), ``-l SCRIPT`` (nvim's Lua)
+    and ``--remote-send``/``--remote-expr`` are unknown."""
     commands = [option_value(args, i, a) for o, i, a in parsed.values if o in ("-c", "--cmd")]
     pluses = [args[i].value or "" for i in parsed.operands if (args[i].value or "")[:1] == "+"]
     commands += [Word(value, value[1:]) for value in pluses]
     findings: list[Finding] = []
     for option, index, attached in parsed.values:
+        value = option_value(args, index, attached)
         if option in ("-s", "-l", "--remote-send", "--remote-expr"):
-            findings.append(unknown(f"(vim {option} {option_value(args, index, attached).raw})"))
-    for command in commands:
-        text = (command.value or "").lstrip(": \t")
-        shell = _VIM_SHELL.fullmatch(text) if command.value is not None else None
-        written = _VIM_FILE.fullmatch(text) if command.value is not None else None
-        if shell:
-            line = next(group for group in shell.groups() if group is not None)
-            findings.append(unknown(command.raw) if _VIM_SPECIAL.search(line) else script(line))
-        elif written and not re.search(r"[%#`$]", written[1]):
-            findings.append(("path", Word(written[1], written[1], tilde=written[1].startswith("~"))))
-        elif command.value is None or not _VIM_SAFE.fullmatch(text.strip()):
-            findings.append(unknown(command.raw))
-    return findings
+            findings.append(unknown(f"(vim {option} {value.raw})"))
+        elif option in ("-S", "-u") and value.value not in ("NONE", "NORC", "DEFAULTS"):
+            findings.append(source("vim", value))
+    return findings + [f for f in map(vim_command, commands) if f is not None]
 
 
-# -- sqlite3's dot commands and SQL ------------------------------------------------------------------
-#: Dot commands by what their last word is: a file (``|CMD`` a script), or harmless.
-_SQLITE_FILES = _set("output once log read import open backup save restore clone trace cd")
-_SQLITE_HARMLESS = _set(
-    "tables schema mode headers header dump indexes indices show help quit exit timer width nullvalue "
-    "separator bail echo explain eqp print prompt stats changes databases dbinfo fullschema lint "
-    "parameter timeout limit dbconfig scanstats vfsinfo vfslist vfsname sha3sum recover expert"
-)
-_SQL_RISKY = re.compile(
-    r"\b(load_extension|writefile|readfile|edit|fts3_tokenizer|lsdir)\s*\(|\battach\b|\bvacuum\b[^;]*\binto\b",
-    re.I,
-)
+def vim_command(command: Word) -> Finding | None:
+    """One Ex command: a shell command (``!CMD``, ``:silent !CMD``, ``:r !CMD``, ``:w !CMD``) is a
+    script, unknown when it has what vim replaces (``%``, ``#``, ``!``); a file written or read
+    (``:w FILE``) a path, a file sourced (``:so FILE``) read in turn; a few commands that only
+    edit, move or set display options are harmless (None); any other can run anything (``:call
+    system()``, ``:lua``, ``:normal``) and is unknown."""
+    text = (command.value or "").lstrip(": \t")
+    shell = _VIM_SHELL.fullmatch(text) if command.value is not None else None
+    written = _VIM_FILE.fullmatch(text) if command.value is not None else None
+    sourced = _VIM_SOURCE.fullmatch(text) if command.value is not None else None
+    if shell:
+        line = next(group for group in shell.groups() if group is not None)
+        return unknown(command.raw) if _VIM_SPECIAL.search(line) else script(line)
+    named = written or sourced
+    if named and not re.search(r"[%#`$]", named[1]):
+        return ("vim" if sourced else "path", Word(named[1], named[1], tilde=named[1].startswith("~")))
+    if command.value is None or not _VIM_SAFE.fullmatch(text.strip()):
+        return unknown(command.raw)
+    return None
 
 
-def sqlite(args: Sequence[Word], parsed: Parsed) -> list[Finding]:
-    """sqlite3's dot commands and SQL given as arguments (after the database) or with ``-cmd``:
-    ``.shell CMD`` and ``.system CMD`` are scripts, and so is ``|CMD`` for ``.output``, ``.once``,
-    ``.read`` or ``.import``; the files other dot commands write or read are paths; ``.load``, a
-    dot command not known, and SQL that loads code or touches files (``load_extension()``,
-    ``writefile()``, ``edit()``, ``ATTACH``, ``VACUUM INTO``) are unknown. Nothing under ``-safe``."""
-    if parsed.flags & {"-safe", "--safe"}:
-        return []
-    texts = [option_value(args, i, a) for o, i, a in parsed.values if o in ("-cmd", "--cmd")]
-    texts += [args[i] for i in parsed.operands[1:]]
-    findings: list[Finding] = []
-    for text in texts:
-        if text.value is None:
-            findings.append(unknown(text.raw))
-        elif text.value.lstrip().startswith("."):
-            findings += _dot_command(text)
-        elif _SQL_RISKY.search(text.value):
-            findings.append(unknown(text.raw))
-    return findings
-
-
-def _dot_command(text: Word) -> list[Finding]:
-    try:
-        words = shlex.split((text.value or "").lstrip()[1:])
-    except ValueError:
-        return [unknown(text.raw)]
-    name, rest = (words[0], words[1:]) if words else ("", [])
-    if name in ("shell", "system"):
-        return [script(" ".join(rest))]
-    files = [w for w in rest if not w.startswith("-")]
-    if name in _SQLITE_FILES and not {"-e", "-x"} & set(rest):
-        if files and files[-1].startswith("|"):
-            return [script(files[-1][1:])]
-        target = files[-1] if files and name != "import" else files[0] if files else None
-        if target is None or target in ("stdout", "stderr", "off", "on"):
-            return []
-        return [("path", Word(target, target, tilde=target.startswith("~")))]
-    return [] if name in _SQLITE_HARMLESS else [unknown(text.raw)]
+def vim_file(text: str) -> list[Finding]:
+    """The Ex commands of a vim script (``-S FILE``, ``:source FILE``), one a line: a line
+    starting with ``\\`` continues the one before, one with ``"`` is a comment."""
+    joined: list[tuple[int, str]] = []
+    for number, line in lines(text):
+        stripped = line.lstrip()
+        if stripped.startswith("\\") and joined:
+            joined[-1] = (joined[-1][0], joined[-1][1] + stripped[1:])
+        elif not stripped.startswith('"'):
+            joined.append((number, line))
+    found = [(number, vim_command(Word(line, line))) for number, line in joined]
+    return [numbered(number, finding) for number, finding in found if finding is not None]
 
 
 # -- socat's addresses -------------------------------------------------------------------------------

@@ -16,9 +16,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from ._shell_dialects import Finding, socat, sqlite, vim
+from ._shell_dialects import Finding, socat, vim
 from ._shell_paths import State
 from ._shell_sed_awk import awk, sed
+from ._shell_sqlite import sqlite
 from ._shell_words import Parsed, Word, option_value, parse_options
 
 if TYPE_CHECKING:
@@ -113,10 +114,11 @@ _NCAT = FileCommand(
     scripts=dict.fromkeys(_set("-e -c --exec --sh-exec"), "") | {"--lua-exec": None},
 )
 
-#: vim and nvim: ``-c CMD``, ``--cmd CMD`` and ``+CMD`` are Ex commands, ``-S FILE`` a session.
+#: vim and nvim: ``-c CMD``, ``--cmd CMD`` and ``+CMD`` are Ex commands, ``-S FILE`` and ``-u FILE``
+#: files of them (read by the dialect's reader, which checks their paths).
 _VIM = FileCommand(
-    _set("-c --cmd -T -t -q -r -V --listen --servername --remote-send --remote-expr -l"),
-    _set("-S -u -U -i -w -W -s --startuptime"),
+    _set("-c --cmd -T -t -q -r -V --listen --servername --remote-send --remote-expr -l -S -u"),
+    _set("-U -i -w -W -s --startuptime"),
     dialect="vim",
 )
 #: Readers of programs' own languages, by ``FileCommand.dialect``.
@@ -180,8 +182,7 @@ FILE_COMMANDS: dict[str, FileCommand] = {
     "gzip": _PLAIN,
     "gunzip": _PLAIN,
     "sed": FileCommand(
-        _set("-l --line-length -e --expression"),
-        _set("-f --file"),
+        _set("-l --line-length -e --expression -f --file"),
         skip=1,
         supplied_by=_set("-e -f --expression --file"),
         dialect="sed",
@@ -189,8 +190,7 @@ FILE_COMMANDS: dict[str, FileCommand] = {
     **dict.fromkeys(
         _set("awk gawk mawk nawk"),
         FileCommand(
-            _set("-F -v --assign --field-separator -e --source -l --load"),
-            _set("-f --file -i --include -E --exec"),
+            _set("-F -v --assign --field-separator -e --source -l --load -f --file -i --include -E --exec"),
             skip=1,
             supplied_by=_set("-f --file -e --source -E --exec"),
             dialect="awk",
@@ -199,9 +199,8 @@ FILE_COMMANDS: dict[str, FileCommand] = {
     **dict.fromkeys(_set("vim vi nvim view gvim vimdiff ex"), _VIM),
     "sqlite3": FileCommand(
         _set("-cmd --cmd -separator --separator -newline --newline -nullvalue --nullvalue -vfs --vfs")
-        | _set("-maxsize --maxsize -mmap --mmap -pagecache -lookaside -heap -escape --escape"),
-        _set("-init --init"),
-        "first",
+        | _set("-maxsize --maxsize -mmap --mmap -pagecache -lookaside -heap -escape --escape -init --init"),
+        operands="first",
         dialect="sqlite",
         long_only=True,
     ),

@@ -111,12 +111,14 @@ _PERF_TRACE = Wrapper(
 #: and those giving a command.
 GDB = Wrapper(
     _set("-ex --ex -iex --iex -eval-command --eval-command -init-eval-command --init-eval-command")
-    | _set("-p --p -pid --pid -b --b -tty --tty -l --l -D --D"),
-    _set("-x --x -ix --ix -command --command -init-command --init-command -cd --cd -d --d -directory")
+    | _set("-p --p -pid --pid -b --b -tty --tty -l --l -D --D")
+    | _set("-x --x -ix --ix -command --command -init-command --init-command"),  # read as scripts
+    _set("-d --d -directory")
     | _set("--directory -s --s -symbols --symbols -e --e -exec --exec -se --se -data-directory")
     | _set("--data-directory -c --c -core --core"),
     leading=2,  # gdb PROGRAM [CORE]: paths it reads; without --args, PROGRAM runs on its own
     leading_paths=True,
+    chdir=_set("-cd --cd"),  # before it reads its scripts and runs the program
     until=_set("--args"),
     permute=True,
     long_only=True,
@@ -125,8 +127,9 @@ GDB = Wrapper(
 #: lldb's options; what follows them is the program and its arguments (after ``--`` too).
 LLDB = Wrapper(
     _set("-o --one-line -O --one-line-before-file -k --one-line-on-crash -a --arch -p --attach-pid")
-    | _set("-n --attach-name -l --script-language -R --repl-language"),
-    _set("-s --source -S --source-before-file -K --source-on-crash -f --file -c --core -P"),
+    | _set("-n --attach-name -l --script-language -R --repl-language")
+    | _set("-s --source -S --source-before-file -K --source-on-crash"),  # read as scripts
+    _set("-f --file -c --core -P"),
     optional=_set("-r --repl"),
     permute=True,
 )

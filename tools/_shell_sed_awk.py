@@ -4,7 +4,9 @@ GNU sed runs commands with ``e COMMAND`` (a script) and ``e`` or the ``s///e`` f
 space: unknown), and ``r``, ``R``, ``w``, ``W`` and the ``s///w`` flag name files. awk runs
 ``system("CMD")``, ``print | "CMD"`` and ``"CMD" | getline`` with ``sh -c`` and writes and reads
 ``print > "FILE"``, ``>> "FILE"``, ``getline < "FILE"``; anything but a string literal there is
-unknown, and so is gawk's ``@load``, ``-l`` and an indirect call (``@f()``). The readers return
+unknown, and so is gawk's ``@load``, ``-l`` and an indirect call (``@f()``). Scripts in files
+(``sed -f FILE``, ``awk -f FILE``, ``-i FILE``, ``@include``) are findings of their kind, read by
+``_shell_sources`` with ``sed_file`` and ``awk_file``. The readers return
 ``_shell_dialects.Finding`` lists and never guess: a script they cannot follow is unknown.
 """
 
@@ -13,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ._shell_dialects import Finding, script, unknown
+from ._shell_dialects import NOT_FOLLOWED, Finding, script, source, unknown
 from ._shell_words import Parsed, Word, option_value
 
 # -- sed --------------------------------------------------------------------------------------------
@@ -26,14 +28,15 @@ class _Unknown(Exception):
 
 
 def sed(args: Sequence[Word], parsed: Parsed) -> list[Finding]:
-    """The commands and files of sed's scripts: ``-e SCRIPT``s, or else the first operand (not
-    with ``-f``: the file's script is not read). Nothing under ``--sandbox``."""
+    """The commands and files of sed's scripts: ``-e SCRIPT``s and ``-f FILE``s (read by
+    ``sed_file``), or else the first operand. Nothing under ``--sandbox``."""
     if "--sandbox" in parsed.flags:
         return []
     scripts = [option_value(args, i, a) for o, i, a in parsed.values if o in ("-e", "--expression")]
-    if not scripts and not parsed.flags & {"-f", "--file"} and parsed.operands:
+    files = [option_value(args, i, a) for o, i, a in parsed.values if o in ("-f", "--file")]
+    if not scripts and not files and parsed.operands:
         scripts = [args[parsed.operands[0]]]
-    findings: list[Finding] = []
+    findings = [source("sed", f) for f in files]
     for item in scripts:
         try:
             if item.value is None:
@@ -42,6 +45,15 @@ def sed(args: Sequence[Word], parsed: Parsed) -> list[Finding]:
         except _Unknown:
             findings.append(unknown(item.raw))
     return findings
+
+
+def sed_file(text: str) -> list[Finding]:
+    """What a sed script in a file (``-f FILE``) runs and names; unknown as a whole
+    (``NOT_FOLLOWED``) when it is not followed."""
+    try:
+        return _sed_script(text)
+    except _Unknown:
+        return [unknown(NOT_FOLLOWED)]
 
 
 def _sed_script(text: str) -> list[Finding]:
@@ -176,12 +188,13 @@ _TOKEN = re.compile(
 _OPERAND = {"name", "number", "string", ")", "]", "$"}
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "/": "/"}
 _ENDS = {";", "\n", "}"}
+_AWK_FILES = frozenset({"-f", "--file", "-E", "--exec", "-i", "--include"})
 
 
 def awk(args: Sequence[Word], parsed: Parsed) -> list[Finding]:
-    """What awk programs run and the files they name: the ``-e``/``--source`` programs, or else
-    the first operand (not with ``-f``/``-E``: the file's program is not read). gawk's ``-l``
-    loads code, unknown. Nothing under gawk's ``--sandbox``/``-S``."""
+    """What awk programs run and the files they name: the ``-e``/``--source`` programs and the
+    ``-f``, ``-E`` and ``-i`` files (read by ``awk_file``), or else the first operand. gawk's
+    ``-l`` loads code, unknown. Nothing under gawk's ``--sandbox``/``-S``."""
     if parsed.flags & {"--sandbox", "-S"}:
         return []
     findings: list[Finding] = [
@@ -190,8 +203,10 @@ def awk(args: Sequence[Word], parsed: Parsed) -> list[Finding]:
         if o in ("-l", "--load")
     ]
     programs = [option_value(args, i, a) for o, i, a in parsed.values if o in ("-e", "--source")]
-    if not programs and not parsed.flags & {"-f", "--file", "-E", "--exec"} and parsed.operands:
+    files = [option_value(args, i, a) for o, i, a in parsed.values if o in _AWK_FILES]
+    if not programs and not parsed.flags & (_AWK_FILES - {"-i", "--include"}) and parsed.operands:
         programs = [args[parsed.operands[0]]]
+    findings += [source("awk", f) for f in files]
     for item in programs:
         try:
             if item.value is None:
@@ -200,6 +215,15 @@ def awk(args: Sequence[Word], parsed: Parsed) -> list[Finding]:
         except _Unknown:
             findings.append(unknown(item.raw))
     return findings
+
+
+def awk_file(text: str) -> list[Finding]:
+    """What an awk program in a file (``-f FILE``, ``@include``) runs and names; unknown as a
+    whole (``NOT_FOLLOWED``) when it is not followed."""
+    try:
+        return _awk_program(_tokens(text))
+    except _Unknown:
+        return [unknown(NOT_FOLLOWED)]
 
 
 def _tokens(text: str) -> list[tuple[str, str]]:
@@ -277,7 +301,7 @@ def _awk_program(tokens: list[tuple[str, str]]) -> list[Finding]:
         elif kind == "@" and after[1] != "include":  # @load "ext", @f(): gawk loads or calls anything
             findings.append(_awk_unknown("@" + after[1]))
         elif kind == "@" and beyond == "string":
-            findings.append(_path(tokens[index + 2][1]))
+            findings.append(source("awk", tokens[index + 2][1]))
     return findings
 
 

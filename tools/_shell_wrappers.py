@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 
 from ._arity import always_prefix
 from ._shell_commands import Commands
-from ._shell_dialects import DEBUGGERS, debugger, parameters, substituted
+from ._shell_dialects import DEBUGGERS, debugger, init_file, parameters, substituted
 from ._shell_paths import State, resolve
 from ._shell_runners import RUNNING, Found
 from ._shell_specs import PARALLEL_REPLACING, PARALLEL_SOURCES, WRAPPERS, Wrapper, hijacks
@@ -72,7 +72,7 @@ class Wrappers(Commands):
         if options is None:
             return None
         inner_state, codes, shell, entrypoint, hijack = options
-        exact = self._debugger(name, args, state)
+        exact = self._debugger(name, args, inner_state)
         if spec.until:  # gdb PROGRAM [CORE]: the paths it reads
             self._wrapped_start(name, spec, args, parsed, direct=False, state=state)
         alone = end is None and spec.program and bool(parsed.operands)  # gdb PROGRAM: runs it
@@ -228,12 +228,16 @@ class Wrappers(Commands):
             )
 
     def _debugger(self, name: str, args: list[Word], state: State) -> bool:
-        """A debugger's own commands (``gdb -ex CMD``, ``lldb -o CMD``: ``_shell_dialects``),
-        analyzed; True when some may run more than the program."""
+        """A debugger's own commands (``gdb -ex CMD``, ``lldb -o CMD``: ``_shell_dialects``), the
+        files of them it runs (``-x FILE``) and the init file of the folder it starts in
+        (``.gdbinit``), analyzed; True when some may run more than the program."""
         if name not in DEBUGGERS:
             return False
         found, runs = debugger(name, args)
         self.findings(found, state)
+        init = init_file(name, args)
+        if init is not None:
+            self.source(name, init, state, optional=True)
         return runs
 
     def _wrapped_start(

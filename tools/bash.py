@@ -1,11 +1,13 @@
 """bash: run a shell command after asking exactly what it does, with hard limits.
 
 The command is analyzed first (``_shell.py``): ``external_directory`` for paths outside the
-workspace, then ``bash`` for the commands themselves. It then runs in bash in its own process
-group with stdin closed; combined stdout and stderr stream to ``ctx.metadata``. A timeout or an
-abort stops the whole group (SIGTERM, then SIGKILL). Long output keeps its tail (errors come last)
-and is saved whole; values of credential variables (``*_API_KEY``, ``*_TOKEN``, ...) are redacted.
-Limits come from ``[tools.bash]``: ``default_timeout_ms``, ``max_timeout_ms``, ``kill_grace_ms``.
+workspace, then ``bash`` for the commands themselves. If a script file the analysis read (``sed -f
+FILE``) changed while the user was asked, it does not run (``_shell_sources.stale``). It then
+runs in bash in its own process group with stdin closed; combined stdout and stderr stream to
+``ctx.metadata``. A timeout or an abort stops the whole group (SIGTERM, then SIGKILL). Long output
+keeps its tail (errors come last) and is saved whole; values of credential variables
+(``*_API_KEY``, ``*_TOKEN``, ...) are redacted. Limits come from ``[tools.bash]``:
+``default_timeout_ms``, ``max_timeout_ms``, ``kill_grace_ms``.
 """
 
 from __future__ import annotations
@@ -20,8 +22,13 @@ from typing import IO, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._shell import permission_requests
+from ._shell import (
+    analyze,
+    permission_requests,  # noqa: F401  (lspilot check-command imports it from here)
+    requests_for,
+)
 from ._shell_process import Redactor, choose_shell, secrets, stop_group
+from ._shell_sources import stale
 from .base import InitContext, Tool, ToolError, ToolResult
 from .context import ToolContext
 from .truncate import OutputLimits, save
@@ -97,10 +104,16 @@ class Bash(Tool[BashParams]):
         workdir = ctx.resolve(params.workdir) if params.workdir else ctx.root
         if not workdir.is_dir():
             raise ToolError(f"workdir {params.workdir} is not an existing directory.")
-        requests = permission_requests(params.command, workdir, ctx.root, [ctx.env.output_dir])
-        for request in requests:
+        analysis = analyze(params.command, workdir, ctx.root, [ctx.env.output_dir])
+        for request in requests_for(params.command, analysis):
             request.metadata["description"] = params.description
             await ctx.ask(request)
+        if changed := stale(analysis.sources):
+            raise ToolError(
+                f"Nothing ran: {', '.join(changed)} changed after the command was checked, while it "
+                "waited for approval, and the command runs it as a script. Call the tool again to "
+                "have the new content checked."
+            )
         run = _Run(params, ctx, workdir, timeout, limits.kill_grace_ms / 1000)
         return await run.execute()
 
