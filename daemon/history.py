@@ -21,6 +21,10 @@ SUMMARY_PROMPT = (
 )
 
 
+#: Providers (litellm's prefixes) that want a message's reasoning text back: DeepSeek's and
+#: Moonshot's (Kimi) thinking modes refuse assistant messages without it.
+REASONING_BACK = ("deepseek", "moonshot")
+
 #: Characters of transcript the summary request is tried with, the next one when it overflows
 #: (about 50k, 12k and 3k tokens: a model with a small context can still summarise).
 BUDGETS = (200_000, 50_000, 12_000)
@@ -66,10 +70,7 @@ def _message(row: Any, parts: list[Any], model: str | None) -> list[dict[str, An
         return []
     assistant: dict[str, Any] = {"role": "assistant", "content": text or None}
     if model is not None and row["model"] == model:
-        reasoning = [json.loads(p["metadata"] or "{}") for p in parts if p["kind"] == "reasoning"]
-        signed = [block for data in reasoning for block in data.get("thinking", [])]
-        if signed:
-            assistant["thinking_blocks"] = signed
+        assistant |= _own_reasoning([p for p in parts if p["kind"] == "reasoning"], model)
     if calls:
         assistant["tool_calls"] = [
             {
@@ -81,6 +82,21 @@ def _message(row: Any, parts: list[Any], model: str | None) -> list[dict[str, An
         ]
     results = [{"role": "tool", "tool_call_id": p["call_id"], "content": _result(p)} for p in calls]
     return [assistant, *results]
+
+
+def _own_reasoning(parts: list[Any], model: str) -> dict[str, Any]:
+    """What of a message's reasoning goes back to the model that made it: Anthropic's signed
+    thinking blocks, and for providers whose thinking mode wants it back on every assistant
+    message, the reasoning text (without it litellm sends a blank placeholder, and the model
+    loses its earlier reasoning)."""
+    back: dict[str, Any] = {}
+    signed = [block for p in parts for block in json.loads(p["metadata"] or "{}").get("thinking", [])]
+    if signed:
+        back["thinking_blocks"] = signed
+    text = "".join(p["text"] for p in parts)
+    if text and model.split("/", 1)[0] in REASONING_BACK:
+        back["reasoning_content"] = text
+    return back
 
 
 def _replayable(arguments: str | None) -> str:

@@ -1,4 +1,5 @@
-"""Anthropic's Messages API through real litellm: prompt caching and thinking across tool calls.
+"""What particular providers need, through real litellm: Anthropic's prompt caching and thinking
+across tool calls, DeepSeek's reasoning sent back.
 
 The scripted model answers ``/v1/messages`` as Anthropic does and refuses what Anthropic refuses
 (daemon/scripted_anthropic.py): an assistant message with tool use that does not start with its
@@ -38,6 +39,7 @@ class Human:
 def workspace(empty_workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-fake")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-fake")
     (empty_workspace / "a.py").write_text("def area(r):\n    return 3.14 * r * r\n")
     return empty_workspace
 
@@ -145,3 +147,17 @@ async def test_an_answer_cut_off_at_max_tokens_ends_the_turn_saying_so(
     fake.push(Turn(text="area(r) returns", finish_reason="length"))  # Anthropic's max_tokens
     result = await anthropic_loop(workspace, fake).run_turn("what does area do?")
     assert (result.stop_reason, result.text, result.error) == ("length", "area(r) returns", CUT_OFF)
+
+
+async def test_deepseek_thinking_gets_its_reasoning_back(workspace: Path, fake: ScriptedModel) -> None:
+    # DeepSeek's thinking mode refuses assistant messages without reasoning_content; litellm
+    # then fills in a blank one, and the model loses what it had worked out.
+    fake.push(
+        Turn(reasoning="area is in a.py; read it.", tool_calls=[("read", {"filePath": "a.py"})]),
+        Turn(text="It computes an area."),
+    )
+    loop = Runtime.open(workspace).loop(Human(), model="deepseek/deepseek-reasoner", api_base=fake.api_base)
+    loop.model = dataclasses.replace(loop.model, options={"thinking": {"type": "enabled"}})
+    assert (await loop.run_turn("what does area do?")).text == "It computes an area."
+    assistant = [m for m in fake.requests[1]["messages"] if m["role"] == "assistant"][-1]
+    assert assistant["reasoning_content"] == "area is in a.py; read it."
