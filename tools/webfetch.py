@@ -12,6 +12,7 @@ image types come back as an attachment.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import re
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -308,7 +309,13 @@ def _kind(media_type: str, body: bytes) -> Literal["html", "text", "image", "bin
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([\w.:-]+)""", re.IGNORECASE)
 
 
+_BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
 def _decode(body: bytes, charset: str | None, html: bool) -> str:
+    for bom, encoding in _BOMS:  # a BOM wins over the header and the page, as browsers decide
+        if body.startswith(bom):
+            return body.decode(encoding, errors="replace")
     if not charset and html:
         found = _META_CHARSET.search(body[:4096])
         charset = found.group(1).decode("ascii") if found else None

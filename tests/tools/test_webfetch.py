@@ -104,6 +104,12 @@ async def test_charset_from_meta_tag(harness: Harness, server: Server) -> None:
     assert outcome.result.output == "café"
 
 
+async def test_a_byte_order_mark_decides_the_encoding(harness: Harness, server: Server) -> None:
+    # The header said UTF-8; the UTF-16 body came back as U+FFFD and letters spaced by NULs.
+    outcome = await fetch(harness, url=server.url("/utf16"))
+    assert outcome.result is not None and outcome.result.output == "caf\u00e9 \u2713\n"
+
+
 async def test_image_comes_back_as_attachment(harness: Harness, server: Server) -> None:
     outcome = await fetch(harness, url=server.url("/pixel.png"))
     assert outcome.result is not None, outcome.error

@@ -99,6 +99,11 @@ def _latin1(h: Any, s: Server) -> None:
     )
 
 
+def _utf16(h: Any, s: Server) -> None:
+    """A UTF-16 file served as UTF-8, as raw file hosts do."""
+    h.send(200, "caf\u00e9 \u2713\n".encode("utf-16"), "text/plain; charset=utf-8")
+
+
 def _png(h: Any, s: Server) -> None:
     h.send(200, PNG, "image/png")
 
@@ -165,6 +170,7 @@ ROUTES: dict[str, Callable[[Any, Server], None]] = {
     "/page.html": _page,
     "/plain.txt": _plain,
     "/latin1": _latin1,
+    "/utf16": _utf16,
     "/pixel.png": _png,
     "/doc.pdf": _pdf,
     "/redirect": _redirect,
