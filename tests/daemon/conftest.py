@@ -10,6 +10,9 @@ import pytest
 
 LSPILOT = str(Path(sys.executable).with_name("lspilot"))
 
+# The helpers the test_serve_* and test_loop_* files share: their asserts report as the tests' own.
+pytest.register_assert_rewrite("tests.daemon.serving", "tests.daemon.looping")
+
 
 @pytest.fixture
 def empty_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

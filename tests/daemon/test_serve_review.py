@@ -13,7 +13,7 @@ from lsprotocol import types
 
 from daemon.scripted_model import ScriptedModel, Turn
 
-from .test_serve import (
+from .serving import (
     FULL,
     Editor,
     connect,

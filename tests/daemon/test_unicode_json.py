@@ -14,7 +14,7 @@ from typing import Any
 from daemon.scripted_model import ScriptedModel, Turn
 
 from .conftest import LSPILOT
-from .test_serve import RawEditor
+from .serving import RawEditor
 
 NVIM = str(Path(sys.executable).with_name("nvim"))
 

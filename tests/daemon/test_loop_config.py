@@ -1,0 +1,106 @@
+"""The loop's configuration errors (named by file and key) and its secrets (API keys, the
+environment's tokens), which reach neither the logs, the session store nor the model."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from daemon.config import ConfigError
+from daemon.runtime import Runtime
+from daemon.scripted_model import ScriptedModel, Turn
+from tools import Reply
+
+from .conftest import LSPILOT
+from .looping import Human, make_loop, script, workspace
+
+__all__ = ["workspace"]  # the fixture, shared with the other test_loop_* files
+
+
+def test_config_errors_name_the_file_and_key(workspace: Path) -> None:
+    (workspace / "lspilot.toml").write_text('model = "openai/x"\n[agents.review]\ncolour = "blue"\n')
+    with pytest.raises(ConfigError, match=r"lspilot.toml: agents.review: unknown keys \['colour'\]"):
+        Runtime.open(workspace).agent("review")
+    (workspace / "lspilot.toml").write_text('modle = "openai/x"\n')
+    with pytest.raises(ConfigError, match=r"lspilot.toml: unknown settings \['modle'\]"):
+        Runtime.open(workspace)
+    (workspace / "lspilot.toml").write_text("")
+    with pytest.raises(ConfigError, match="no model configured"):
+        Runtime.open(workspace).loop(Human())
+    with pytest.raises(ConfigError, match="no agent called 'nope'"):
+        Runtime.open(workspace).agent("nope")
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        (
+            '[agents.build]\nmax_steps = "lots"',
+            "agents.build.max_steps must be a positive integer, not 'lots'",
+        ),
+        ("[agents.build]\nmax_steps = 0", "agents.build.max_steps must be a positive integer, not 0"),
+        ('[agents.build]\ntools = "read"', "agents.build.tools must be a list of tool ids"),
+        ("[agents.build]\nmodel = 4", "agents.build.model must be a string, not 4"),
+        (
+            '[agents.build]\npermission = { edit = "maybe" }',
+            "permission.edit: '\\*' = 'maybe'; expected one of",
+        ),
+        ('[agents.build]\npermission = "allow"', "agents.build.permission must be a table"),
+        ('provider_options = "temperature=0"', "provider_options must be a table"),
+        ("agents = 3", "agents must be a table"),
+        ('permission = "allow"', "permission must be a table"),
+        ("model = 5", "model must be a string, not 5"),
+        ('[lsp]\nrequest_timeout = "30"', "\\[lsp\\] request_timeout must be a positive number, not '30'"),
+    ],
+)
+def test_config_values_of_the_wrong_type_are_named(workspace: Path, toml: str, message: str) -> None:
+    model = "" if toml.startswith("model =") else 'model = "openai/x"'
+    (workspace / "lspilot.toml").write_text(f"{model}\n{toml}\n")
+    with pytest.raises(ConfigError, match=message) as raised:
+        runtime = Runtime.open(workspace)
+        runtime.cfg.bridge()
+        runtime.loop(Human())
+    assert "[lsp]" in toml or str(workspace / "lspilot.toml") in str(raised.value)
+
+
+def test_api_keys_reach_neither_the_logs_nor_the_session_store(
+    workspace: Path, fake: ScriptedModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # -v logs each request's options, custom headers included (a proxy's or gateway's key).
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment-0123456789")
+    (workspace / "lspilot.toml").write_text(
+        '[provider_options]\napi_key = "sk-from-the-config-0123456789"\n'
+        'extra_headers = { "x-api-key" = "gateway-key-0123456789", "X-Trace" = "not a secret" }\n'
+    )
+    script(fake, Turn(error=500), Turn(text="the answer"))
+    command = [LSPILOT, "-v", "run", "hi", "--root", str(workspace), "--model", "openai/scripted"]
+    command += ["--api-base", fake.api_base]
+    ran = subprocess.run(command, check=False, capture_output=True, text=True, env=os.environ, timeout=120)
+    assert (ran.returncode, ran.stdout) == (0, "the answer\n")  # -v logs nothing on stdout either
+    assert "X-Trace" in ran.stderr and "not a secret" in ran.stderr  # the headers were logged...
+    assert "[redacted]" in ran.stderr  # ... their secrets were not
+    data = tmp_path / "data"
+    written = [ran.stderr, *(f.read_text(errors="replace") for f in data.rglob("*") if f.is_file())]
+    for secret in ("sk-from-the-environment", "sk-from-the-config", "gateway-key"):
+        assert not [text for text in written if secret in text], secret
+
+
+async def test_tool_results_carry_no_secret_from_the_environment(
+    workspace: Path, fake: ScriptedModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    token = "ghp_fromTheEnvironment0123456789"
+    monkeypatch.setenv("GITHUB_TOKEN", token)
+    (workspace / "deploy.txt").write_text(f"token: {token}\n")
+    echo = {"command": "echo $GITHUB_TOKEN", "description": "Show the token"}
+    script(fake, Turn(tool_calls=[("read", {"filePath": "deploy.txt"}), ("bash", echo)]), Turn(text="ok"))
+    loop, _ = make_loop(workspace, fake, Human(Reply("once")))
+    await loop.run_turn("show me the token")
+    results = [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "tool"]
+    assert len(results) == 2 and all("redacted]" in r for r in results), results
+    assert token not in json.dumps(fake.requests[-1])
+    stored = [f for f in (tmp_path / "data").rglob("*") if f.is_file() and token.encode() in f.read_bytes()]
+    assert stored == []

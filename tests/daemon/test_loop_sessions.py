@@ -1,0 +1,139 @@
+"""A turn's session when the turn is cut short (cancelled mid-stream or mid-tool, the process
+killed with -9), what `lspilot run` prints, and sessions that belong to one workspace."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from daemon.config import ConfigError
+from daemon.scripted_model import ScriptedModel, Turn
+from daemon.transcript import as_json
+
+from .conftest import LSPILOT
+from .looping import Human, make_loop, script, tool_parts, workspace
+
+__all__ = ["workspace"]  # the fixture, shared with the other test_loop_* files
+
+
+async def test_cancel_mid_stream_keeps_what_streamed(workspace: Path, fake: ScriptedModel) -> None:
+    script(fake, Turn(text="partial answer that never ends", stall_after_chunks=2))
+    loop, events = make_loop(workspace, fake, Human())
+    task = asyncio.create_task(loop.run_turn("go"))
+    await asyncio.wait_for(events.until(lambda e: e.type == "text"), 60)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    ends = [e.data for e in events if e.type == "turn.end"]
+    assert ends == [{"turnId": ends[0]["turnId"], "stopReason": "cancelled", "error": None}]
+    messages = as_json(loop.store, loop.env.session.id)["messages"]
+    kinds = [(p["kind"], p.get("text")) for p in messages[-1]["parts"]]
+    assert kinds[0][0] == "text" and kinds[0][1] and "partial answer".startswith(kinds[0][1][:4])
+    assert kinds[-1] == ("error", "Cancelled by the user.")
+
+
+async def test_cancel_mid_tool_stops_the_tool(workspace: Path, fake: ScriptedModel) -> None:
+    script(fake, Turn(tool_calls=[("question", {"question": "Which one?"})]))
+
+    class SlowHuman(Human):
+        async def question(self, question: str, options: list[str]) -> str:
+            await asyncio.sleep(3600)
+            return ""
+
+    loop, events = make_loop(workspace, fake, SlowHuman())
+    task = asyncio.create_task(loop.run_turn("ask me"))
+    await asyncio.wait_for(events.until(lambda e: e.type == "tool" and e.data["state"] == "running"), 60)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    [part] = tool_parts(loop)
+    assert (part["state"], part["output"]) == ("error", "Error: cancelled by the user.")
+    # The session stays usable: the interrupted call is answered in the next request.
+    script(fake, Turn(text="fine"))
+    assert (await loop.run_turn("never mind")).text == "fine"
+    [tool_message] = [m for m in fake.requests[-1]["messages"] if m["role"] == "tool"]
+    assert tool_message["content"] == "Error: cancelled by the user."
+
+
+def test_kill_9_mid_turn_keeps_everything_before_the_cut(workspace: Path, fake: ScriptedModel) -> None:
+    script(
+        fake,
+        Turn(text="Reading.", tool_calls=[("read", {"filePath": "a.py"})]),
+        Turn(text="never finished", stall_after_chunks=1),
+    )
+    command = [LSPILOT, "run", "what is in a.py?", "--root", str(workspace), "--json"]
+    proc = subprocess.Popen(
+        [*command, "--model", "openai/scripted", "--api-base", fake.api_base],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=os.environ,
+    )
+    assert proc.stdout is not None
+    session = ""
+    for line in proc.stdout:
+        event = json.loads(line)
+        session = event["session_id"]
+        if event["type"] == "tool" and event["data"]["state"] == "completed":
+            break
+    deadline = time.monotonic() + 60
+    while len(fake.requests) < 2 and time.monotonic() < deadline:  # the second step is now streaming
+        time.sleep(0.05)
+    assert len(fake.requests) == 2
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    shown = subprocess.run(
+        [LSPILOT, "sessions", "export", session, "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    data = json.loads(shown.stdout)
+    roles = [m["role"] for m in data["messages"]]
+    assert roles[:2] == ["user", "assistant"]
+    first = data["messages"][1]["parts"]
+    assert first[0] == {**first[0], "kind": "text", "text": "Reading."}
+    assert first[1]["kind"] == "tool" and first[1]["state"] == "completed"
+    assert "return 3.14" in first[1]["output"]
+    listed = subprocess.run(
+        [LSPILOT, "sessions", "list", "--root", str(workspace)], capture_output=True, text=True, check=True
+    )
+    assert session in listed.stdout and "what is in a.py?" in listed.stdout
+
+
+def test_run_prints_only_the_answer_on_stdout(workspace: Path, fake: ScriptedModel) -> None:
+    # `lspilot run "..." > answer.txt`: retries and errors go to the terminal, not into the file.
+    script(fake, Turn(error=500), Turn(text="the answer"), Turn(error=400, error_message="Bad model"))
+    command = [LSPILOT, "run", "hi", "--root", str(workspace), "--model", "openai/scripted"]
+    command += ["--api-base", fake.api_base]
+
+    def run(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*command, *extra], check=False, capture_output=True, text=True, env=os.environ, timeout=120
+        )
+
+    ran = run()
+    assert (ran.returncode, ran.stdout) == (0, "the answer\n")
+    assert "retrying in" in ran.stderr
+    failed = run("--session", ran.stderr.strip().splitlines()[-1].removeprefix("session "))
+    assert (failed.returncode, failed.stdout) == (1, "")
+    assert "error: The model call failed: BadRequestError: Bad model" in failed.stderr
+
+
+async def test_a_session_is_continued_only_in_its_own_workspace(
+    workspace: Path, fake: ScriptedModel, tmp_path: Path
+) -> None:
+    script(fake, Turn(text="first"))
+    loop, _ = make_loop(workspace, fake, Human())
+    await loop.run_turn("hi")
+    other = tmp_path / "other"
+    other.mkdir()
+    with pytest.raises(ConfigError, match=f"belongs to {workspace}; continue it there"):
+        make_loop(other, fake, Human(), session_id=loop.env.session.id)
+    make_loop(workspace, fake, Human(), session_id=loop.env.session.id)  # at home it goes on

@@ -1,0 +1,175 @@
+"""`lspilot serve`: permission asks go to the editor (lspilot/requestPermission, or
+window/showMessageRequest without lspilot's options), and sessions that two asks or two
+processes want at once."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+
+from daemon.scripted_model import ScriptedModel, Turn
+from daemon.store import Store
+from tests.conftest import data_dir
+
+from .serving import FULL, Editor, connect, tool_results, workspace
+
+__all__ = ["connect", "workspace"]  # the fixtures, shared with the other test_serve_* files
+
+
+async def test_permission_prompts_go_to_the_editor(connect: Callable[..., Any], fake: ScriptedModel) -> None:
+    read_env = Turn(tool_calls=[("read", {"filePath": ".env"})])
+    fake.turns.extend([read_env, Turn(text="done"), read_env, Turn(text="again")])
+    editor: Editor = await connect("visual-studio-code", FULL)
+    editor.permission_answers.append({"optionId": "allow_always"})
+    first = await editor.command("lspilot.ask", {"prompt": "read .env"})
+    assert first["stopReason"] == "end"
+    [ask] = editor.permission_asks
+    assert ask["permission"] == "read" and ask["patterns"] == [".env"]
+    assert ask["sessionId"] == first["sessionId"] and ask["toolCallId"]
+    assert {o["kind"] for o in ask["options"]} >= {"allow_once", "allow_always", "reject_once"}
+    # "always" was remembered: the second read does not ask.
+    second = await editor.command("lspilot.ask", {"sessionId": first["sessionId"], "prompt": "again"})
+    assert second["stopReason"] == "end" and len(editor.permission_asks) == 1
+
+
+async def test_an_answer_that_is_no_option_rejects_and_is_logged_in_the_editor(
+    connect: Callable[..., Any], fake: ScriptedModel
+) -> None:
+    fake.turns.extend([Turn(tool_calls=[("read", {"filePath": ".env"})]), Turn(text="done")])
+    editor: Editor = await connect("neovim", FULL)
+    editor.permission_answers.append({"optionId": "sure, why not"})
+    result = await editor.command("lspilot.ask", {"prompt": "read .env"})
+    assert result["stopReason"] == "rejected"
+    # Sent before the turn's answer, on the same stream; pytest-lsp's client keeps log messages.
+    [message] = editor.client.log_messages
+    assert message.type == types.MessageType.Warning
+    assert (
+        message.message
+        == "lspilot: the editor answered 'sure, why not', not one of the options; taken as a reject"
+    )
+
+
+async def test_a_reject_with_feedback_reaches_the_model(
+    connect: Callable[..., Any], fake: ScriptedModel
+) -> None:
+    fake.turns.extend([Turn(tool_calls=[("read", {"filePath": ".env"})]), Turn(text="understood")])
+    editor: Editor = await connect("neovim", FULL)
+    editor.permission_answers.append({"optionId": "reject_once", "feedback": "secrets stay private"})
+    result = await editor.command("lspilot.ask", {"prompt": "read .env"})
+    assert result["stopReason"] == "end"
+    assert "secrets stay private" in tool_results(fake)[-1]
+
+
+async def test_without_lspilot_options_permissions_fall_back_to_message_requests(
+    connect: Callable[..., Any], fake: ScriptedModel
+) -> None:
+    fake.turns.extend([Turn(tool_calls=[("read", {"filePath": ".env"})]), Turn(text="ok")])
+    editor: Editor = await connect("neovim")
+    editor.message_answers.append("Allow once")
+    result = await editor.command("lspilot.ask", {"prompt": "read .env"})
+    assert result["stopReason"] == "end"
+    [request] = editor.message_requests
+    assert ".env" in request.message and next(a.title for a in request.actions or []) == "Allow once"
+    assert "TOKEN=not-for-models" in tool_results(fake)[-1]
+
+
+async def test_bash_permission_once_always_and_reject(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    def run(command: str) -> Turn:
+        return Turn(tool_calls=[("bash", {"command": command, "description": "list the files"})])
+
+    fake.turns.extend([run("ls -a"), Turn(text="1"), run("ls -l"), Turn(text="2"), run("ls -la")])
+    fake.turns.extend([Turn(text="3"), run("touch made-by-agent")])
+    editor: Editor = await connect("visual-studio-code", FULL)
+    editor.permission_answers += [{"optionId": "allow_once"}, {"optionId": "allow_always"}]
+    editor.permission_answers.append({"optionId": "reject_once"})
+    first = await editor.command("lspilot.ask", {"prompt": "once"})
+    session = {"sessionId": first["sessionId"]}
+    assert (await editor.command("lspilot.ask", session | {"prompt": "always"}))["stopReason"] == "end"
+    assert (await editor.command("lspilot.ask", session | {"prompt": "remembered"}))["stopReason"] == "end"
+    rejected = await editor.command("lspilot.ask", session | {"prompt": "reject"})
+    asks = [(a["permission"], a["patterns"]) for a in editor.permission_asks]
+    assert asks == [("bash", ["ls -a"]), ("bash", ["ls -l"]), ("bash", ["touch made-by-agent"])]
+    assert rejected["stopReason"] == "rejected" and not (workspace / "made-by-agent").exists()
+
+
+async def test_two_asks_in_one_session_at_once_run_one_turn(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    # A project tool whose init takes a while: the second ask arrives while the first prepares.
+    tools = workspace / ".lspilot" / "tools"
+    tools.mkdir(parents=True)
+    (tools / "slow.py").write_text(
+        "import asyncio\n"
+        "from pydantic import BaseModel, ConfigDict\n"
+        "from tools import Tool, ToolResult\n"
+        "class P(BaseModel):\n"
+        "    model_config = ConfigDict(extra='forbid')\n"
+        "class Slow(Tool[P]):\n"
+        "    id = 'slow'\n"
+        "    description = 'Starts slowly.'\n"
+        "    Params = P\n"
+        "    async def init(self, ctx):\n"
+        "        await asyncio.sleep(0.5)\n"
+        "    async def run(self, params, ctx):\n"
+        "        return ToolResult('slow', 'done')\n"
+    )
+    fake.turns.extend([Turn(text="first"), Turn(text="second"), Turn(text="third")])
+    editor: Editor = await connect("neovim", FULL)
+    first = await editor.command("lspilot.ask", {"prompt": "one"})
+    again = {"sessionId": first["sessionId"], "prompt": "two"}
+    answers = await asyncio.gather(
+        editor.command("lspilot.ask", again), editor.command("lspilot.ask", again), return_exceptions=True
+    )
+    refused = [a for a in answers if isinstance(a, BaseException)]
+    assert len(refused) == 1 and "a turn is already running in session" in str(refused[0])
+    assert [a["stopReason"] for a in answers if isinstance(a, dict)] == ["end"]
+    history = await editor.command("lspilot.history", {"sessionId": first["sessionId"]})
+    assert [m["role"] for m in history["messages"]] == ["user", "assistant", "user", "assistant"]
+
+
+async def test_an_ask_in_a_session_that_another_process_runs_is_refused(
+    connect: Callable[..., Any], fake: ScriptedModel
+) -> None:
+    fake.turns.extend([Turn(text="first"), Turn(text="second")])
+    editor: Editor = await connect("neovim", FULL)
+    session = (await editor.command("lspilot.ask", {"prompt": "one"}))["sessionId"]
+    store = Store(data_dir() / "lspilot.db")  # another daemon on the same database: this test
+    try:
+        with store.claim(session):
+            busy = f"session {session} is in use by pid {os.getpid()}, "
+            with pytest.raises(JsonRpcInvalidParams, match=busy):
+                await editor.command("lspilot.ask", {"sessionId": session, "prompt": "two"})
+        assert (await editor.command("lspilot.ask", {"sessionId": session, "prompt": "three"}))[
+            "stopReason"
+        ] == "end"
+    finally:
+        store.close()
+    history = await editor.command("lspilot.history", {"sessionId": session})
+    prompts = [m["parts"][0]["text"] for m in history["messages"] if m["role"] == "user"]
+    assert prompts == ["one", "three"]
+
+
+async def test_sessions_that_another_process_runs_are_listed_as_running(
+    connect: Callable[..., Any], fake: ScriptedModel
+) -> None:
+    fake.turns.append(Turn(text="first"))
+    editor: Editor = await connect("neovim", FULL)
+    session = (await editor.command("lspilot.ask", {"prompt": "one"}))["sessionId"]
+    store = Store(data_dir() / "lspilot.db")  # another daemon on the same database: this test
+    try:
+        with store.claim(session):
+            listed = await editor.command("lspilot.sessions")
+            assert [(s["sessionId"], s["running"]) for s in listed] == [(session, True)]
+        listed = await editor.command("lspilot.sessions")
+        assert [(s["sessionId"], s["running"]) for s in listed] == [(session, False)]
+    finally:
+        store.close()
