@@ -4,6 +4,7 @@ surrogate from the provider is stored, sent and printed, as the tools show such 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -14,6 +15,7 @@ import pytest
 from daemon.scripted_model import ScriptedModel, Turn
 
 from .conftest import LSPILOT
+from .serving import RawEditor
 
 
 def lspilot(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
@@ -90,3 +92,26 @@ def test_a_prompt_and_an_answer_that_are_not_utf8_are_kept(
     assert (again.returncode, again.stdout) == (0, "Again.\n"), again.stderr
     said = [m["content"] for m in fake.requests[1]["messages"][1:]]
     assert said == ["caf\\xe9 please", "Done caf\\xe9 \ufffd x.", "more"]
+
+
+async def test_serve_in_a_workspace_whose_path_is_not_utf8(tmp_path: Path, fake: ScriptedModel) -> None:
+    workspace = tmp_path / "caf\udce9"  # the editor sends it as file:///.../caf%E9
+    workspace.mkdir()
+    (workspace / "a.py").write_text("x = 1\n")
+    fake.turns.extend([Turn(tool_calls=[("read", {"filePath": "a.py"})]), Turn(text="ok")])
+    editor = await RawEditor.start(tmp_path, fake, "serve")
+    async with asyncio.timeout(120):
+        await editor.initialize(workspace)
+        answer = (await editor.ask("read a.py"))["result"]
+        assert answer["stopReason"] == "end"
+        sessions = {"command": "lspilot.sessions", "arguments": []}
+        editor.send({"id": 4, "method": "workspace/executeCommand", "params": sessions})
+        assert [s["sessionId"] for s in (await editor.answer(4))["result"]] == [answer["sessionId"]]
+        history = {"command": "lspilot.history", "arguments": [{"sessionId": answer["sessionId"]}]}
+        editor.send({"id": 5, "method": "workspace/executeCommand", "params": history})
+        transcript = (await editor.answer(5))["result"]
+        assert await editor.stop() == 0
+    assert transcript["root"] == f"{tmp_path}/caf\\xe9"
+    tool = next(p for m in transcript["messages"] for p in m["parts"] if p["kind"] == "tool")
+    assert (tool["state"], tool["output"]) == ("completed", "     1\tx = 1\n\n(End of file: 1 lines.)")
+    assert f"Workspace root: {tmp_path}/caf\\xe9\n" in fake.requests[0]["messages"][0]["content"]
