@@ -44,6 +44,11 @@ CUT_OFF = (
     "The model's answer was cut off at its output limit. Ask it to go on, or raise max_tokens "
     "in provider_options."
 )
+CUT_CALL = (
+    "your answer reached the output limit in the middle of this call's arguments, so the call was "
+    "cut short and not run. Send less in one call: write a large file in parts (write the first "
+    "part, then add the rest with edit), or split the work into several calls"
+)
 FILTERED = "The provider's content filter stopped the model's answer."
 #: A step's finish reason that ends the turn short of an answer -> (stop reason, why).
 SHORT = {"length": ("length", CUT_OFF), "content_filter": ("filtered", FILTERED)}
@@ -143,7 +148,7 @@ class Loop:
                     if step.finish in SHORT:  # litellm's names for every provider's reasons
                         self._stopped(turn, message, *SHORT[step.finish])
                     return turn
-                if await self._run_tools(message, step.tool_calls):
+                if await self._run_tools(message, step.tool_calls, cut_off=step.finish == "length"):
                     turn.stop_reason = "rejected"
                     return turn
             limit = f"Stopped after {self.agent.max_steps} steps (the agent's step limit, max_steps)."
@@ -250,8 +255,9 @@ class Loop:
                 f"The conversation is too long for the model, and summarising it failed: {describe(error)}"
             ) from error
 
-    async def _run_tools(self, message: str, calls: list[ToolCall]) -> bool:
-        """Run a step's calls concurrently; True if the user rejected one and the turn must stop."""
+    async def _run_tools(self, message: str, calls: list[ToolCall], *, cut_off: bool = False) -> bool:
+        """Run a step's calls concurrently; True if the user rejected one and the turn must stop.
+        ``cut_off``: the answer ended at the output limit, so its last call may be cut short."""
         parts = [
             self.store.add_part(
                 message, "tool", call_id=call.id, tool=call.name, input=call.arguments, state="pending"
@@ -260,12 +266,13 @@ class Loop:
         ]
         for call in calls:
             self.emit("tool", callId=call.id, tool=call.name, state="pending", input=call.arguments)
+        cut = calls[-1] if cut_off and not _is_json(calls[-1].arguments) else None
         results = await asyncio.gather(
-            *(self._run_tool(call, part) for call, part in zip(calls, parts, strict=True))
+            *(self._run_tool(call, part, cut=call is cut) for call, part in zip(calls, parts, strict=True))
         )
         return any(results)
 
-    async def _run_tool(self, call: ToolCall, part: int) -> bool:
+    async def _run_tool(self, call: ToolCall, part: int, *, cut: bool = False) -> bool:
         started = asyncio.get_running_loop().time()
         self.store.update_part(part, state="running", started=time.time())
         self.emit("tool", callId=call.id, tool=call.name, state="running")
@@ -279,6 +286,10 @@ class Loop:
         if tool is not None and tool not in self.allowed_tools():
             message = f"Error: the {tool.id} tool is not available to the {self.agent.name} agent."
             self._finish(call, part, "error", message, {})
+            return False
+        if cut:  # not a mistake in the JSON, which the model would only repeat
+            came = f"{len(call.arguments)} characters of arguments came"
+            self._finish(call, part, "error", f"Error: {CUT_CALL} ({came}).", {})
             return False
         try:
             await self._doom_loop_check(call, ctx)

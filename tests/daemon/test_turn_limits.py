@@ -60,3 +60,21 @@ def test_the_step_limit_says_so(workspace: Path, fake: ScriptedModel) -> None:
     assert ran.returncode == 1 and ran.stdout.count("read a.py") == 2
     assert "Stopped after 2 steps (the agent's step limit, max_steps)." in ran.stderr
     fake.assert_done()
+
+
+def test_a_call_cut_off_at_the_output_limit_is_not_run_and_the_model_is_told_why(
+    workspace: Path, fake: ScriptedModel
+) -> None:
+    # A long write cut off mid-content: "not valid JSON" would send the model to repeat it.
+    cut = '{"filePath": "big.py", "content": "x = 1\\nprint('
+    fake.push(
+        Turn(tool_calls=[("read", {"filePath": "a.py"}), ("write", cut)], finish_reason="length"),
+        Turn(text="I will write it in parts."),
+    )
+    ran = run(workspace, fake)
+    assert (ran.returncode, ran.stdout.splitlines()[-1]) == (0, "I will write it in parts."), ran.stderr
+    results = [m["content"] for m in fake.requests[1]["messages"] if m["role"] == "tool"]
+    assert "return 3.14 * r * r" in results[0]  # the whole call before it ran
+    assert results[1].startswith("Error: your answer reached the output limit in the middle of this call")
+    assert f"({len(cut)} characters of arguments came)" in results[1]
+    assert not (workspace / "big.py").exists()
