@@ -26,15 +26,24 @@ from .serve import VERSION
 log = logging.getLogger(__name__)
 
 
+class _Formatter(logging.Formatter):
+    """Records as text UTF-8 carries: a file name that is not UTF-8 (a lone surrogate in ``str``)
+    is written as the tools show it (``caf\\xe9.py``); the log file handler would otherwise
+    refuse the whole line and print a "Logging error" traceback instead."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return jsontext.valid_text(super().format(record))
+
+
 def _setup_logging(verbose: bool) -> Path:
     folder = configuration.log_dir()
     folder.mkdir(parents=True, exist_ok=True)
     logfile = folder / "lspilot.log"
-    handler = logging.FileHandler(logfile)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler = logging.FileHandler(logfile, encoding="utf-8", errors="backslashreplace")
+    handler.setFormatter(_Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     console = logging.StreamHandler(sys.stderr)
     console.setLevel(logging.DEBUG if verbose else logging.WARNING)
-    console.setFormatter(logging.Formatter("lspilot: %(message)s"))
+    console.setFormatter(_Formatter("lspilot: %(message)s"))
     REDACTOR.add_environment(os.environ)
     for each in (handler, console):
         each.addFilter(REDACTOR)

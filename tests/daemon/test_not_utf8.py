@@ -115,3 +115,18 @@ async def test_serve_in_a_workspace_whose_path_is_not_utf8(tmp_path: Path, fake:
     tool = next(p for m in transcript["messages"] for p in m["parts"] if p["kind"] == "tool")
     assert (tool["state"], tool["output"]) == ("completed", "     1\tx = 1\n\n(End of file: 1 lines.)")
     assert f"Workspace root: {tmp_path}/caf\\xe9\n" in fake.requests[0]["messages"][0]["content"]
+
+
+def test_a_logged_name_that_is_not_utf8_reaches_the_log_file(empty_workspace: Path, tmp_path: Path) -> None:
+    # The log file's handler was strict UTF-8: the warning naming a project tool that failed to
+    # load was dropped from the log, and a "--- Logging error ---" traceback went to stderr.
+    tools = empty_workspace / ".lspilot" / "tools"
+    tools.mkdir(parents=True)
+    (tools / "caf\udce9.py").write_text("this is not python\n")
+    (empty_workspace / "a.py").write_text("x = 1\n")
+    ran = lspilot(empty_workspace, "tool", "read", '{"filePath": "a.py"}')
+    assert ran.returncode == 0 and "Logging error" not in ran.stderr, ran.stderr
+    problem = f"{tools}/caf\\xe9.py: NameError: name 'this' is not defined"
+    assert f"lspilot: {problem}\n" in ran.stderr
+    log = (tmp_path / "data" / "logs" / "lspilot.log").read_text(encoding="utf-8")
+    assert f" WARNING daemon.cli: {problem}\n" in log
