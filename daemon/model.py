@@ -133,11 +133,15 @@ CACHE_POINTS = ({"location": "message", "role": "system"}, {"location": "message
 
 
 def _cached_at_breakpoints(model: str) -> bool:
+    """Claude: every model on Anthropic's own API; on Bedrock and Vertex, those litellm's model
+    map says cache (older ones there refuse cache points)."""
     provider, _, name = model.rpartition("/")
     provider = provider.split("/", 1)[0]
-    if provider == "anthropic":
+    if provider == "anthropic" or (not provider and name.lower().startswith("claude")):
         return True
-    return "claude" in name.lower() and provider in ("", "bedrock", "vertex_ai")
+    if provider in ("bedrock", "vertex_ai") and "claude" in name.lower():
+        return bool(litellm().utils.supports_prompt_caching(model))
+    return False
 
 
 def _request(settings: ModelSettings, messages: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:

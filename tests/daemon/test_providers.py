@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from daemon.loop import CUT_OFF, Loop, Retry
+from daemon.model import ModelSettings, _request  # pyright: ignore[reportPrivateUsage]
 from daemon.runtime import Runtime
 from daemon.scripted_anthropic import signature
 from daemon.scripted_model import ScriptedModel, Turn, Usage
@@ -161,3 +162,23 @@ async def test_deepseek_thinking_gets_its_reasoning_back(workspace: Path, fake: 
     assert (await loop.run_turn("what does area do?")).text == "It computes an area."
     assistant = [m for m in fake.requests[1]["messages"] if m["role"] == "assistant"][-1]
     assert assistant["reasoning_content"] == "area is in a.py; read it."
+
+
+@pytest.mark.parametrize(
+    ("model", "cached"),
+    [
+        ("anthropic/claude-sonnet-4-5", True),
+        ("anthropic/claude-a-model-litellm-does-not-know", True),
+        ("claude-3-haiku-20240307", True),
+        ("bedrock/us.anthropic.claude-sonnet-4-20250514-v1:0", True),
+        ("vertex_ai/claude-sonnet-4@20250514", True),
+        ("bedrock/anthropic.claude-3-sonnet-20240229-v1:0", False),  # Bedrock refuses cache points
+        ("vertex_ai/claude-3-sonnet@20240229", False),
+        ("openai/gpt-4o", False),
+        ("openai/claude-behind-a-proxy", False),
+        ("ollama/qwen3", False),
+    ],
+)
+def test_which_models_get_cache_breakpoints(model: str, cached: bool) -> None:
+    request = _request(ModelSettings(model), [{"role": "user", "content": "hi"}])
+    assert ("cache_control_injection_points" in request) == cached
