@@ -122,7 +122,9 @@ class EditorChanges:
 
     def unsaved(self, path: Path) -> str | None:
         text = self.buffers.text(path)
-        return None if text == "" and not path.exists() else text  # an empty new buffer: no file yet
+        # An empty buffer of a file not created yet is no file: VS Code sends it as "", Neovim
+        # as "\n" (its one empty line, which it writes as an empty file).
+        return None if text in ("", "\n") and not path.exists() else text
 
     async def apply(self, ctx: ToolContext, changes: list[FileChange], title: str) -> list[Applied]:
         """With lspilot's review, every file is reviewed before any is applied: a cancel at the

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, cast
 
-from daemon.scripted_model import ScriptedModel
+from daemon.scripted_model import ScriptedModel, Turn
 from tests.editors.nvim_editor import (
     EXTMARKS,
     TWO_FUNCTIONS,
@@ -94,3 +94,32 @@ def test_an_empty_file_not_open_gets_the_accepted_text(
     assert editor.finished() == "end"
     assert tool_results(fake)[-1] == "Replaced empty.py (1 line).", tool_results(fake)
     assert editor.buffer("empty.py") == ["X = 1"]
+
+
+def test_a_rejected_new_file_takes_its_empty_buffer_away_and_an_empty_new_buffer_is_no_file(
+    editor: Editor, fake: ScriptedModel, workspace: Path
+) -> None:
+    # The review opened new.py in a split to show the proposal; rejected, the split stayed on an
+    # empty buffer, and Neovim sends an empty buffer as "\n": the agent read a file of one line.
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("write", {"filePath": "new.py", "content": "X = 1\n"})]),
+            Turn(text="not created"),
+            Turn(tool_calls=[("read", {"filePath": "new.py"})]),
+            Turn(text="still not there"),
+        ]
+    )
+    editor.ask("make new.py")
+    editor.pending(1)
+    assert editor.lua("return vim.fn.winnr('$')") == 3  # a.py, new.py, the chat
+    editor.lua("vim.cmd('Lspilot reject-all')")
+    assert editor.finished() == "end"
+    assert editor.lua("return vim.fn.bufexists(vim.fn.fnamemodify('new.py', ':p'))") == 0
+    assert editor.lua("return vim.fn.winnr('$')") == 2
+    # The user opens new.py themselves (empty, not written): it is still no file to the agent.
+    editor.lua("vim.cmd('split new.py')")
+    editor.until("#vim.lsp.get_clients({name = 'lspilot', bufnr = vim.fn.bufnr('new.py')}) == 1")
+    editor.ask("read new.py")
+    assert editor.finished() == "end"
+    assert tool_results(fake)[-1].startswith("Error: File not found: new.py"), tool_results(fake)
+    assert not (workspace / "new.py").exists()

@@ -31,6 +31,7 @@ local M = {}
 ---@field hunks lspilot.Hunk[]
 ---@field answer fun(result: table)
 ---@field unloaded? boolean its buffer was unloaded or wiped (marks gone) and is not shown again yet
+---@field created? boolean the review made its buffer (there was none for the file)
 
 ---@type lspilot.Proposal[]
 M.proposals = {}
@@ -104,6 +105,7 @@ end
 
 --- Show a lspilot/reviewEdit request in its buffer; `answer(result)` replies to the server.
 function M.open(params, client_id, answer)
+  local created = vim.fn.bufexists(vim.uri_to_fname(params.uri)) == 0
   local buf = show_file(params.uri, client_id)
   ---@type lspilot.Proposal
   local p = {
@@ -114,6 +116,7 @@ function M.open(params, client_id, answer)
     buf = buf,
     hunks = {},
     answer = answer,
+    created = created,
   }
   for _, h in ipairs(params.hunks) do
     table.insert(p.hunks, { id = h.id, old_start = h.oldStart, old_lines = h.oldLines, new_text = h.newText })
@@ -129,6 +132,23 @@ function M.open(params, client_id, answer)
   keys.set(buf)
 end
 
+--- A buffer the review made for a file that does not exist (a new file) goes with its split when
+--- the review ends without creating the file, unless the user typed in it or renamed it.
+local function drop_unborn(p)
+  local name = vim.uri_to_fname(p.uri)
+  if not p.created or p.unloaded or not vim.api.nvim_buf_is_valid(p.buf) or vim.uv.fs_stat(name) then
+    return
+  end
+  for _, hunk in ipairs(p.hunks) do
+    if hunk.state == 'accepted' then
+      return
+    end
+  end
+  if not vim.bo[p.buf].modified and vim.api.nvim_buf_get_name(p.buf) == name then
+    vim.api.nvim_buf_delete(p.buf, {})
+  end
+end
+
 local function remove(p)
   for i, other in ipairs(M.proposals) do
     if other == p then
@@ -141,6 +161,7 @@ local function remove(p)
   end
   if #pending_in(p.buf) == 0 then
     keys.unset(p.buf)
+    drop_unborn(p)
   end
 end
 
