@@ -19,7 +19,7 @@ from lsp_bridge.documents import to_utf16
 
 from . import _lsp_format as fmt
 from ._lsp_format import Navigation
-from ._lsp_read_rules import hover_or_why_not
+from ._lsp_read_rules import UNQUOTED, hover_or_why_not, unquoted
 from ._lsp_resolve import Ambiguous, Target, check_line, describe_line, name_parts, on_line, resolve_symbol
 from ._lsp_source import KEYWORDS, Sources, name_at, names_on
 from .base import ToolError
@@ -163,15 +163,20 @@ async def _ask(bridge: Bridge, sources: Sources, operation: str, target: Target)
         return _reply(lines, metadata, len(found), answer, empty, resolved=bool(answer.value))
     if operation == "hover":
         if sources.hidden is None:
-            hovers, why = await bridge.hover(path, pos), None
+            hovers, why, files = await bridge.hover(path, pos), None, []
         else:
-            hovers, why = await hover_or_why_not(bridge, sources, target, sources.hidden)
+            hovers, why, files = await hover_or_why_not(bridge, sources, target, sources.hidden)
         if why is not None:
             withheld = f"No hover shown for {subject}: {why}"
             return _reply([], {"withheld": True}, 0, hovers, withheld, resolved=True)
-        text = fmt.hover_text(hovers.value)
+        text, cut = fmt.hover_text(hovers.value), False
+        if files:
+            text, cut = unquoted(text, sources, files)
         empty = f"No hover information for {subject}."
-        return _reply([text], {}, 1 if text else 0, hovers, empty, resolved=bool(text))
+        lines = [text, "", UNQUOTED] if cut else [text]
+        return _reply(
+            lines, {"unquoted": True} if cut else {}, 1 if text else 0, hovers, empty, resolved=bool(text)
+        )
     prepared = await bridge.prepare_call_hierarchy(path, pos)
     items = prepared.value
     if sources.hidden is not None:

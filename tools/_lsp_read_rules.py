@@ -9,6 +9,7 @@ read (``Sources.shows_uri``), and counted for ``left_out_note``.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,6 +22,20 @@ from ._lsp_resolve import Target
 from ._lsp_source import Sources
 from .context import ToolContext, real_path
 from .permission import PermissionDenied, wildcard_any, wildcard_match
+
+#: Said under a hover that ``unquoted`` cut.
+UNQUOTED = (
+    "(Values (…) and docs not written in this file or where the name is defined were left out: the "
+    "server infers them from other files, and read rules deny some files.)"
+)
+#: A fenced code block of a hover (``hover_text`` writes them as ```lang ... ```), split out.
+FENCE = re.compile(r"(```[^\n]*\n.*?\n```)", re.DOTALL)
+#: Separators (``---``) left at the end when the docs after them were left out.
+TRAILING_RULES = re.compile(r"(\s*\n-{3,})+\s*$")
+#: A string literal, or a number in ``Literal[...]``, in a hover's code.
+LITERAL = re.compile(
+    r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|(?<=Literal\[)-?\d[\w.]*|(?<=, )-?\d[\w.]*(?=[,\]])"
+)
 
 
 def read_denied(ctx: ToolContext) -> Callable[[str], bool] | None:
@@ -58,8 +73,9 @@ def left_out_note(count: int, operation: str) -> str:
 
 async def hover_or_why_not(
     bridge: Bridge, sources: Sources, target: Target, hidden: Callable[[str], bool]
-) -> tuple[Answer[list[lsp.Hover]], str | None]:
-    """The hover at ``target``, and why it is withheld (None: it may be shown).
+) -> tuple[Answer[list[lsp.Hover]], str | None, list[Path]]:
+    """The hover at ``target``, why it is withheld (None: it may be shown), and the files it
+    may quote (the target's and its definitions').
 
     The server's text for a name defined in a denied file is its signature, docstring or value
     from there. Where the name is defined is asked together with the hover (both at once, so the
@@ -73,13 +89,47 @@ async def hover_or_why_not(
     if isinstance(defined, BaseException):
         if not isinstance(defined, BridgeError):
             raise defined
-        return hovers, (
+        return (
+            hovers,
             f"where it is defined could not be checked ({defined}), and while read rules deny some "
-            "files the lsp tool shows a hover only for names defined in files read may show."
+            "files the lsp tool shows a hover only for names defined in files read may show.",
+            [],
         )
     if any(hidden(sources.named(span[0])[0]) for span in defined.value):
-        return hovers, (
+        return (
+            hovers,
             "it is defined in a file the read rules deny, and the lsp tool shows no more than read "
-            "would (the server's text would show its signature and docs from there)."
+            "would (the server's text would show its signature and docs from there).",
+            [],
         )
-    return hovers, None
+    return hovers, None, [path, *(sources.named(span[0])[1] for span in defined.value)]
+
+
+def unquoted(text: str, sources: Sources, files: list[Path]) -> tuple[str, bool]:
+    """A hover's ``text`` without what the files it may quote do not hold: a literal value in
+    its code (``Literal['s3cr3t']`` for a name assigned a ``Final`` constant from a denied file)
+    and its docs unless each of their lines is written there (a docstring inherited from a
+    denied base class). The server's inference cannot be traced to a file, so what is not
+    written in these files is left out, even when it came from another file read allows.
+    True if anything was."""
+    readable = " ".join(" ".join(line for f in files for line in sources.lines(f)).split())
+    parts = FENCE.split(text)
+    for i, part in enumerate(parts):
+        if i % 2:  # code: its literals
+            parts[i] = LITERAL.sub(lambda m: m[0] if _written(m[0], readable) else "…", part)
+        elif any(
+            " ".join(line.replace("\\", "").split()) not in readable
+            for line in part.splitlines()
+            if line.strip(" -*_")  # not blank, not a rule
+        ):
+            parts[i] = ""  # docs
+    kept = TRAILING_RULES.sub("", "".join(parts).strip())
+    return (text, False) if kept == text else (kept, True)
+
+
+def _written(literal: str, readable: str) -> bool:
+    """Whether a literal from a hover is written as one in ``readable``."""
+    if literal[:1] in "'\"":
+        inner = literal[1:-1]
+        return f"'{inner}'" in readable or f'"{inner}"' in readable
+    return re.search(rf"(?<![\w.]){re.escape(literal)}(?![\w.])", readable) is not None

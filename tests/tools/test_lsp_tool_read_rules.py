@@ -81,3 +81,51 @@ async def test_a_line_whose_first_name_is_defined_in_a_denied_file(lsp_harness: 
     text, meta = await lsp(h, operation="goToDefinition", filePath="uses.py", line=3)
     assert meta["target"]["name"] == "total_area" and meta["count"] == 0 and meta["skipped"] == 1
     assert text.startswith("No definitions of total_area at uses.py:3:1.") and "Line 3" not in text
+
+
+SECRETS = (
+    '\n\nTOKEN: Final = "s3cr3t"\nPORT: Final = 4711\n\n\n'
+    'class Base:\n    def run(self) -> None:\n        """Uses the hidden backdoor."""\n'
+)
+USES = """from pkg.calc import PORT, TOKEN, Base
+from pkg.shapes import Shape
+
+value = TOKEN
+port = PORT
+mine = "visible"
+
+
+class Child(Base):
+    def run(self) -> None:
+        pass
+
+
+class Mine(Shape):
+    def area(self) -> float:
+        \"\"\"The area_of this one,
+        in square units.\"\"\"
+        return 1.0
+"""
+
+
+async def test_a_hover_does_not_quote_values_and_docs_inferred_from_a_denied_file(
+    lsp_harness: MakeHarness,
+) -> None:
+    # value = TOKEN showed `value: Literal['s3cr3t']`, TOKEN being a Final constant in a file
+    # read denies, and an override without a docstring showed the denied base method's.
+    h = lsp_harness("py_project")
+    h.env.permissions.rules.append(Rule("read", "pkg/calc.py", "deny"))
+    calc = h.root / "pkg/calc.py"
+    calc.write_text("from typing import Final\n" + calc.read_text() + SECRETS)
+    (h.root / "uses.py").write_text(USES)
+    for name, line in (("value", 4), ("port", 5)):
+        text, meta = await lsp(h, operation="hover", filePath="uses.py", symbol=name, line=line)
+        assert f"(variable) {name}: Literal[…]" in text and meta["unquoted"]
+        assert "s3cr3t" not in text and "4711" not in text and text.endswith("read rules deny some files.)")
+    text, meta = await lsp(h, operation="hover", filePath="uses.py", symbol="Child.run")
+    assert "backdoor" not in text and "def run(self: Self@Child) -> None" in text and meta["unquoted"]
+    # What the file (or the one the name is defined in) says is shown.
+    text, meta = await lsp(h, operation="hover", filePath="uses.py", symbol="mine", line=6)
+    assert "(variable) mine: Literal['visible']" in text and "unquoted" not in meta
+    text, meta = await lsp(h, operation="hover", filePath="uses.py", symbol="Mine.area")
+    assert "area\\_of this one" in text and "in square units" in text and "unquoted" not in meta
