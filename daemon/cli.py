@@ -141,14 +141,14 @@ async def _run_tool(args: argparse.Namespace) -> int:
     root = Path(args.root).resolve()
     cfg = configuration.load(root)
     db: storage.Store | None = None
-    claimed = contextlib.ExitStack()
+    claimed = contextlib.AsyncExitStack()
     if args.session:
         db = storage.Store(configuration.data_dir() / "lspilot.db")
         if db.session_root(args.session) is None:
             print(f"lspilot tool: no session {args.session}", file=sys.stderr)
             return 2
         try:  # its read times and todos are written as a turn writes them: one process at a time
-            claimed.enter_context(db.claim(args.session))
+            await claimed.enter_async_context(db.claim(args.session))
         except SessionBusy as error:
             print(f"lspilot tool: {error}", file=sys.stderr)
             return 1
@@ -166,7 +166,7 @@ async def _run_tool(args: argparse.Namespace) -> int:
         outcome = await execute(registry, args.name, arguments, ToolContext(env, "cli"))
     finally:
         await env.close()
-        claimed.close()
+        await claimed.aclose()
         if db:
             db.close()
     if args.json:

@@ -6,16 +6,18 @@ exclusive ``flock`` on ``<id>.lock`` in a folder beside the database. The kernel
 its holder exits, however it exits (kill -9 included), so a crashed daemon leaves nothing stale
 behind; the file names the holder's pid for the message the next one gets. ``held`` tells which
 sessions some process is running a turn in (for the session lists), by a shared lock taken and
-dropped at once on each lock file; a turn that starts in that instant tries again.
+dropped at once on each lock file; a turn that starts in that instant tries again a few times,
+awaiting between tries, so the event loop (the editor's other requests, other sessions' turns)
+goes on meanwhile.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import fcntl
 import os
-import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from .config import ConfigError
@@ -25,14 +27,14 @@ class SessionBusy(ConfigError):
     """Another process (or another loop of this one) is running a turn in the session."""
 
 
-@contextlib.contextmanager
-def hold(folder: Path, session_id: str) -> Iterator[None]:
+@contextlib.asynccontextmanager
+async def hold(folder: Path, session_id: str) -> AsyncIterator[None]:
     """Hold the session's lock for the block; ``SessionBusy`` at once when someone else holds it."""
     if not session_id or "/" in session_id or session_id.startswith("."):
         raise ValueError(f"not a session id: {session_id!r}")
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{session_id}.lock"
-    descriptor = _claim(path, session_id)
+    descriptor = await _claim(path, session_id)
     try:
         yield
     finally:
@@ -43,11 +45,11 @@ def hold(folder: Path, session_id: str) -> Iterator[None]:
         os.close(descriptor)
 
 
-def _claim(path: Path, session_id: str) -> int:
+async def _claim(path: Path, session_id: str) -> int:
     while True:
         descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
-            _lock_past_probes(descriptor)
+            await _lock_past_probes(descriptor)
         except BlockingIOError:
             holder = os.pread(descriptor, 32, 0).decode(errors="replace").strip()
             os.close(descriptor)
@@ -56,7 +58,7 @@ def _claim(path: Path, session_id: str) -> int:
                 f"session {session_id} is in use by {who}, which is running a turn in it; "
                 "wait for that turn to end, or stop it"
             ) from None
-        except BaseException:
+        except BaseException:  # cancelled while it waited, too
             os.close(descriptor)
             raise
         if _still_at(path, descriptor):
@@ -101,13 +103,14 @@ def held(folder: Path) -> set[str]:
     return busy
 
 
-def _lock_past_probes(descriptor: int) -> None:
+async def _lock_past_probes(descriptor: int) -> None:
     """The exclusive lock, or ``BlockingIOError``. ``held``'s probes hold a shared lock for
-    microseconds: a few quick tries keep one from refusing a turn."""
+    microseconds: a few quick tries keep one from refusing a turn. (flock cannot wait with a
+    timeout, and a blocking one would stall the event loop for as long as another turn runs.)"""
     for _ in range(4):
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return
         except BlockingIOError:
-            time.sleep(0.002)
+            await asyncio.sleep(0.002)
     fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)

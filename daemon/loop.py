@@ -126,7 +126,7 @@ class Loop:
     async def run_turn(self, prompt: str) -> TurnResult:
         """Run one turn. ``SessionBusy``, before anything is stored, when another process is
         running a turn in this session."""
-        with self.store.claim(self.env.session.id):
+        async with self.store.claim(self.env.session.id):
             return await self._turn(prompt)
 
     async def _turn(self, prompt: str) -> TurnResult:

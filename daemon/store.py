@@ -16,7 +16,7 @@ import re
 import sqlite3
 import time
 import uuid
-from contextlib import AbstractContextManager
+from contextlib import AbstractAsyncContextManager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -167,9 +167,10 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
-    def claim(self, session_id: str) -> AbstractContextManager[None]:
-        """Hold the session while a turn writes to it: ``lease.SessionBusy`` at once when another
-        process holds it; released when the block ends, or by the kernel when the process dies."""
+    def claim(self, session_id: str) -> AbstractAsyncContextManager[None]:
+        """Hold the session while a turn writes to it (``async with``): ``lease.SessionBusy`` when
+        another process holds it; released when the block ends, or by the kernel when the process
+        dies."""
         return lease.hold(self.path.with_name("session-locks"), session_id)
 
     def running(self) -> set[str]:

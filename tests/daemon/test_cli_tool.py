@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import pty
@@ -107,14 +108,18 @@ def test_session_state_persists_across_processes(workspace: Path, tmp_path: Path
     assert missing.returncode == 2 and "no session ses_missing" in missing.stderr
 
 
-def test_a_tool_in_a_session_that_another_process_runs_is_refused(workspace: Path, tmp_path: Path) -> None:
+async def test_a_tool_in_a_session_that_another_process_runs_is_refused(
+    workspace: Path, tmp_path: Path
+) -> None:
     # Its read times and todos would be written while another process's turn writes them.
     store = Store(tmp_path / "data" / "lspilot.db")
     session = store.create_session(workspace)
     todos = '{"todos": [{"id": "a", "content": "ship it", "status": "in_progress"}]}'
     command = [LSPILOT, "tool", "todowrite", todos, "--session", session, "--root", str(workspace)]
-    with store.claim(session):  # a turn of this process
-        busy = subprocess.run(command, capture_output=True, text=True, check=False, timeout=120)
+    async with store.claim(session):  # a turn of this process
+        busy = await asyncio.to_thread(
+            subprocess.run, command, capture_output=True, text=True, check=False, timeout=120
+        )
     assert busy.returncode == 1 and not busy.stdout
     assert busy.stderr.startswith(f"lspilot tool: session {session} is in use by pid {os.getpid()}, ")
     assert not store.db.execute("SELECT * FROM todos").fetchall()

@@ -4,6 +4,7 @@ real litellm against the scripted model server."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import os
 import signal
@@ -127,14 +128,40 @@ async def test_a_turn_releases_its_session_however_it_ends(workspace: Path, fake
     running = asyncio.create_task(loop.run_turn("cancelled"))
     await started.wait()
     busy = f"session {session} is in use by pid {os.getpid()}, "
-    with pytest.raises(SessionBusy, match=busy), other.claim(session):
-        pass
+    with pytest.raises(SessionBusy, match=busy):
+        async with other.claim(session):
+            pass
     running.cancel()
     with pytest.raises(asyncio.CancelledError):
         await running
     for _ in range(2):  # released after each: claimed again at once
-        with other.claim(session):
+        async with other.claim(session):
             pass
     await loop.env.close()
     other.close()
     runtime.store.close()
+
+
+async def test_a_turn_meeting_a_sessions_list_probe_waits_without_stalling_the_loop(tmp_path: Path) -> None:
+    # `lspilot sessions list` holds a shared lock on each lock file for an instant. A turn starting
+    # in that instant tried again after time.sleep, which stalled the daemon's event loop (every
+    # other request and turn) meanwhile. Here the probe ends while the claim waits: the loop ran on.
+    store = Store(tmp_path / "lspilot.db")
+    session = store.create_session(tmp_path)
+    folder = tmp_path / "session-locks"
+    folder.mkdir()
+    probe = os.open(folder / f"{session}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(probe, fcntl.LOCK_SH | fcntl.LOCK_NB)  # lease.held caught in the middle
+    claimed = asyncio.Event()
+
+    async def turn() -> None:
+        async with store.claim(session):
+            claimed.set()
+
+    task = asyncio.create_task(turn())
+    await asyncio.sleep(0)  # the claim's first try meets the probe's lock
+    assert not claimed.is_set() and not task.done()
+    os.close(probe)  # the probe ends, on the loop the claim waits on
+    await task
+    assert claimed.is_set() and store.running() == set()
+    store.close()

@@ -144,7 +144,7 @@ async def test_an_ask_in_a_session_that_another_process_runs_is_refused(
     session = (await editor.command("lspilot.ask", {"prompt": "one"}))["sessionId"]
     store = Store(data_dir() / "lspilot.db")  # another daemon on the same database: this test
     try:
-        with store.claim(session):
+        async with store.claim(session):
             busy = f"session {session} is in use by pid {os.getpid()}, "
             with pytest.raises(JsonRpcInvalidParams, match=busy):
                 await editor.command("lspilot.ask", {"sessionId": session, "prompt": "two"})
@@ -166,7 +166,7 @@ async def test_sessions_that_another_process_runs_are_listed_as_running(
     session = (await editor.command("lspilot.ask", {"prompt": "one"}))["sessionId"]
     store = Store(data_dir() / "lspilot.db")  # another daemon on the same database: this test
     try:
-        with store.claim(session):
+        async with store.claim(session):
             listed = await editor.command("lspilot.sessions")
             assert [(s["sessionId"], s["running"]) for s in listed] == [(session, True)]
         listed = await editor.command("lspilot.sessions")
