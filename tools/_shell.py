@@ -36,7 +36,7 @@ from tree_sitter import Language, Node, Parser
 from ._shell_commands import COMMAND_TABLES, Analysis, setting
 from ._shell_paths import State
 from ._shell_sessions import Sessions
-from ._shell_words import Word, expand, stdin_script, word
+from ._shell_words import Word, expand, stdin_feed, stdin_script, word
 from .permission import PermissionRequest
 
 MAX_DEPTH = 8  # nested bash -c / eval strings analyzed before giving up (then: exact + outside)
@@ -87,13 +87,19 @@ class _Visitor(Sessions):
                 extras += self._redirect(redirect, state)
             body = node.child_by_field_name("body")
             if body is not None and body.type == "command":
-                self._command_node(body, state, extras, stdin_script(redirects))
-            elif body is not None:
-                self._node(body, state)
+                self._command_node(body, state, extras, stdin_script(redirects), stdin_feed(redirects))
+            elif body is not None:  # { ...; } < FILE, while ...; done <<EOF: what is inside reads it
+                self._fed(body, state, stdin_feed(redirects))
+        elif kind == "pipeline":  # each command after the first reads the one before
+            inner = state.fork()
+            for index, child in enumerate(node.named_children):
+                inner.fed, inner.stdin_file = (True, None) if index else (inner.fed, inner.stdin_file)
+                self._node(child, inner)
         elif kind in _FORKS:
             self._children(node, state.fork())
         elif kind == "function_definition":  # its body runs where it is called: what it sets counts
             inner = state.fork()
+            inner.fed, inner.stdin_file = True, None  # ... and reads whatever stdin it is given there
             self._children(node, inner)
             state.unknown |= inner.unknown
         elif kind in _REDIRECTS:
@@ -211,11 +217,29 @@ class _Visitor(Sessions):
                 self.path(item, state)
         return targets[1:]
 
-    def _command_node(self, node: Node, state: State, extras: list[Node], stdin: str | None = None) -> None:
+    def _fed(self, node: Node, state: State, feed: tuple[bool, Word | None]) -> None:
+        """Visit ``node`` with stdin fed by a redirection (``stdin_feed``), if it is."""
+        saved = state.fed, state.stdin_file
+        if feed[0]:
+            state.fed, state.stdin_file = feed
+        self._node(node, state)
+        if feed[0]:
+            state.fed, state.stdin_file = saved
+
+    def _command_node(
+        self,
+        node: Node,
+        state: State,
+        extras: list[Node],
+        stdin: str | None = None,
+        feed: tuple[bool, Word | None] = (False, None),
+    ) -> None:
         words: list[Word] = []
         hijack: list[str] = []
         trailing = list(extras)
-        stdin = stdin_script([c for c in node.named_children if c.type in _REDIRECTS]) or stdin
+        own = [c for c in node.named_children if c.type in _REDIRECTS]
+        stdin = stdin_script(own) or stdin
+        feed = own_feed if (own_feed := stdin_feed(own))[0] else feed
         for child in node.named_children:
             if child.type == "variable_assignment":
                 if self._assignment(child, state):
@@ -237,9 +261,15 @@ class _Visitor(Sessions):
         first = words[0] if words else None
         if first is not None and first.value == first.raw and _split_brace(node):  # {rm,x}
             words[0] = Word("{" + first.raw, "{" + first.raw, glob=True)
-        if words:
-            expanded = [item for written in words for item in expand(written)]
-            self.command(expanded, state, " ".join(hijack), stdin=stdin, written=words)
+        if not words:
+            return
+        saved = state.fed, state.stdin_file
+        if feed[0]:
+            state.fed, state.stdin_file = feed
+        expanded = [item for written in words for item in expand(written)]
+        self.command(expanded, state, " ".join(hijack), stdin=stdin, written=words)
+        if feed[0] and [w.value for w in words] != ["exec"]:  # exec < FILE: the rest reads it too
+            state.fed, state.stdin_file = saved
 
 
 def _text(node: Node) -> str:

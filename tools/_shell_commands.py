@@ -31,7 +31,7 @@ from ._shell_files import FILE_COMMANDS, XARGS_INPUT, file_paths, find
 from ._shell_git import git
 from ._shell_paths import PATH_VARIABLES, State, absolute, outside, resolve
 from ._shell_runners import RUNNERS, RUNNING, SESSIONS, Found, runner
-from ._shell_sources import read
+from ._shell_sources import read, text
 from ._shell_specs import (
     SETTERS,
     SHELLS,
@@ -40,6 +40,7 @@ from ._shell_specs import (
     hijacks,
     variables,
 )
+from ._shell_stdin import reads_stdin
 from ._shell_words import Word, option_value, parse_options
 
 #: Tables of what command names run (``BASH_CMDS[NAME]=PATH``, ``BASH_ALIASES[NAME]=CODE``).
@@ -188,6 +189,16 @@ class Commands(ABC):
     def _dispatch(
         self, name: str, words: list[Word], state: State, xargs_input: bool, stdin: str | None
     ) -> int | None:
+        """Analyze what the command runs and touches, and what it reads as its program from stdin;
+        returns the length of its "always" prefix."""
+        language = reads_stdin(name, [w.value for w in words[1:]])
+        exact = language is not None and self._stdin(name, language, stdin, state)
+        count = self._program(name, words, state, xargs_input, stdin)
+        return None if exact else count
+
+    def _program(
+        self, name: str, words: list[Word], state: State, xargs_input: bool, stdin: str | None
+    ) -> int | None:
         """Analyze what the command runs and touches; returns the length of its "always" prefix."""
         args = words[1:]
         values = [w.value for w in args]
@@ -224,6 +235,19 @@ class Commands(ABC):
         elif name in FILE_COMMANDS:
             file_paths(self, name, FILE_COMMANDS[name], args, state, xargs_input=xargs_input)
         return always_prefix([w.value for w in words])
+
+    def _stdin(self, name: str, language: str, stdin: str | None, state: State) -> bool:
+        """A program reading its program from stdin (``sqlite3 DB``, ``python3 -``, ``gdb PROG``)
+        that the command line feeds: a literal heredoc, or a ``< FILE`` (path already checked), is
+        read as a script of its language; code not followed, or anything else fed, is unknown.
+        True when what it reads was not followed."""
+        if stdin is not None:
+            self.findings(text(language, f"stdin of {name}", stdin), state)
+        elif state.stdin_file is not None and language:
+            self.source(language, state.stdin_file, state)
+        elif state.fed and state.stdin_file is None:
+            self._string(Word(STDIN_SCRIPT, None), state)
+        return state.fed and not language
 
     def _string(self, script: Word, state: State) -> bool:
         """A string the shell runs as code (``bash -c``, ``eval``): analyzed when literal."""

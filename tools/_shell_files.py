@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ._shell_commands import Commands
 
 XARGS_INPUT = "(xargs input)"
+_PIPE = re.compile(r"/dev/stdin|/dev/fd/\d+|/proc/(self|\d+)/fd/\d+")
 
 
 def _set(text: str) -> frozenset[str]:
@@ -272,6 +273,8 @@ def file_paths(
     inputs = bool(parsed.flags & spec.inputs)
     if parsed.flags & spec.stops and not inputs:
         return
+    if spec.operands == "first" or name in (".", "source"):
+        _piped(commands, args[parsed.operands[0]] if parsed.operands else None, state)
     for option, index, attached in parsed.values:
         value = option_value(args, index, attached)
         if option in spec.paths:
@@ -314,6 +317,13 @@ def file_paths(
         commands.path(operand, state)
     if xargs_input and spec.operands == "all":
         commands.path(Word(XARGS_INPUT, None), state)
+
+
+def _piped(commands: Commands, script: Word | None, state: State) -> None:
+    """A script operand that is a pipe (``bash <(curl ...)``, ``source /dev/stdin``): its script is
+    only known when it runs."""
+    if script is not None and (script.raw.startswith("<(") or re.fullmatch(_PIPE, script.value or "")):
+        commands._string(Word(f"(script from {script.raw})", None), state)  # pyright: ignore[reportPrivateUsage]
 
 
 def _old_style(args: list[Word], takes: frozenset[str]) -> list[Word]:

@@ -40,9 +40,13 @@ class State:
     pwd: str | None  # the logical folder bash's ``cd`` works from; None: unknown
     stack: list[tuple[Path | str, str | None]] = field(default_factory=list[tuple[Path | str, str | None]])
     unknown: set[str] = field(default_factory=set[str])  # PATH_VARIABLES set to unknown values
+    #: Whether the command line feeds stdin here (a pipe, ``<``, a heredoc; the bash tool's own is
+    #: /dev/null), and the file it reads when that is ``< FILE``.
+    fed: bool = False
+    stdin_file: Word | None = None
 
     def fork(self) -> State:
-        return State(self.cwd, self.pwd, list(self.stack), set(self.unknown))
+        return State(self.cwd, self.pwd, list(self.stack), set(self.unknown), self.fed, self.stdin_file)
 
 
 def absolute(path: Word, state: State, logical: bool = False) -> str | None:

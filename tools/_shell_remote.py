@@ -40,6 +40,7 @@ _CONTAINER_RUN = Wrapper(
     ),
     _set("--env-file --label-file --cidfile --pidfile --iidfile"),
     leading=1,
+    shell_options=_set("-i --interactive"),  # with no command, the image's own may read stdin
     elsewhere=True,
     mounts=_set("-v --volume --mount"),
 )
@@ -54,6 +55,7 @@ COMPOSE = Runner(
             _set("-e --env -u --user -w --workdir -l --label --name -p --publish --entrypoint --cap-add")
             | _set("--cap-drop --pull"),
             leading=1,
+            shell=True,  # with no command, the service's own reads stdin (-i is the default)
             elsewhere=True,
             mounts=_set("-v --volume"),
         ),
@@ -123,9 +125,16 @@ CRICTL = Runner(
     _set("-c --config"),
 )
 #: distrobox enter [NAME] -- CMD and toolbox run CMD: a command in a container of the user's.
-DISTROBOX_ENTER = Wrapper(_set("-n --name -a --additional-flags"), until=_set("-- -e --exec"), elsewhere=True)
+#: With nothing to run, both enter a shell reading stdin.
+DISTROBOX_ENTER = Wrapper(
+    _set("-n --name -a --additional-flags"), until=_set("-- -e --exec"), shell=True, elsewhere=True
+)
+_TOOLBOX = _set("-c --container -d --distro -r --release")
 TOOLBOX = Runner(
-    {"run": Wrapper(_set("-c --container -d --distro -r --release"), elsewhere=True)},
+    {
+        "run": Wrapper(_TOOLBOX, elsewhere=True),
+        "enter": Wrapper(_TOOLBOX, leading=1, shell=True, elsewhere=True),
+    },
     _set("--log-level"),
 )
 _KUBECTL = _set(
@@ -151,6 +160,7 @@ KUBECTL = Runner(
             | _set("-o --output --template --cascade --dry-run"),
             _KUBECTL_PATHS | _set("-f --filename"),
             leading=1,
+            shell_options=_set("-i --stdin"),  # with no command, the image's own may read stdin
             permute=True,
             elsewhere=True,
         ),

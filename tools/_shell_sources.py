@@ -59,6 +59,8 @@ def read(kind: str, path: Word, state: State, trusted: Sequence[Path], *, option
     the program runs only when it is there (``.gdbinit``)."""
     if path.value == "-":
         return Read(reason="read from stdin, not read")
+    if path.value == "/dev/null":
+        return Read(findings=[])  # an empty script (gdb PROG < /dev/null)
     real = resolve(path, state)
     if real is None:
         return Read(reason="only known at run time, not read")
@@ -82,6 +84,14 @@ def read(kind: str, path: Word, state: State, trusted: Sequence[Path], *, option
         return Read(real, digest(real), reason="not UTF-8, not read")
     sha = hashlib.sha256(data).hexdigest()
     return Read(real, sha, [_named(f, path.raw, sha) for f in READERS[kind](text)])
+
+
+def text(kind: str, label: str, script: str) -> list[Finding]:
+    """What a script of ``kind``'s language given as text (a heredoc on stdin) runs and names, its
+    unknown code named by ``label``; "" as the kind: code not followed, unknown as a whole."""
+    sha = hashlib.sha256(script.encode(errors="surrogateescape")).hexdigest()
+    found = READERS[kind](script) if kind else [unknown(NOT_FOLLOWED)]
+    return [_named(f, label, sha) for f in found]
 
 
 def _named(finding: Finding, name: str, sha: str) -> Finding:

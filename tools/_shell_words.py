@@ -189,6 +189,23 @@ def climbs(pattern: str) -> bool:
     )
 
 
+def stdin_feed(redirects: Sequence[Node]) -> tuple[bool, Word | None]:
+    """Whether redirections feed stdin (``<``, ``<<``, ``<<<``, ``<&N``, ``<>``; not ``3< FILE``),
+    and the file the last one reads when it is ``< FILE``."""
+    fed, source = False, None
+    for node in redirects:
+        descriptor = next((c for c in node.children if c.type == "file_descriptor"), None)
+        operator = next((_source(c) for c in node.children if not c.is_named), "")
+        target = node.child_by_field_name("destination")
+        if descriptor is not None and _source(descriptor) != "0":
+            continue
+        if node.type in ("heredoc_redirect", "herestring_redirect"):
+            fed, source = True, None
+        elif node.type == "file_redirect" and operator.startswith("<"):
+            fed, source = True, word(target) if operator in ("<", "<>") and target is not None else None
+    return fed, source
+
+
 def stdin_script(redirects: Sequence[Node]) -> str | None:
     """The literal script a heredoc or herestring feeds to stdin; None if there is none, or it
     is only known at run time."""

@@ -317,12 +317,13 @@ def _assignments(spec: Wrapper, args: list[Word], start: int, hijack: list[str])
 
 def _until(spec: Wrapper, args: list[Word]) -> tuple[int | None, list[Word]]:
     """Where the word after which a wrapper's command starts is (``gdb --args``, ``nodemon
-    --exec``), and the command's first word when attached to it (``--exec=CMD``); None: none."""
+    --exec``), and the command's first word when attached to it (``--exec=CMD``); None: none,
+    or the end when a shell runs instead (``distrobox enter NAME``)."""
     for index, item in enumerate(args):
         option, eq, attached = (item.value or "").partition("=")
         if item.value in spec.until or (eq and option.startswith("--") and option in spec.until):
             return index, [Word(item.raw.partition("=")[2], attached)] if eq else []
-    return None, []
+    return (len(args) if spec.shell else None), []
 
 
 def _parse(spec: Wrapper, values: list[str | None]) -> Parsed:
