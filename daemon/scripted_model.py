@@ -2,7 +2,8 @@
 
 Real litellm talks HTTP to it exactly as it would to a provider: ``POST /v1/chat/completions``,
 streamed (server-sent ``chat.completion.chunk`` events, a usage chunk when
-``stream_options.include_usage`` asks for one, then ``[DONE]``) or not. Each request consumes the
+``stream_options.include_usage`` asks for one, then ``[DONE]``; ``daemon/scripted_openai.py``
+makes them) or not. Each request consumes the
 next :class:`Turn` of the script; a turn can also be a function of the request body. Every request
 body is kept in :attr:`ScriptedModel.requests` so a test can assert what the model was sent.
 ``POST /v1/messages`` answers the same turns in Anthropic's Messages API, checking the request as
@@ -30,21 +31,20 @@ import argparse
 import contextlib
 import json
 import logging
-import math
 import os
 import select
 import signal
 import socket
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, cast
 
 from . import scripted_anthropic as anthropic
+from . import scripted_openai as openai
 
 log = logging.getLogger(__name__)
 
@@ -104,28 +104,6 @@ class Turn:
 
 
 Script = Turn | Callable[[JSON], Turn]
-
-_ERRORS: dict[int, tuple[str, str | None, str]] = {  # status -> (type, code, default message)
-    400: ("invalid_request_error", None, "Invalid request."),
-    401: ("invalid_request_error", "invalid_api_key", "Incorrect API key provided."),
-    429: ("requests", "rate_limit_exceeded", "Rate limit reached for requests. Please try again later."),
-    500: ("server_error", None, "The server had an error while processing your request."),
-    503: ("server_error", None, "The server is overloaded. Please try again later."),
-}
-
-
-def _pieces(text: str, parts: int = 3) -> list[str]:
-    """``text`` cut into at most ``parts`` consecutive non-empty pieces."""
-    if not text:
-        return []
-    size = math.ceil(len(text) / parts)
-    return [text[i : i + size] for i in range(0, len(text), size)]
-
-
-def _error_body(status: int, message: str | None, code: str | None) -> JSON:
-    kind, default_code, default_message = _ERRORS.get(status, ("api_error", None, f"HTTP {status}"))
-    error = {"message": message or default_message, "type": kind, "param": None, "code": code or default_code}
-    return {"error": error}
 
 
 class ScriptedModel:
@@ -302,7 +280,7 @@ class _Handler(BaseHTTPRequestHandler):
                 state = {"requests": list(model.requests), "errors": list(model.errors)}
             self._json(200, state | {"remaining": model.remaining})
         else:
-            self._json(404, _error_body(404, f"No route GET {self.path}", "not_found"))
+            self._json(404, openai.error_body(404, f"No route GET {self.path}", "not_found"))
 
     def do_POST(self) -> None:
         if self.path.rstrip("/") == "/turns":  # append turns described in JSON (see main())
@@ -310,7 +288,7 @@ class _Handler(BaseHTTPRequestHandler):
                 length = int(self.headers.get("Content-Length", 0))
                 turns = turns_from_json(json.loads(self.rfile.read(length)))
             except (ValueError, TypeError, KeyError) as error:
-                self._json(400, _error_body(400, f"Bad turns: {error}", None))
+                self._json(400, openai.error_body(400, f"Bad turns: {error}", None))
                 return
             self.scripted.push(*turns)
             self._json(200, {"remaining": self.scripted.remaining})
@@ -318,12 +296,12 @@ class _Handler(BaseHTTPRequestHandler):
         route = self.path.split("?", 1)[0].rstrip("/")
         anthropic = route.endswith("/messages")
         if not anthropic and route not in ("/v1/chat/completions", "/chat/completions"):
-            self._json(404, _error_body(404, f"No route POST {self.path}", "not_found"))
+            self._json(404, openai.error_body(404, f"No route POST {self.path}", "not_found"))
             return
         try:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
         except ValueError as error:
-            self._json(400, _error_body(400, f"Request body is not JSON: {error}", None))
+            self._json(400, openai.error_body(400, f"Request body is not JSON: {error}", None))
             return
         self.close_connection = True  # one request per connection, so stop() never waits on keep-alive
         model = self.scripted
@@ -333,20 +311,22 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             if isinstance(turn, str):
-                self._json(500, _error_body(500, turn, "script_exhausted"))
+                self._json(500, openai.error_body(500, turn, "script_exhausted"))
                 return
             if turn.delay and model._stopping.wait(turn.delay):
                 return  # stopped meanwhile: drop the connection unanswered
             if turn.error is not None:
                 headers = {} if turn.retry_after is None else {"Retry-After": f"{turn.retry_after:g}"}
-                self._json(turn.error, _error_body(turn.error, turn.error_message, turn.error_code), headers)
+                self._json(
+                    turn.error, openai.error_body(turn.error, turn.error_message, turn.error_code), headers
+                )
             elif body.get("stream"):
                 self._stream(turn, body, number)
             else:
                 if turn.stall_after_chunks is not None:
                     model._stall(self.connection)
                     return
-                self._json(200, _completion(turn, body, number))
+                self._json(200, openai.completion(turn, body, number))
         except OSError as error:
             log.debug("scripted model: connection lost: %r", error)
 
@@ -394,7 +374,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _stream(self, turn: Turn, body: JSON, number: int) -> None:
         self._open_stream()
         usage_wanted = bool((body.get("stream_options") or {}).get("include_usage"))
-        events = _chunks(turn, body, number, usage_wanted)
+        events = openai.chunks(turn, body, number, usage_wanted)
         for sent, event in enumerate(events):
             if sent == turn.stall_after_chunks:
                 self.scripted._stall(self.connection)
@@ -412,81 +392,6 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send_chunked(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-
-
-def _arguments(arguments: dict[str, Any] | str) -> str:
-    return arguments if isinstance(arguments, str) else json.dumps(arguments)
-
-
-def _usage(turn: Turn, body: JSON) -> JSON:
-    if turn.usage is not None:
-        usage = turn.usage
-    else:  # a rough estimate, about four characters a token
-        sent = len(json.dumps(body.get("messages", [])))
-        said = len(turn.text) + len(turn.reasoning) + sum(len(_arguments(a)) for _, a in turn.tool_calls)
-        usage = Usage(prompt_tokens=max(1, sent // 4), completion_tokens=max(1, said // 4))
-    return {
-        "prompt_tokens": usage.prompt_tokens,
-        "completion_tokens": usage.completion_tokens,
-        "total_tokens": usage.prompt_tokens + usage.completion_tokens,
-        "prompt_tokens_details": {"cached_tokens": usage.cached_tokens},
-    }
-
-
-def _finish(turn: Turn) -> str:
-    return turn.finish_reason or ("tool_calls" if turn.tool_calls else "stop")
-
-
-def _envelope(kind: str, body: JSON, number: int) -> JSON:
-    return {
-        "id": f"chatcmpl-scripted-{number}",
-        "object": kind,
-        "created": int(time.time()),
-        "model": body.get("model", "scripted"),
-        "system_fingerprint": None,
-    }
-
-
-def _completion(turn: Turn, body: JSON, number: int) -> JSON:
-    message: JSON = {"role": "assistant", "content": turn.text or None}
-    if turn.reasoning:
-        message["reasoning_content"] = turn.reasoning
-    if turn.tool_calls:
-        message["tool_calls"] = [
-            {
-                "id": f"call_{number}_{i}",
-                "type": "function",
-                "function": {"name": n, "arguments": _arguments(a)},
-            }
-            for i, (n, a) in enumerate(turn.tool_calls)
-        ]
-    choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": _finish(turn)}
-    return {**_envelope("chat.completion", body, number), "choices": [choice], "usage": _usage(turn, body)}
-
-
-def _chunks(turn: Turn, body: JSON, number: int, usage_wanted: bool) -> Iterator[JSON]:
-    """The stream events as OpenAI sends them: role, reasoning, text, tool calls, finish, usage."""
-    envelope = _envelope("chat.completion.chunk", body, number)
-
-    def chunk(delta: JSON, finish: str | None = None) -> JSON:
-        return {
-            **envelope,
-            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
-        }
-
-    yield chunk({"role": "assistant", "content": ""})
-    for piece in _pieces(turn.reasoning):
-        yield chunk({"reasoning_content": piece})
-    for piece in _pieces(turn.text):
-        yield chunk({"content": piece})
-    for index, (name, arguments) in enumerate(turn.tool_calls):
-        head = {"index": index, "id": f"call_{number}_{index}", "type": "function"}
-        yield chunk({"tool_calls": [{**head, "function": {"name": name, "arguments": ""}}]})
-        for piece in _pieces(_arguments(arguments)):
-            yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
-    yield chunk({}, _finish(turn))
-    if usage_wanted:
-        yield {**envelope, "choices": [], "usage": _usage(turn, body)}
 
 
 def turn_from_json(data: JSON) -> Turn:

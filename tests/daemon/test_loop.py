@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from daemon import scripted_model
+from daemon import scripted_openai
 from daemon.scripted_model import ScriptedModel, Turn
 from tools import Reply
 
@@ -80,7 +80,7 @@ async def test_malformed_tool_arguments_reach_the_model(workspace: Path, fake: S
         assert "as a JSON object, not list" in glob
 
 
-CHUNKS = scripted_model._chunks  # pyright: ignore[reportPrivateUsage] - tests reshape its stream
+CHUNKS = scripted_openai.chunks
 
 
 def ollama_chunks(turn: Turn, body: dict[str, Any], number: int, usage: bool) -> Iterator[dict[str, Any]]:
@@ -89,7 +89,7 @@ def ollama_chunks(turn: Turn, body: dict[str, Any], number: int, usage: bool) ->
         if chunk["choices"] and chunk["choices"][0]["finish_reason"]:
             break
         yield chunk
-    envelope = scripted_model._envelope("chat.completion.chunk", body, number)  # pyright: ignore[reportPrivateUsage]
+    envelope = scripted_openai.envelope("chat.completion.chunk", body, number)
     for i, (name, arguments) in enumerate(turn.tool_calls):
         function = {"name": name, "arguments": json.dumps(arguments)}
         call = {"index": 0, "id": f"call_{number}_{i}", "type": "function", "function": function}
@@ -100,7 +100,7 @@ def ollama_chunks(turn: Turn, body: dict[str, Any], number: int, usage: bool) ->
 async def test_ollama_parallel_calls_all_at_index_0_stay_apart(
     workspace: Path, fake: ScriptedModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(scripted_model, "_chunks", ollama_chunks)
+    monkeypatch.setattr(scripted_openai, "chunks", ollama_chunks)
     script(
         fake,
         Turn(tool_calls=[("read", {"filePath": "a.py"}), ("read", {"filePath": "b.py"})]),
@@ -126,7 +126,7 @@ async def test_a_repeated_call_id_is_made_unique(
                         call["id"] = "call_x"
             yield chunk
 
-    monkeypatch.setattr(scripted_model, "_chunks", same_ids)
+    monkeypatch.setattr(scripted_openai, "chunks", same_ids)
     script(
         fake,
         Turn(tool_calls=[("read", {"filePath": "a.py"}), ("glob", {"pattern": "*.py"})]),
