@@ -21,11 +21,10 @@ from typing import Literal, cast
 
 from ._shell_words import MAX_WORDS, Parsed, Word, option_value
 
-Kind = Literal["script", "path", "unknown", "sed", "awk", "vim", "sqlite", "gdb", "lldb"]
+Kind = Literal["script", "path", "unknown", "sed", "awk", "vim", "sqlite", "gdb", "lldb", "psql", "mysql"]
 #: A file of a program's own language, read and analyzed (``_shell_sources``): ``sed -f FILE``,
 #: ``awk -f FILE``, ``vim -S FILE``, ``sqlite3 -init FILE``, ``gdb -x FILE``, ``lldb -s FILE``.
-Source = Literal["sed", "awk", "vim", "sqlite", "gdb", "lldb"]
-SOURCES: frozenset[str] = frozenset({"sed", "awk", "vim", "sqlite", "gdb", "lldb"})
+Source = Literal["sed", "awk", "vim", "sqlite", "gdb", "lldb", "psql", "mysql"]
 Finding = tuple[Kind, Word]
 #: The text of an ``unknown`` finding of a file's reader: the whole file is not followed.
 NOT_FOLLOWED = "not followed"

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from ._shell_dbclients import mysql, psql
 from ._shell_dialects import Finding, socat, vim
 from ._shell_paths import State
 from ._shell_sed_awk import awk, sed
@@ -124,6 +125,8 @@ _VIM = FileCommand(
 )
 #: Readers of programs' own languages, by ``FileCommand.dialect``.
 DIALECTS: dict[str, Callable[[Sequence[Word], Parsed], list[Finding]]] = {
+    "psql": psql,
+    "mysql": mysql,
     "sed": sed,
     "awk": awk,
     "vim": vim,
@@ -204,6 +207,21 @@ FILE_COMMANDS: dict[str, FileCommand] = {
         operands="first",
         dialect="sqlite",
         long_only=True,
+    ),
+    "psql": FileCommand(
+        _set("-c --command -f --file -o --output -L --log-file -d -h -p -U -v --set -P --pset -F -R -T")
+        | _set("--dbname --host --port --username --variable --field-separator --record-separator"),
+        operands="none",
+        dialect="psql",
+    ),
+    **dict.fromkeys(
+        _set("mysql mariadb"),
+        FileCommand(
+            _set("-e --execute -D -h -P -u -S --socket --database --host --port --user --init-command")
+            | _set("--pager --defaults-file --defaults-extra-file"),
+            operands="none",
+            dialect="mysql",
+        ),
     ),
     "socat": FileCommand(_set("-b -t -T -lp -lh"), _set("-L -W -lf"), "none", dialect="socat"),
     "grep": _GREP,

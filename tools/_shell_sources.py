@@ -1,14 +1,15 @@
 """Script files that programs run, read so that what they run is analyzed like the inline form.
 
 ``sed -f FILE``, ``awk -f FILE`` (``-i``, ``@include``), ``vim -S FILE`` (``-u``, ``:source``),
-``sqlite3 -init FILE`` (``.read``), ``gdb -x FILE`` (``source``, and the ``.gdbinit`` of the folder
-gdb starts in) and ``lldb -s FILE`` (``command source``) run a file of the program's own
-language. ``read`` reads one when it is in the workspace, a regular file, UTF-8 and at most
-``MAX_BYTES``, and returns what that language's reader finds in it (``READERS``: the ``*_file``
-readers of ``_shell_dialects``, ``_shell_sed_awk`` and ``_shell_sqlite``); otherwise the reason
-it was not read, and the file counts as unknown code named by it. A file read is kept with the
-SHA-256 of its bytes: ``stale`` tells which changed since, so that the bash tool does not start a
-command whose scripts changed while the user was asked.
+``sqlite3 -init FILE`` (``.read``), ``psql -f FILE`` (``\\i``), mysql's ``source FILE``, ``gdb -x
+FILE`` (``source``, and the ``.gdbinit`` of the folder gdb starts in) and ``lldb -s FILE``
+(``command source``) run a file of the program's own language. ``read`` reads one when it is in
+the workspace, a regular file, UTF-8 and at most ``MAX_BYTES``, and returns what that language's
+reader finds in it (``READERS``: the ``*_file`` readers of ``_shell_dialects``, ``_shell_sed_awk``,
+``_shell_sqlite`` and ``_shell_dbclients``); otherwise the reason it was not read, and the file
+counts as unknown code named by it. A file read is kept with the SHA-256 of its bytes: ``stale``
+tells which changed since, so that the bash tool does not start a command whose scripts changed
+while the user was asked.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from ._shell_dbclients import mysql_file, psql_file
 from ._shell_dialects import NOT_FOLLOWED, Finding, debugger_file, unknown, vim_file
 from ._shell_paths import State, resolve
 from ._shell_sed_awk import awk_file, sed_file
@@ -36,6 +38,8 @@ READERS: dict[str, Callable[[str], list[Finding]]] = {
     "sqlite": sqlite_file,
     "gdb": partial(debugger_file, "gdb"),
     "lldb": partial(debugger_file, "lldb"),
+    "psql": psql_file,
+    "mysql": mysql_file,
 }
 #: Files a program runs in another language than its own commands, by their suffix (gdb runs
 #: ``-x FILE.py`` as Python; nvim ``-S FILE.lua`` as Lua).

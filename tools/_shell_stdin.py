@@ -1,9 +1,9 @@
 """Programs that read their program from stdin when the command line feeds it one.
 
-``sqlite3 DB``, ``gdb PROG`` (not ``-batch``), ``lldb``, ``vim -es``/``ex`` read their own
-commands from stdin, and interpreters (``python3``, ``python3 -``, ``node``, ``perl``, ...) and
-programs with shell escapes (``ed``, ``psql``, ``mysql``, ``ftp``, ``sftp``, vim typing keys) read code
-the analysis does not follow. The bash tool gives a command /dev/null as stdin, so such a
+``sqlite3 DB``, ``gdb PROG`` (not ``-batch``), ``lldb``, ``vim -es``/``ex``, ``psql`` and
+``mysql`` read their own commands from stdin, and interpreters (``python3``, ``python3 -``,
+``node``, ``perl``, ...) and programs with shell escapes (``ed``, ``ftp``, ``sftp``, vim typing
+keys) read code the analysis does not follow. The bash tool gives a command /dev/null as stdin, so such a
 program only reads what the command line itself feeds it (``State.fed``: a pipe, ``< FILE``, a
 heredoc): ``reads_stdin`` tells which language a program would read there, and
 ``_shell_commands.Commands`` reads a literal heredoc or a ``< FILE`` as a script file of that
@@ -81,14 +81,19 @@ STDIN_READERS: dict[str, Reader] = {
     **dict.fromkeys(_set("vim vi nvim view gvim vimdiff ex"), _VIM),
     **dict.fromkeys(_set("ed red"), Reader(values=_set("-p --prompt"), stops=_VERSION, operands=None)),
     "psql": Reader(
+        "psql",
         values=_set("-d -h -p -U -v --set -P -o -L -F -R -T --dbname --host --port --username"),
         stops=_set("-c -f --command --file -l --list") | _VERSION,
         operands=None,
     ),
-    "mysql": Reader(
-        values=_set("-D -h -P -u -p -S --database --host --port --user --socket"),
-        stops=_set("-e --execute") | _VERSION,
-        operands=None,
+    **dict.fromkeys(
+        _set("mysql mariadb"),
+        Reader(
+            "mysql",
+            values=_set("-D -h -P -u -p -S --database --host --port --user --socket"),
+            stops=_set("-e --execute") | _VERSION,
+            operands=None,
+        ),
     ),
     **dict.fromkeys(
         _set("ftp sftp"),

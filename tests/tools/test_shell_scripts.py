@@ -168,6 +168,47 @@ SCRIPTS: list[Row] = [
         ["(.gdbinit: also named by the command, which may change it first)"],
         [("echo 'shell rm x'", "echo *"), ("gdb ./a.out", "gdb ./a.out *"), ("./a.out", "./a.out *")],
     ),
+    # the psql and mysql clients run shell commands from their own commands, and from files of them
+    ({}, "psql -c '\\! rm ../x'", ["{up}/*"], [("psql -c '\\! rm ../x'", "psql *"), ("rm ../x", "rm *")]),
+    ({}, "psql -c '\\o |rm ../x'", ["{up}/*"], [("psql -c '\\o |rm ../x'", "psql *"), ("rm ../x", "rm *")]),
+    ({}, "psql -c '\\echo `id`'", ["'\\echo `id`'"], [("psql -c '\\echo `id`'", "psql *")]),
+    (
+        {},
+        "psql -c \"copy t from program 'id'\"",
+        ["\"copy t from program 'id'\""],
+        [("psql -c 'copy t from program '\"'\"'id'\"'\"''", "psql *")],
+    ),
+    ({}, "psql -d db -c '\\dt'", [], [("psql -d db -c '\\dt'", "psql *")]),
+    (
+        {"q.psql": "select 1;\n\\i q2.psql\n", "q2.psql": "\\! rm ../x\n"},
+        "psql -f q.psql",
+        ["{up}/*"],
+        [("psql -f q.psql", "psql *"), ("rm ../x", "rm *")],
+    ),
+    (
+        {},
+        "mysql -e 'select 1; \\! rm ../x'",
+        ["{up}/*"],
+        [("mysql -e 'select 1; \\! rm ../x'", "mysql *"), ("rm ../x", "rm *")],
+    ),
+    (
+        {},
+        "mysql --pager='rm ../x' db",
+        ["{up}/*"],
+        [("mysql '--pager=rm ../x' db", "mysql *"), ("rm ../x", "rm *")],
+    ),
+    (
+        {"s.mysql": "system rm ../x\n"},
+        "mysql db <<'EOF'\nsource s.mysql\nEOF",
+        ["{up}/*"],
+        [("mysql db", "mysql *"), ("rm ../x", "rm *")],
+    ),
+    (
+        {},
+        "mysql -e \"select load_file('/x')\"",
+        ["\"select load_file('/x')\""],
+        [("mysql -e 'select load_file('\"'\"'/x'\"'\"')'", "mysql *")],
+    ),
 ]
 
 #: sqlite3's SQL is tokenized: a risky function is found however it is quoted or commented, and
