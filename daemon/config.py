@@ -131,6 +131,11 @@ def _check_types(file: Path, table: dict[str, Any]) -> None:
 
 
 def load(workspace: Path) -> Config:
+    """The merged configuration of ``workspace``; a ``ConfigError`` when a file is invalid, or when
+    the workspace is no folder (``--root`` naming a file or a path that does not exist)."""
+    if not workspace.is_dir():
+        what = "is not a folder" if workspace.exists() else "does not exist"
+        raise ConfigError(f"the workspace {workspace} {what}: give a project folder (--root DIR)")
     raw: dict[str, Any] = {}
     layers: list[tuple[Path, dict[str, Any]]] = []
     files = (

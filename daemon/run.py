@@ -109,6 +109,9 @@ class Renderer:
 
 
 async def run(args: argparse.Namespace) -> int:
+    if not args.prompt.strip():
+        print("lspilot run: the prompt is empty; say what the agent should do", file=sys.stderr)
+        return 2
     root = Path(args.root).resolve()
     runtime = Runtime.open(root)
 

@@ -107,3 +107,23 @@ def test_run_exits_promptly_leaving_no_thread_and_no_client_open(
         assert (ran.returncode, ran.stdout) == (0, f"answer {n}\n"), ran.stderr
         assert "threads left: ['MainThread']" in ran.stderr
         assert "imported at exit" not in ran.stderr
+
+
+def test_a_root_that_is_no_folder_and_an_empty_prompt_are_refused(
+    empty_workspace: Path, tmp_path: Path
+) -> None:
+    # Both ran a turn: in a session of a workspace that does not exist, or on a prompt of nothing.
+    (empty_workspace / "a.py").write_text("x = 1\n")
+    for root, what in ((tmp_path / "nope", "does not exist"), (empty_workspace / "a.py", "is not a folder")):
+        for argv in (["run", "hi", "--model", "openai/x"], ["tool", "read", '{"filePath": "a.py"}']):
+            ran = lspilot(empty_workspace, *argv, "--root", str(root))
+            assert (ran.returncode, ran.stderr) == (
+                1,
+                f"lspilot: the workspace {root} {what}: give a project folder (--root DIR)\n",
+            )
+    ran = lspilot(empty_workspace, "run", " \n", "--model", "openai/x")
+    assert (ran.returncode, ran.stderr) == (
+        2,
+        "lspilot run: the prompt is empty; say what the agent should do\n",
+    )
+    assert not (tmp_path / "data" / "lspilot.db").exists()  # no session was made
