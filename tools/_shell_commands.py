@@ -270,13 +270,14 @@ class Commands(ABC):
                 self.path(item, state)
                 self.source(kind, item, state)
 
-    def source(self, kind: str, item: Word, state: State, *, optional: bool = False) -> None:
+    def source(self, kind: str, item: Word, state: State, *, optional: bool = False) -> str | None:
         """A file of a program's own language that it runs (``sed -f FILE``, ``gdb -x FILE``):
         read and analyzed when it is the workspace's (``_shell_sources``); otherwise unknown,
-        named by the file and why it was not read. ``optional``: run only if it is there."""
+        named by the file and why it was not read. ``optional``: run only if it is there.
+        Returns the text read, for a caller that reads it further (a tmux configuration)."""
         if self.remote:
             self._outside(f"({item.raw}: on another machine, not read)")
-            return
+            return None
         found = read(kind, item, state, self.trusted, optional=optional)
         if found.real is not None:
             self.read.append((found.real, item, not optional))
@@ -284,13 +285,14 @@ class Commands(ABC):
         if found.findings is None or found.real is None:
             if found.reason:
                 self._outside(f"({item.raw}: {found.reason})")
-            return
+            return None
         if found.real in self.reading or len(self.reading) >= MAX_SOURCES:
             self._outside(f"({item.raw}: sourced within itself, not read again)")
-            return
+            return None
         self.reading.append(found.real)
         self.findings(found.findings, state)
         self.reading.pop()
+        return found.text
 
     def check_sources(self) -> None:
         """A script file read that the command also names elsewhere (``echo ... > s.sed; sed -f

@@ -10,7 +10,9 @@ others run where the session or pane is, unless ``-c DIR`` says, so their relati
 unknown (``(tmux pane)/x``). ``screen CMD`` runs a command here, ``screen -X stuff TEXT`` types.
 ``at`` and ``batch`` run their script on stdin later, from the current folder; ``crontab`` installs
 the table on stdin, whose jobs run from the home folder. A script in a file (``at -f FILE``,
-``crontab FILE``) cannot be known: it counts as the outside place ``(at -f FILE)``.
+``crontab FILE``) cannot be known: it counts as the outside place ``(at -f FILE)``. A tmux
+configuration file (``tmux -f FILE``, ``source-file FILE``) is read, as a script file
+(``_shell_sources``), and its commands analyzed as those on the command line.
 """
 
 from __future__ import annotations
@@ -118,7 +120,7 @@ class Sessions(Wrappers):
         for option, index, attached in parsed.values:
             value = option_value(args, index, attached)
             if option == "-f":
-                self.path(value, state)
+                ran = self._tmux_file(value, state) or ran
             elif option == "-c":
                 ran = self._string(value, state.fork()) or True
         command: list[Word] = []
@@ -169,9 +171,7 @@ class Sessions(Wrappers):
         elif kind == "hook" and operands:
             self._tmux_string(operands[-1], state)
         elif kind == "source":
-            for operand in operands:
-                self.path(operand, state)
-            return False
+            return any([self._tmux_file(operand, state) for operand in operands])
         elif kind == "option" and len(operands) > 1 and operands[0].value in _TMUX_COMMAND_OPTIONS:
             if operands[0].value == "default-shell":
                 self.command(operands[1:2], inner)
@@ -180,6 +180,35 @@ class Sessions(Wrappers):
         else:
             return kind == "keys"
         return True
+
+    def _tmux_file(self, file: Word, state: State) -> bool:
+        """A tmux configuration file (``-f FILE``, ``source-file FILE``), read as a script file
+        (``Commands.source``): its commands, one a line (``\\`` continues it, ``;`` separates
+        them), analyzed as those on the command line; a line with a ``{}`` block, a ``%if`` or
+        quoting that does not split is unknown. True when it may run something."""
+        self.path(file, state)
+        text = self.source("tmux", file, state)
+        if text is None:
+            return True
+        ran = False
+        for number, line in enumerate(text.replace("\\\n", " ").splitlines(), 1):
+            try:
+                words = shlex.split(line, comments=True)
+            except ValueError:
+                words = None
+            if words is None or line.lstrip().startswith("%") or "{" in words or "}" in words:
+                self._outside(f"({file.raw}:{number}: {line.strip()})")
+                ran = True
+                continue
+            command: list[Word] = []
+            for item in [*words, ";"]:
+                if item == ";":
+                    ran = self._tmux_command(command, state) or ran
+                    command = []
+                else:
+                    known = None if "$" in item else item  # tmux expands $VAR
+                    command.append(Word(item, known, tilde=item.startswith("~")))
+        return ran
 
     def _tmux_string(self, text: Word, state: State) -> bool:
         """A tmux command given as one string (``set-hook NAME 'run-shell CMD'``)."""

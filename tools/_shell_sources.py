@@ -40,6 +40,7 @@ READERS: dict[str, Callable[[str], list[Finding]]] = {
     "lldb": partial(debugger_file, "lldb"),
     "psql": psql_file,
     "mysql": mysql_file,
+    "tmux": lambda _: [],  # its commands are read by _shell_sessions, from ``Read.text``
 }
 #: Files a program runs in another language than its own commands, by their suffix (gdb runs
 #: ``-x FILE.py`` as Python; nvim ``-S FILE.lua`` as Lua).
@@ -56,6 +57,8 @@ class Read:
     findings: list[Finding] | None = None
     #: ...and why ("" when nothing runs: an optional file that is not there).
     reason: str = ""
+    #: The text read.
+    text: str | None = None
 
 
 def read(kind: str, path: Word, state: State, trusted: Sequence[Path], *, optional: bool = False) -> Read:
@@ -87,7 +90,7 @@ def read(kind: str, path: Word, state: State, trusted: Sequence[Path], *, option
     except UnicodeDecodeError:
         return Read(real, digest(real), reason="not UTF-8, not read")
     sha = hashlib.sha256(data).hexdigest()
-    return Read(real, sha, [_named(f, path.raw, sha) for f in READERS[kind](text)])
+    return Read(real, sha, [_named(f, path.raw, sha) for f in READERS[kind](text)], text=text)
 
 
 def text(kind: str, label: str, script: str) -> list[Finding]:

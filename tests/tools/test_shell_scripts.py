@@ -168,6 +168,19 @@ SCRIPTS: list[Row] = [
         ["(.gdbinit: also named by the command, which may change it first)"],
         [("echo 'shell rm x'", "echo *"), ("gdb ./a.out", "gdb ./a.out *"), ("./a.out", "./a.out *")],
     ),
+    # a tmux configuration file: its commands as if given on the command line
+    (
+        {"t.conf": "# c\nset -g mouse on\nbind r run-shell 'rm ../x' ; set -g status on\n"},
+        "tmux -f t.conf new -d",
+        ["(tmux pane)/../x"],
+        [("tmux -f t.conf new -d", "="), ("rm ../x", "rm *")],
+    ),
+    (
+        {"t.conf": "bind x { run-shell id }\n"},
+        "tmux source-file t.conf",
+        ["(t.conf:1: bind x { run-shell id })"],
+        [("tmux source-file t.conf", "=")],
+    ),
     # the psql and mysql clients run shell commands from their own commands, and from files of them
     ({}, "psql -c '\\! rm ../x'", ["{up}/*"], [("psql -c '\\! rm ../x'", "psql *"), ("rm ../x", "rm *")]),
     ({}, "psql -c '\\o |rm ../x'", ["{up}/*"], [("psql -c '\\o |rm ../x'", "psql *"), ("rm ../x", "rm *")]),
