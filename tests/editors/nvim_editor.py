@@ -111,7 +111,11 @@ local out = {}
 for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, {details = true})) do
   local d = m[4]
   local virt = {}
-  for _, l in ipairs(d.virt_lines or {}) do table.insert(virt, vim.trim(l[1][1])) end
+  for _, l in ipairs(d.virt_lines or {}) do  -- a line cut to the window's width, joined again
+    if l[1][1] == '\u21aa ' then virt[#virt] = virt[#virt] .. l[2][1]
+    else table.insert(virt, l[1][1]) end
+  end
+  virt = vim.tbl_map(vim.trim, virt)
   table.insert(out, {row = m[2], hl = d.line_hl_group or '', sign = vim.trim(d.sign_text or ''), virt = virt})
 end
 return out

@@ -107,6 +107,43 @@ def test_a_crlf_file_is_reviewed_without_carriage_returns_and_keeps_its_line_end
     assert editor.lua("return vim.bo[vim.fn.bufnr('c.py')].fileformat") == "dos"
 
 
+PROPOSED_ROWS = """
+local buf = vim.fn.bufnr(...)
+local info = vim.fn.getwininfo(vim.fn.bufwinid(buf))[1]
+local ns = require('lspilot.review').namespace
+local mark = vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, {details = true})[1]
+local rows = {}
+for _, chunks in ipairs(mark[4].virt_lines) do
+  local text = table.concat(vim.tbl_map(function(c) return c[1] end, chunks))
+  table.insert(rows, {text, vim.fn.strdisplaywidth(text)})
+end
+return {info.width - info.textoff, rows}
+"""
+
+
+def test_a_proposed_line_longer_than_the_window_is_shown_whole(
+    editor: Editor, fake: ScriptedModel, workspace: Path
+) -> None:
+    # Virtual lines neither wrap nor scroll sideways: the end of a long line was never seen.
+    long = "print(" + ", ".join(f"'\u00e9l\u00e9ment {n}'" for n in range(20)) + ")  # END"
+    read_then(fake, "b.py", ("edit", {"filePath": "b.py", "oldString": "print(area(2))", "newString": long}))
+    editor.ask("print more")
+    editor.pending(1)
+    for narrower in (False, True):  # drawn for the window's width, and again when it changes
+        if narrower:
+            editor.lua("vim.api.nvim_win_set_width(vim.fn.bufwinid('b.py'), 16)")
+        width, rows = cast(tuple[int, list[tuple[str, int]]], editor.lua(PROPOSED_ROWS, "b.py"))
+        *pieces, _hint = rows
+        assert len(pieces) > 1 and all(cells <= width for _, cells in pieces), (width, pieces)
+        assert all(text.startswith("\u21aa ") for text, _ in pieces[1:])
+        joined = "".join(text.removeprefix("\u21aa ") for text, _ in pieces)
+        assert joined.replace(" ", "") == long.replace(" ", ""), pieces  # padded to the width
+    assert width < 16
+    editor.lua("vim.cmd('Lspilot accept-all')")
+    assert editor.finished() == "end"
+    assert editor.buffer("b.py")[2] == long
+
+
 @pytest.mark.parametrize("close", ["bdelete", "bwipeout"])
 def test_a_review_whose_buffer_was_closed_is_shown_again_by_next(
     editor: Editor, fake: ScriptedModel, workspace: Path, close: str

@@ -21,6 +21,7 @@ local M = {}
 ---@field feedback? string
 ---@field marks integer[] extmark ids; marks[1] is at the hunk's first line
 ---@field label? string what a change without hunks does (shown instead of new lines)
+---@field above? boolean a pure insertion's mark is above its line (else below the last line)
 
 ---@class lspilot.Proposal
 ---@field id string
@@ -335,6 +336,20 @@ end
 --- A reviewed buffer unloaded or wiped (`:bdelete`, `:bwipeout`) loses its marks; the review
 --- stays pending and is drawn again when the file is loaded again (`:Lspilot next` does that).
 local group = vim.api.nvim_create_augroup('lspilot_review', { clear = true })
+
+--- Proposed lines are cut to the width of their window: laid out again when windows change.
+vim.api.nvim_create_autocmd({ 'WinResized', 'VimResized', 'BufWinEnter' }, {
+  group = group,
+  callback = util.protect('fitting a review to its window', function()
+    for _, p in ipairs(M.proposals) do
+      for _, hunk in ipairs(p.unloaded and {} or p.hunks) do
+        if hunk.state == 'pending' then
+          hunks.refit(p.buf, hunk)
+        end
+      end
+    end
+  end),
+})
 vim.api.nvim_create_autocmd('BufUnload', {
   group = group,
   callback = util.protect('closing a reviewed buffer', function(ev)
