@@ -16,7 +16,7 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from lsp_bridge import Span
-from lsp_bridge.documents import from_utf16
+from lsp_bridge.documents import from_utf16, to_utf16
 
 from ._lsp_resolve import Symbol, kind_name
 from ._lsp_source import Sources, shown
@@ -142,15 +142,24 @@ def _rows(files: dict[str, tuple[str, list[str]]], ordered: list[Span]) -> list[
 
 
 def item_line(sources: Sources, item: lsp.CallHierarchyItem) -> str:
-    path = sources.named(item.uri)[1]
-    return f"{item.name} ({kind_name(item.kind)}) {where(sources, path, item.selection_range.start)}"
+    relative, path = sources.named(item.uri)
+    name = item_name(item, relative, path)
+    return f"{name} ({kind_name(item.kind)}) {where(sources, path, item.selection_range.start)}"
+
+
+def item_name(item: lsp.CallHierarchyItem, relative: str, path: Path) -> str:
+    """The item's name without its kind or the absolute path of its file: a module calling at
+    its top level is ``(module) bom.py`` to basedpyright and the file's absolute path to tsgo."""
+    kind = f"({kind_name(item.kind)}) "
+    name = item.name.removeprefix(kind) if item.name.startswith(kind) else item.name
+    return relative if name == str(path) else name
 
 
 def item_data(sources: Sources, item: lsp.CallHierarchyItem) -> dict[str, Any]:
-    path = sources.named(item.uri)[1]
+    relative, path = sources.named(item.uri)
     start = item.selection_range.start
     return {
-        "name": item.name,
+        "name": item_name(item, relative, path),
         "kind": kind_name(item.kind),
         "path": sources.relative(path),
         "line": start.line + 1,
@@ -183,7 +192,10 @@ def calls(
     for call in found:
         called = other(call)
         site_path = sources.named(called.uri if incoming else item.uri)[1]
-        ranges = _distinct(call.from_ranges)
+        ranges = [
+            _at_name(sources, site_path, rng, (item if incoming else called).name)
+            for rng in _distinct(call.from_ranges)
+        ]
         key = (called.name, tuple((r.start.line, r.start.character) for r in ranges))
         groups.setdefault(key, []).append(called)
         sites[key] = ranges
@@ -208,6 +220,26 @@ def calls(
     lines += capped(min(len(groups), LIMIT), len(groups), noun[1])
     metadata = {"item": item_data(sources, item), "calls": data, "capped": len(groups) > LIMIT}
     return lines, metadata, len(groups)
+
+
+def _at_name(sources: Sources, path: Path, rng: lsp.Range, name: str) -> lsp.Range:
+    """A call site from its callee's name on: typescript-language-server's and tsgo's outgoing
+    calls start at the called expression (the ``p`` of ``p.move(1)``, lines before ``.move`` in a
+    chain), their incoming calls and the other servers' answers at the name, left as they are."""
+    end = rng.end
+    line = sources.line(path, end.line)
+    stop = from_utf16(line, end.character)
+    begin = stop - len(name)
+    if (
+        begin < 0
+        or line[begin:stop] != name
+        or (begin and (line[begin - 1].isalnum() or line[begin - 1] in "_$"))
+    ):
+        return rng
+    start = lsp.Position(line=end.line, character=to_utf16(line, begin))
+    if (start.line, start.character) <= (rng.start.line, rng.start.character):
+        return rng
+    return lsp.Range(start=start, end=end)
 
 
 def _distinct(ranges: Sequence[lsp.Range]) -> Sequence[lsp.Range]:

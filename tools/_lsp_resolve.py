@@ -116,13 +116,14 @@ def module_parts(relative: str) -> tuple[str, ...]:
     return tuple(p for p in parts if p not in ("", "__init__", "index", ".."))
 
 
-def match(symbols: list[Symbol], wanted: str, sources: Sources) -> list[Symbol]:
+def match(symbols: list[Symbol], wanted: str, sources: Sources, *, within: bool = False) -> list[Symbol]:
     """Symbols whose chain (optionally after their module path) ends with ``wanted``'s parts;
-    exact case first, then ignoring case. Each declaration once.
+    exact case first, then ignoring case. Each declaration once. ``within``: only the containers
+    are compared (``wanted`` without its last part, which the server matched as it matches names).
 
     A name in the chain may be a path itself: clangd names a method defined out of line
     ``Shape::area`` (inside ``geo``), which ``geo::Shape::area`` and ``Shape::area`` name."""
-    parts = name_parts(wanted)
+    parts = name_parts(wanted)[: -1 if within else None]
     if not parts:
         return []
     folds: tuple[Callable[[str], str], ...] = (str, str.casefold)
@@ -131,6 +132,7 @@ def match(symbols: list[Symbol], wanted: str, sources: Sources) -> list[Symbol]:
         chosen: dict[tuple[Path, int, int], Symbol] = {}
         for symbol in symbols:
             full = (*module_parts(sources.relative(symbol.path)), *_chain_parts(symbol.chain))
+            full = full[:-1] if within else full
             if tuple(fold(p) for p in full[-len(key) :]) == key:
                 start = symbol.selection.start
                 chosen.setdefault((symbol.path, start.line, start.character), symbol)
@@ -275,13 +277,7 @@ async def resolve_symbol(
         hits = await workspace_symbols(bridge, sources, last[0], None)
         where = "the workspace"
         files = {s.path for s in hits.symbols if s.chain[-1].casefold() == last[0].casefold()}
-        pool = []
-        for file in sorted(files):
-            found = await file_symbols(bridge, file)
-            hits.complete &= found.complete
-            hits.notes += found.notes
-            pool += found.symbols
-        pool = pool or hits.symbols
+        pool = await declared(bridge, files, hits) or hits.symbols
     matches = _one_per_overload(match(pool, wanted, sources))
     if len(matches) > 1:
         return Ambiguous(wanted, matches, hits.complete, hits.notes)
@@ -296,6 +292,19 @@ async def resolve_symbol(
     return Target(
         symbol.path, name_position(sources, symbol), symbol.chain[-1], "", hits.complete, hits.notes
     )
+
+
+async def declared(bridge: Bridge, files: set[Path], hits: Hits) -> list[Symbol]:
+    """The symbols of ``files`` from documentSymbol, each with its whole chain of containers
+    (workspace/symbol may name none: typescript-language-server's methods); their readiness is
+    added to ``hits``."""
+    pool: list[Symbol] = []
+    for file in sorted(files):
+        found = await file_symbols(bridge, file)
+        hits.complete &= found.complete
+        hits.notes += found.notes
+        pool += found.symbols
+    return pool
 
 
 def _one_per_overload(matches: list[Symbol]) -> list[Symbol]:

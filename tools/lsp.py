@@ -13,6 +13,7 @@ and the tool. ``_lsp_ask`` answers at one place, ``_lsp_diagnostics`` checks fil
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,7 +27,7 @@ from ._lsp_diagnostics import diagnostics
 from ._lsp_errors import bridge_error
 from ._lsp_format import Navigation
 from ._lsp_read_rules import left_out_note, read_denied, refuse_denied
-from ._lsp_resolve import Hits, file_symbols, match, workspace_symbols
+from ._lsp_resolve import Hits, Symbol, declared, file_symbols, match, name_parts, workspace_symbols
 from ._lsp_source import Sources
 from .base import Tool, ToolError, ToolResult
 from .context import ToolContext
@@ -69,7 +70,11 @@ class LspParams(BaseModel):
         "looked up in filePath, or in the whole workspace without filePath. With `line`, the name "
         "on that line.",
     )
-    query: str | None = Field(default=None, description="The name (or part of it) for workspaceSymbol.")
+    query: str | None = Field(
+        default=None,
+        description="The name (or part of it) for workspaceSymbol; a name path (`Shape.area`, "
+        "`calc.total`) finds the names like its last part inside the rest. Names, not patterns (`*`).",
+    )
 
 
 async def navigate(
@@ -99,7 +104,7 @@ async def navigate(
         elif operation == "documentSymbol":
             answer = await _document_symbols(bridge, sources, path, symbol)
         elif operation == "workspaceSymbol":
-            answer = await _workspace_symbols(bridge, sources, path, query or symbol)
+            answer = await _workspace_symbols(bridge, sources, path, query or symbol or "")
         else:
             answer = await at_position(bridge, sources, Question(operation, path, line, character, symbol))
     except BridgeError as error:
@@ -125,17 +130,49 @@ async def _document_symbols(
     return _finish("documentSymbol", sources.relative(path), lines, metadata, hits)
 
 
-async def _workspace_symbols(
-    bridge: Bridge, sources: Sources, path: Path | None, query: str | None
-) -> Navigation:
-    if not query:
-        raise ToolError("workspaceSymbol needs query: the name, or part of it, to look for.")
-    hits = await workspace_symbols(bridge, sources, query, path)
+async def _workspace_symbols(bridge: Bridge, sources: Sources, path: Path | None, query: str) -> Navigation:
+    """Symbols named like ``query``; for a name path (``Shape.area``), those named like its last
+    name whose containers or module path end with the rest."""
+    parts = name_parts(query)
+    if not parts or not any(c.isalnum() or c in "_$" for c in parts[-1]):
+        asked = (
+            f"; {query!r} does not end with one (servers match names, not patterns)" if query.strip() else ""
+        )
+        raise ToolError(
+            f"workspaceSymbol needs query: the name, or part of it, to look for{asked}. "
+            "To list a file's symbols, use documentSymbol with filePath."
+        )
+    hits = await workspace_symbols(bridge, sources, parts[-1], path)
+    if len(parts) > 1:  # a name path: the server is asked for its last name
+        named = hits.symbols
+        hits.symbols = await _within(bridge, sources, hits, query)
+        if not hits.symbols:
+            message = f"No symbols match {query!r}"
+            if named:
+                others = ", ".join(f"{s.name} ({sources.relative(s.path)})" for s in named[:5])
+                more = f" and {len(named) - 5} more" if len(named) > 5 else ""
+                message += f"; {parts[-1]!r} alone matches {others}{more}"
+            return _empty("workspaceSymbol", query, message, hits)
     if not hits.symbols:
         return _empty("workspaceSymbol", query, f"No symbols match {query!r}", hits)
     head = f"{fmt.plural(len(hits.symbols), 'symbol')} match {query!r}:"
     lines, metadata = fmt.symbol_list(sources, hits.symbols, head)
     return _finish("workspaceSymbol", query, lines, metadata, hits)
+
+
+async def _within(bridge: Bridge, sources: Sources, hits: Hits, wanted: str) -> list[Symbol]:
+    """Of ``hits`` (named like ``wanted``'s last name), those whose containers or module path end
+    with the rest of ``wanted``; a symbol the server names no container of takes its chain from
+    documentSymbol of its file (asked once per such file)."""
+    bare = {s.path for s in hits.symbols if len(s.chain) == 1}
+    chains = {
+        (s.path, s.selection.start.line, s.chain[-1]): s.chain for s in await declared(bridge, bare, hits)
+    }
+    named = [
+        replace(s, chain=chains.get((s.path, s.selection.start.line, s.chain[-1]), s.chain))
+        for s in hits.symbols
+    ]
+    return match(named, wanted, sources, within=True)
 
 
 def _finish(

@@ -97,13 +97,13 @@ async def test_typescript_overloads_are_one_symbol_and_call_sites_are_shown_once
     line = '  return p.move(1).x + p.move("2").x;'
     sites = [row for row in lines[move + 1 :] if row.startswith("      called at src/point.ts:11:")]
     assert sites == [
-        f"      called at src/point.ts:11:10  {line.strip()}",
-        f"      called at src/point.ts:11:24  {line.strip()}",
+        f"      called at src/point.ts:11:12  {line.strip()}",
+        f"      called at src/point.ts:11:26  {line.strip()}",
     ]
     ranges = [
         (r["line"], r["character"]) for c in meta["calls"] if c["name"] == "move" for r in c["fromRanges"]
     ]
-    assert ranges == [(11, 10), (11, 24)]
+    assert ranges == [(11, 12), (11, 26)]  # at `move`, not the `p` of `p.move`
 
 
 async def test_a_monorepo_has_every_project_searched(
