@@ -40,7 +40,7 @@ from ._shell_specs import (
     hijacks,
     variables,
 )
-from ._shell_stdin import reads_stdin
+from ._shell_stdin import STDIN_READERS, reads_stdin
 from ._shell_words import Word, option_value, parse_options
 
 #: Tables of what command names run (``BASH_CMDS[NAME]=PATH``, ``BASH_ALIASES[NAME]=CODE``).
@@ -191,7 +191,7 @@ class Commands(ABC):
     ) -> int | None:
         """Analyze what the command runs and touches, and what it reads as its program from stdin;
         returns the length of its "always" prefix."""
-        language = reads_stdin(name, [w.value for w in words[1:]])
+        language = reads_stdin(name, [w.value for w in words[1:]]) if name in STDIN_READERS else None
         exact = language is not None and self._stdin(name, language, stdin, state)
         count = self._program(name, words, state, xargs_input, stdin)
         return None if exact else count
