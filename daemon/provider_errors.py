@@ -1,6 +1,7 @@
 """What a provider error means for the loop: retry it (and how), compact and retry, or stop and
 tell the user why, in words they can act on (a missing key, a used-up quota, nothing listening at
-``api_base``, a host name that does not resolve).
+``api_base``, a host name that does not resolve, a request that cannot be sent at all). The
+``api_base`` is named without the credentials it may carry.
 """
 
 from __future__ import annotations
@@ -10,8 +11,10 @@ import re
 import socket
 from collections.abc import Callable
 from typing import Literal
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from .model import ModelSettings, litellm
+from .redact import MASK, REDACTOR, SECRET_NAME
 
 ErrorKind = Literal["transient", "refused", "overflow", "fatal"]
 
@@ -22,7 +25,7 @@ def classify(error: BaseException) -> ErrorKind:
     lib = litellm()
     if isinstance(error, lib.ContextWindowExceededError):
         return "overflow"
-    if is_auth(error) or quota_exhausted(error):
+    if is_auth(error) or quota_exhausted(error) or unsendable(error) is not None:
         return "fatal"
     if refused(error):
         return "refused"
@@ -88,6 +91,47 @@ def _cause(error: BaseException, wanted: Callable[[BaseException], bool]) -> Bas
     return None
 
 
+def unsendable(error: BaseException) -> str | None:
+    """Why the request cannot be sent from here, whatever the provider: a header value with a
+    character HTTP cannot carry (an API key pasted with a curly quote or a non-breaking space),
+    or credentials in the api_base URL, which the HTTP client refuses beside the API key. litellm
+    reports both as a connection error, and retrying cannot help."""
+    header = _cause(error, lambda c: isinstance(c, UnicodeEncodeError) and c.encoding in ("ascii", "latin-1"))
+    if isinstance(header, UnicodeEncodeError):
+        bad = header.object[header.start : header.end][:1]  # never the rest: it is the key's
+        return (
+            f"a header of the request holds {bad!r} (U+{ord(bad):04X}), which HTTP headers cannot carry: "
+            "check the API key (its environment variable, or provider_options.api_key) and "
+            "provider_options.extra_headers for a character pasted with them"
+        )
+    if _cause(error, lambda c: isinstance(c, ValueError) and "credentials encoded in URL" in str(c)):
+        return (
+            "the api_base carries credentials (user:password@host), which the HTTP client refuses "
+            "beside the API key: take them out of the URL and give the key as the API key "
+            "(or a header in provider_options.extra_headers)"
+        )
+    return None
+
+
+def shown_base(api_base: str) -> str:
+    """``api_base`` as messages name it: a password in it, and the values of query parameters
+    with secret-looking names (``?key=...``), as ``[redacted]``."""
+    try:
+        parts = urlsplit(api_base)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return api_base
+    netloc = parts.netloc
+    if parts.password is not None:
+        netloc = f"{parts.username}:{MASK}@{host}{port}"
+    query = "&".join(
+        f"{name}={MASK if SECRET_NAME.search(name) else value}"
+        for name, value in parse_qsl(parts.query, keep_blank_values=True)
+    )
+    return urlunsplit((parts.scheme, netloc, parts.path, query if parts.query else "", parts.fragment))
+
+
 def quota_exhausted(error: BaseException) -> bool:
     """OpenAI's ``insufficient_quota`` 429: no amount of waiting fixes it."""
     text = str(error)
@@ -110,24 +154,28 @@ def key_hint(settings: ModelSettings) -> str:
 def explain(error: BaseException, settings: ModelSettings) -> str:
     """Why a model call failed, for the user: the provider's message, and what to do when we know."""
     text = f"The model call failed: {describe(error)}"
+    why = unsendable(error)
+    if why is not None:
+        return f"The model call failed: {why}"
     if quota_exhausted(error):
         return f"{text} (the account's quota is used up: waiting will not help; check its plan and billing)"
     if is_auth(error):
         hint = key_hint(settings)
         return f"{text} (no usable API key for {settings.model}{': ' + hint if hint else ''})"
+    base = shown_base(settings.api_base) if settings.api_base else None
     if unresolved(error):
-        if settings.api_base:
+        if base:
             return (
-                f"{text} (the host name of {settings.api_base} does not resolve: correct api_base / "
+                f"{text} (the host name of {base} does not resolve: correct api_base / "
                 "LSPILOT_API_BASE / --api-base, or check the network and DNS)"
             )
         return (
             f"{text} (the host name of the provider of {settings.model} does not resolve: check the network)"
         )
     if refused(error):
-        if settings.api_base:
+        if base:
             return (
-                f"{text} (nothing accepts connections at {settings.api_base}: start the server there, "
+                f"{text} (nothing accepts connections at {base}: start the server there, "
                 "or correct api_base / LSPILOT_API_BASE / --api-base)"
             )
         return f"{text} (the connection to the provider of {settings.model} was refused)"
@@ -147,8 +195,9 @@ def retry_after(error: BaseException) -> float | None:
 
 
 def describe(error: BaseException) -> str:
-    """A provider error as one line for the user (litellm's messages carry the provider's text)."""
-    text = str(error).strip()
+    """A provider error as one line for the user (litellm's messages carry the provider's text),
+    without the known secrets (a provider may echo the URL it was sent, a key in its query)."""
+    text = REDACTOR.scrub(str(error)).strip()
     message = text.splitlines()[0] if text else ""
     # litellm prefixes its class name and the provider's: "litellm.RateLimitError: RateLimitError:
     # OpenAIException - Rate limit reached" -> "Rate limit reached"

@@ -1,10 +1,10 @@
 """Keeping secrets out of lspilot's logs.
 
-API keys and tokens from the environment (``OPENAI_API_KEY``, ``GITHUB_TOKEN``, ...) and the
+API keys and tokens from the environment (``OPENAI_API_KEY``, ``GITHUB_TOKEN``, ...), the
 secret-looking values of ``provider_options`` (``api_key``, an ``Authorization`` or ``x-api-key``
-header in ``extra_headers``) are replaced by ``[redacted]`` in every record lspilot's log handlers
-write: the log file, stderr and the editor's log. With ``-v`` the openai SDK logs each request's
-options, custom headers included.
+header in ``extra_headers``) and those of the api_base (a password, ``?api-key=...``) are replaced
+by ``[redacted]`` in every record lspilot's log handlers write: the log file, stderr and the
+editor's log. With ``-v`` the openai SDK logs each request's options, custom headers included.
 
 They are masked in what tools return too (``scrub_outcome``, an after-hook on every registry the
 daemon builds): ``env``, ``cat .env`` or a command echoing ``$GITHUB_TOKEN`` would otherwise put
@@ -18,6 +18,7 @@ import re
 import threading
 from collections.abc import Mapping
 from typing import Any, cast
+from urllib.parse import parse_qsl, urlsplit
 
 from tools import HookCall, Outcome, environment_secrets
 
@@ -57,6 +58,18 @@ class Redactor(logging.Filter):
             if isinstance(value, Mapping):
                 self.add_options(cast(Mapping[str, Any], value))
             elif SECRET_NAME.search(str(name)):
+                self.add(value)
+
+    def add_url(self, url: str) -> None:
+        """The password and the values of secret-looking query parameters of a URL (an api_base
+        such as ``https://user:password@proxy/v1?api-key=...``)."""
+        try:
+            parts = urlsplit(url)
+            self.add(parts.password)
+        except ValueError:  # not a URL litellm could use either
+            return
+        for name, value in parse_qsl(parts.query):
+            if SECRET_NAME.search(name):
                 self.add(value)
 
     @property

@@ -59,6 +59,8 @@ class Runtime:
         base = api_base or os.environ.get("LSPILOT_API_BASE") or raw.get("api_base")
         options: dict[str, Any] = dict(raw.get("provider_options", {}))
         REDACTOR.add_options(options)  # api_key, extra_headers' tokens: never in the logs
+        if base:
+            REDACTOR.add_url(str(base))  # nor a password or key in the api_base
         return ModelSettings(str(name), str(base) if base else None, options)
 
     def loop(

@@ -104,3 +104,27 @@ async def test_tool_results_carry_no_secret_from_the_environment(
     assert token not in json.dumps(fake.requests[-1])
     stored = [f for f in (tmp_path / "data").rglob("*") if f.is_file() and token.encode() in f.read_bytes()]
     assert stored == []
+
+
+def test_a_key_in_the_api_base_reaches_neither_the_logs_nor_the_session_store(
+    workspace: Path, fake: ScriptedModel, tmp_path: Path
+) -> None:
+    # A gateway's key given in the api_base's query: -v logs each request's URL, and the
+    # provider's error echoed the path it was sent (stored in the session, printed on stderr).
+    script(fake, Turn(text="the answer"))
+    api_base = f"{fake.api_base}?api-key=query-secret-0123456789"
+    command = [LSPILOT, "-v", "run", "hi", "--root", str(workspace), "--model", "openai/scripted"]
+    ran = subprocess.run(
+        [*command, "--api-base", api_base],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=os.environ,
+        timeout=120,
+    )
+    assert "POST /v1?api-key=[redacted]/chat/completions" in ran.stderr  # logged, and in the error
+    written = [
+        ran.stderr,
+        *(f.read_text(errors="replace") for f in (tmp_path / "data").rglob("*") if f.is_file()),
+    ]
+    assert not [text for text in written if "query-secret" in text]

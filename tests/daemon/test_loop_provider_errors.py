@@ -217,3 +217,45 @@ async def test_a_session_whose_first_prompt_overflowed_stays_usable(
     assert len(json.dumps(summaries[-1]["messages"])) <= limit
     assert "characters left out" in summaries[-1]["messages"][1]["content"]
     assert (await loop.run_turn("thanks")).text == "4"
+
+
+CURLY_QUOTE = "a header of the request holds '\u2019' (U+2019), which HTTP headers cannot carry"
+CREDENTIALS = "the api_base carries credentials (user:password@host), which the HTTP client refuses"
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        # a key copied with a curly quote: "'ascii' codec can't encode character '\u2019' in position 13"
+        ("sk-copied\u2019-0123456789", "", f"{CURLY_QUOTE}: check the API key"),
+        # a proxy's credentials in the URL: "Connection error."
+        ("sk-fake", "me:hunter2-password@", f"{CREDENTIALS} beside the API key: take them out of the URL"),
+    ],
+)
+async def test_a_request_that_cannot_be_sent_fails_at_once_saying_why(
+    workspace: Path, fake: ScriptedModel, monkeypatch: pytest.MonkeyPatch, case: tuple[str, str, str]
+) -> None:
+    # litellm reports both as a connection error: retried for ~30 s, then named only by its text.
+    key, userinfo, why = case
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    loop, events = make_loop(workspace, fake, Human())
+    api_base = fake.api_base.replace("http://", f"http://{userinfo}")
+    loop.model = dataclasses.replace(loop.model, api_base=api_base)
+    loop.retry = Retry(base_delay=0.01)  # the real policy's attempts
+    result = await asyncio.wait_for(loop.run_turn("hi"), 60)
+    assert result.stop_reason == "error" and result.error is not None
+    assert result.error.startswith(f"The model call failed: {why}")
+    assert not [e for e in events if e.type == "retry"] and not fake.requests
+    stored = json.dumps(as_json(loop.store, loop.env.session.id))
+    assert "copied" not in stored and "hunter2" not in stored
+
+
+async def test_a_secret_in_the_api_base_is_not_named_in_the_error(
+    workspace: Path, fake: ScriptedModel
+) -> None:
+    with socket.socket() as bound:
+        bound.bind(("127.0.0.1", 0))
+        api_base = f"http://127.0.0.1:{bound.getsockname()[1]}/v1?api-version=2&api-key=gateway-0123456789"
+        error = await _one_quick_retry(workspace, fake, api_base)
+    masked = api_base.replace("gateway-0123456789", "[redacted]")
+    assert f"(nothing accepts connections at {masked}: start the server there" in error
