@@ -275,8 +275,9 @@ class Commands(ABC):
         read and analyzed when it is the workspace's (``_shell_sources``); otherwise unknown,
         named by the file and why it was not read. ``optional``: run only if it is there.
         Returns the text read, for a caller that reads it further (a tmux configuration)."""
-        if self.remote:
-            self._outside(f"({item.raw}: on another machine, not read)")
+        if self.remote:  # an optional one (.gdbinit) there is that place's, asked for already
+            if not optional:
+                self._outside(f"({item.raw}: on another machine, not read)")
             return None
         found = read(kind, item, state, self.trusted, optional=optional)
         if found.real is not None:

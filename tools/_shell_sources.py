@@ -64,7 +64,7 @@ class Read:
 def read(kind: str, path: Word, state: State, trusted: Sequence[Path], *, optional: bool = False) -> Read:
     """The file ``path`` names, run by a program as ``kind``'s language, read. ``optional``: a file
     the program runs only when it is there (``.gdbinit``)."""
-    if path.value == "-":
+    if path.value in ("-", "/dev/stdin"):
         return Read(reason="read from stdin, not read")
     if path.value == "/dev/null":
         return Read(findings=[])  # an empty script (gdb PROG < /dev/null)

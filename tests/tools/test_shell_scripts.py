@@ -150,6 +150,22 @@ SCRIPTS: list[Row] = [
     ({}, 'sed -f "$S" f', ['"$S"'], [('sed -f "$S" f', "sed *")]),
     ({}, "sed -f - f", ["(-: read from stdin, not read)"], [("sed -f - f", "sed *")]),
     (
+        {},
+        "awk -f /dev/stdin f",
+        ["(/dev/stdin: read from stdin, not read)"],
+        [("awk -f /dev/stdin f", "awk *")],
+    ),
+    (  # the .gdbinit of another machine is not looked for: the place is asked for
+        {".gdbinit": "shell rm x\n"},
+        "ssh host gdb -batch ./a.out",
+        ["(ssh host)"],
+        [
+            ("ssh host gdb -batch ./a.out", "="),
+            ("gdb -batch ./a.out", "gdb -batch ./a.out *"),
+            ("./a.out", "./a.out *"),
+        ],
+    ),
+    (
         {"s.sed": "p\n"},
         "ssh host sed -f s.sed f",
         ["(ssh host)", "(s.sed: on another machine, not read)"],
