@@ -71,10 +71,11 @@ def cascade_cases(text: str) -> dict[str, tuple[str, str]]:
     dedented = "\n".join(line[4:] if line.startswith("    ") else line for line in block)
     edited_middle = [*block[:3], "        total += step  # reworded", *block[4:]]
     reworded = [*block[:2], "    for step in range(4):", "        total += step", *block[4:]]
+    flat = "\n".join(line.strip() for line in block)  # "pass" for it has no depth the file justifies
     return {
         "exact": (joined, "pass"),
         "indentation-flexible": ("\n".join("    " + line for line in block), "pass"),
-        "line-trimmed": ("\n".join(line.strip() for line in block), "pass"),
+        "line-trimmed": (flat, flat.replace("range(3)", "range(4)")),
         "whitespace-normalized": (joined.replace(" = ", "  =  "), "pass"),
         "context-aware": ("\n".join(edited_middle), "pass"),
         "block-anchored": ("\n".join(reworded).replace("return total // 2", "return total//2"), "pass"),

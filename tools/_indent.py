@@ -1,8 +1,12 @@
 """Indentation as the fuzzy matchers see it: the shape of a block (levels relative to its first
-line, tabs counting as one level) and re-indenting new text from one block's indentation to
-another's, in the file's unit (tabs or N spaces)."""
+line, tabs counting as one level), re-indenting new text from one block's indentation to
+another's in the file's unit (tabs or N spaces), and fitting new text line by line when the
+file's block is not the old one shifted (``fit``)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from difflib import SequenceMatcher
 
 
 def _leading(line: str) -> str:
@@ -22,14 +26,17 @@ def _level(indent: str, unit: int) -> tuple[int, int]:
     return indent.count("\t") + spaces // unit, spaces % unit
 
 
+def _levels(lines: list[str]) -> list[int]:
+    """Levels of non-blank ``lines`` relative to the first, in their own unit."""
+    unit = _unit(lines)
+    levels = [_level(_leading(line), unit)[0] for line in lines]
+    return [level - levels[0] for level in levels]
+
+
 def shape(lines: list[str]) -> list[tuple[int, str]]:
     """Indentation relative to the first non-blank line, with the stripped text."""
     real = [line for line in lines if line.strip()]
-    if not real:
-        return []
-    unit = _unit(real)
-    base, _ = _level(_leading(real[0]), unit)
-    return [(_level(_leading(line), unit)[0] - base, line.strip()) for line in real]
+    return list(zip(_levels(real), (line.strip() for line in real), strict=True)) if real else []
 
 
 def reindent(new: str, old: str, matched: str) -> str:
@@ -56,6 +63,144 @@ def reindent(new: str, old: str, matched: str) -> str:
         indent = "\t" * target if file_tabs else " " * (file_unit * target)
         out.append(indent + " " * spaces + line.lstrip(" \t"))
     return "\n".join(out)
+
+
+class Unfitted(Exception):
+    """No depth in the file that the old/file line pairs justify for the new line ``line``."""
+
+    def __init__(self, line: str) -> None:
+        super().__init__(line)
+        self.line = line
+
+
+def fit(new: str, old: str, matched: str) -> str:
+    """``new`` indented for the file where ``old`` matched the lines ``matched``: moved by one
+    offset when ``matched`` is ``old`` shifted (``reindent``), else line by line (``_mapped``)."""
+    old_lines, file_lines = old.split("\n"), matched.split("\n")
+    if len(old_lines) == len(file_lines) and _same_steps(old_lines, file_lines):
+        return reindent(new, old, matched)
+    pairs = _pairs(old_lines, file_lines)
+    if _levels([old_lines[i] for i, _ in pairs]) == _levels([file_lines[j] for _, j in pairs]):
+        return reindent(new, old, matched)
+    return _mapped(new.split("\n"), old_lines, file_lines, pairs)
+
+
+def _same_steps(old: list[str], file: list[str]) -> bool:
+    """Whether each non-blank ``file`` line is indented as its ``old`` line with the first one's
+    base swapped for the file's (the usual shift, told without counting levels)."""
+    bases: tuple[str, str] | None = None
+    for a, b in zip(old, file, strict=True):
+        i, j = len(a) - len(a.lstrip(" \t")), len(b) - len(b.lstrip(" \t"))
+        if i == len(a) or j == len(b):
+            continue
+        if bases is None:
+            bases = a[:i], b[:j]
+        elif not (
+            a.startswith(bases[0]) and b.startswith(bases[1]) and a[len(bases[0]) : i] == b[len(bases[1]) : j]
+        ):
+            return False
+    return True
+
+
+def _stripped(lines: list[str]) -> list[str]:
+    return [line.strip() for line in lines]
+
+
+def _pairs(old: list[str], file: list[str]) -> list[tuple[int, int]]:
+    """(old line, file line) indexes telling where each old line is in the file: line for line
+    when they are as many, else the lines equal once stripped. Blank lines tell nothing."""
+    if len(old) == len(file):
+        pairs = [(i, i) for i in range(len(old))]
+    else:
+        blocks = SequenceMatcher(None, _stripped(old), _stripped(file), autojunk=False).get_matching_blocks()
+        pairs = [(a + k, b + k) for a, b, size in blocks for k in range(size)]
+    return [(i, j) for i, j in pairs if old[i].strip() and file[j].strip()]
+
+
+def _mapped(new: list[str], old: list[str], file: list[str], pairs: list[tuple[int, int]]) -> str:
+    """``new`` with each line at the file indentation the old/file pairs give it, or ``Unfitted``.
+
+    ``old`` and ``new`` are the model's; their depths are widths in one unit (a tab is a level).
+    A new line gets, in this order: the file indentation of the old line it keeps or rewrites
+    when indented like it; the one file indentation of all old lines indented like it; when old
+    lines indented like it sit at several depths, that of its nearest siblings (lines as deep,
+    before and after it, with nothing shallower between), if they agree; when no old line is
+    indented like it, that of the nearest line above it at most as deep, plus the difference.
+    """
+    unit = _unit([line for line in old + new if line.strip()])
+
+    def width(line: str) -> int:
+        levels, rest = _level(_leading(line), unit)
+        return levels * unit + rest
+
+    file_of = {i: _leading(file[j]) for i, j in pairs}
+    depths: dict[int, set[str]] = {}  # an old width -> the file indentations of old lines that wide
+    for i, indent in file_of.items():
+        depths.setdefault(width(old[i]), set()).add(indent)
+    at: dict[int, str] = {}  # a new line -> its file indentation
+    for k, olds in _counterparts(old, new):
+        here = {file_of[i] for i in olds if i in file_of and width(old[i]) == width(new[k])}
+        if new[k].strip() and len(here) == 1:
+            at[k] = here.pop()
+    for k, line in enumerate(new):
+        if k not in at and line.strip() and len(depths.get(width(line), ())) == 1:
+            at[k] = next(iter(depths[width(line)]))
+    step = _stepper([file[j] for _, j in pairs], unit)
+    for k, line in enumerate(new):
+        if k in at or not line.strip():
+            continue
+        w = width(line)
+        if w in depths:
+            sides = {
+                _sibling(new, at, range(k - 1, -1, -1), w, width),
+                _sibling(new, at, range(k + 1, len(new)), w, width),
+            }
+            if len(sides) != 1 or None in sides:
+                raise Unfitted(line)
+            at[k] = sides.pop() or ""
+            continue
+        above = next((p for p in range(k - 1, -1, -1) if new[p].strip() and width(new[p]) <= w), None)
+        if above is None:
+            raise Unfitted(line)
+        at[k] = at[above] + step(w - width(new[above]))
+    return "\n".join(at[k] + line.lstrip(" \t") if k in at else line for k, line in enumerate(new))
+
+
+def _counterparts(old: list[str], new: list[str]) -> Iterator[tuple[int, list[int]]]:
+    """(new line, the old lines it stands for): its own where lines are kept or rewritten one for
+    one, all of a run of old lines rewritten into a different number of lines."""
+    ops = SequenceMatcher(None, _stripped(old), _stripped(new), autojunk=False).get_opcodes()
+    for tag, a1, a2, b1, b2 in ops:
+        if tag == "equal" or (tag == "replace" and a2 - a1 == b2 - b1):
+            yield from ((b1 + k, [a1 + k]) for k in range(b2 - b1))
+        elif tag == "replace":
+            yield from ((k, list(range(a1, a2))) for k in range(b1, b2))
+
+
+def _sibling(
+    new: list[str], at: dict[int, str], order: range, w: int, width: Callable[[str], int]
+) -> str | None:
+    """The file indentation of the nearest placed line ``w`` wide in ``order``, not past a
+    shallower line."""
+    for k in order:
+        if not new[k].strip() or width(new[k]) > w:
+            continue
+        if width(new[k]) < w:
+            return None
+        if k in at:
+            return at[k]
+    return None
+
+
+def _stepper(file: list[str], unit: int) -> Callable[[int], str]:
+    """Turns a width in the model's ``unit`` into indentation in the file's (tabs or N spaces)."""
+    tabs, file_unit = any("\t" in _leading(line) for line in file), _unit(file)
+
+    def step(extra: int) -> str:
+        levels, rest = divmod(extra, unit)
+        return ("\t" * levels if tabs else " " * (file_unit * levels)) + " " * rest
+
+    return step
 
 
 def core(text: str) -> str:

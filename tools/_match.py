@@ -19,7 +19,7 @@ from functools import cached_property
 
 from rapidfuzz import fuzz, process
 
-from ._indent import core, reindent, shape
+from ._indent import Unfitted, core, fit, reindent, shape
 from .base import ToolError
 from .diff import split_lines
 
@@ -263,9 +263,9 @@ CASCADE: tuple[tuple[str, Matcher], ...] = (
     ("context-aware", context_aware),
     ("block-anchored", block_anchored),
 )
-#: Matchers whose span may be indented differently from ``oldString``: re-indent ``newString``.
+#: Matchers whose span may be indented differently from ``oldString``, even unevenly: fit
+#: ``newString`` to it (``indentation-flexible`` spans are only shifted: ``reindent`` does).
 REINDENT = {
-    "indentation-flexible",
     "trimmed-boundary",
     "line-trimmed",
     "whitespace-normalized",
@@ -303,8 +303,20 @@ def _new_text(content: Content, old: str, new: str, span: Span, matcher: str) ->
         return unescape(new)
     if matcher == "trimmed-boundary":  # the span has no blank lines or trailing whitespace
         old, new = core(old), core(new)
-    if matcher in REINDENT:
+    if matcher == "indentation-flexible":  # its spans are oldString shifted as a block
         return reindent(new, old, content.text[span[0] : span[1]])
+    if matcher in REINDENT:
+        try:
+            return fit(new, old, content.text[span[0] : span[1]])
+        except Unfitted as error:
+            first, last = content.line_of(span[0]), content.line_of(max(span[0], span[1] - 1))
+            raise MatchError(
+                f"oldString matched lines {first}-{last} ({matcher}), but its lines are not indented "
+                "like the file's (not even shifted as a block), so the file's indentation for "
+                f"newString's line {error.line.strip()!r} cannot be told; nothing was changed. "
+                "Copy the lines with their indentation from read's output (without the line-number "
+                "prefix) into oldString, and indent newString the same way."
+            ) from None
     return new
 
 

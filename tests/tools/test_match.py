@@ -24,6 +24,7 @@ class Case:
 
 
 PY = "def f(x):\n    if x:\n        return 1\n    return 2\n\n\ndef g():\n    pass\n"
+NESTED = "class A:\n    def f(self, x):\n        if x:\n            return 1\n        return 2\n"
 HUNDRED = "".join(f"    value_{i} = compute({i})\n" for i in range(100))
 BIG = (
     "class Big:\n    def run(self):\n"
@@ -56,6 +57,83 @@ CASES = [
         "    if a:\n        go()\n        again()",
         "indentation-flexible",
         "def f():\n\tif a:\n\t\tgo()\n\t\tagain()\n",
+    ),
+    Case(
+        # It moved all of newString by the first line's offset: "    if x:\n    return 10".
+        "oldString and newString both flattened: each line keeps its own depth",
+        PY,
+        "if x:\nreturn 1",
+        "if x:\nreturn 10",
+        "line-trimmed",
+        PY.replace("        return 1", "        return 10"),
+    ),
+    Case(
+        "flattened Python nesting, three depths",
+        NESTED,
+        "def f(self, x):\nif x:\nreturn 1\nreturn 2",
+        "def f(self, x):\nif x:\nreturn 3\nreturn 4",
+        "line-trimmed",
+        NESTED.replace("return 1", "return 3").replace("return 2", "return 4"),
+    ),
+    Case(
+        "a deeper new block under a flattened line: nested under the line above it",
+        PY,
+        "if x:\nreturn 1\nreturn 2",
+        "if x:\n    for y in x:\n        print(y)\n    return 1\nreturn 2",
+        "line-trimmed",
+        PY.replace("        return 1\n", "        for y in x:\n            print(y)\n        return 1\n"),
+    ),
+    Case(
+        "a flattened line rewritten as a deeper block: the block goes where the line was",
+        PY,
+        "if x:\nreturn 1\nreturn 2",
+        "if x:\nfor y in x:\n    print(y)\nreturn 2",
+        "line-trimmed",
+        PY.replace("        return 1\n", "        for y in x:\n            print(y)\n"),
+    ),
+    Case(
+        "a line added between two lines of one depth",
+        "if a:\n    x = 1\n    y = 2\n",
+        "if a:\nx = 1\ny = 2",
+        "if a:\nx = 1\nz = 3\ny = 2",
+        "line-trimmed",
+        "if a:\n    x = 1\n    z = 3\n    y = 2\n",
+    ),
+    Case(
+        "tabs in the file, oldString and newString flattened",
+        "def f():\n\tif a:\n\t\tgo()\n\treturn 0\n",
+        "if a:\ngo()\nreturn 0",
+        "if a:\ngo()\nreturn 1",
+        "line-trimmed",
+        "def f():\n\tif a:\n\t\tgo()\n\treturn 1\n",
+    ),
+    Case(
+        "tabs in the file, oldString flattened, newString nested with spaces",
+        "def f():\n\tif a:\n\t\tgo()\n\treturn 0\n",
+        "if a:\ngo()",
+        "if a:\n    go()\n    if b:\n        stop()",
+        "line-trimmed",
+        "def f():\n\tif a:\n\t\tgo()\n\t\tif b:\n\t\t\tstop()\n\treturn 0\n",
+    ),
+    Case(
+        # Inside the if (8 spaces) or after it (4): oldString's flat lines sit at both.
+        "a flattened line added between two depths is refused",
+        PY,
+        "if x:\nreturn 1\nreturn 2",
+        "if x:\nreturn 1\nlog()\nreturn 2",
+        None,
+        error="oldString matched lines 2-4 (line-trimmed), but its lines are not indented like the "
+        "file's (not even shifted as a block), so the file's indentation for newString's line "
+        "'log()' cannot be told; nothing was changed. Copy the lines with their indentation from "
+        "read's output",
+    ),
+    Case(
+        "a flattened block opener added among lines of two depths is refused",
+        PY,
+        "if x:\nreturn 1\nreturn 2",
+        "if x:\nfor y in x:\n    print(y)\nreturn 1\nreturn 2",
+        None,
+        error="newString's line 'for y in x:' cannot be told",
     ),
     Case(
         "inner whitespace differs",
