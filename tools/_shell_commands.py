@@ -282,7 +282,8 @@ class Commands(ABC):
         found = read(kind, item, state, self.trusted, optional=optional)
         if found.real is not None:
             self.read.append((found.real, item, not optional))
-            self.result.sources[str(found.real)] = found.digest
+        if found.real is not None and (found.findings is not None or not found.reason):
+            self.result.sources[str(found.real)] = found.digest  # read, or an optional one not there
         if found.findings is None or found.real is None:
             if found.reason:
                 self._outside(f"({item.raw}: {found.reason})")

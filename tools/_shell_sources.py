@@ -51,7 +51,7 @@ _OTHER_LANGUAGES = {("gdb", ".py"): "Python", ("gdb", ".scm"): "Guile", ("vim", 
 class Read:
     #: The file, when it is the workspace's (read or not: whether it changes matters).
     real: Path | None = None
-    #: The SHA-256 of its bytes; None when there is no such file.
+    #: The SHA-256 of its bytes when it was read; None otherwise (or when there is no such file).
     digest: str | None = None
     #: What it runs and names, its unknown code named by the file; None when it was not read...
     findings: list[Finding] | None = None
@@ -84,11 +84,11 @@ def read(kind: str, path: Word, state: State, trusted: Sequence[Path], *, option
     except OSError as error:
         return Read(real, reason=f"not readable ({error.strerror}), not read")
     if isinstance(data, str):
-        return Read(real, digest(real), reason=data)
+        return Read(real, reason=data)
     try:
         text = data.decode()
     except UnicodeDecodeError:
-        return Read(real, digest(real), reason="not UTF-8, not read")
+        return Read(real, reason="not UTF-8, not read")
     sha = hashlib.sha256(data).hexdigest()
     return Read(real, sha, [_named(f, path.raw, sha) for f in READERS[kind](text)], text=text)
 

@@ -302,6 +302,13 @@ def test_the_files_read_are_kept_with_their_digest_and_a_change_is_seen(root: Pa
     assert stale(result.sources) == [script, init]
 
 
+def test_a_file_not_read_is_not_hashed_or_kept(root: Path) -> None:
+    # a large file is unknown whatever it holds: it is neither hashed nor checked again
+    _write(root, {"big.sed": "p\n" * MAX_BYTES, "l1.sed": "\udcff\n"})
+    result = analyze("sed -f big.sed -f l1.sed -f none.sed f", root, root)
+    assert result.sources == {} and len(result.outside) == 3
+
+
 async def test_the_tool_does_not_run_a_command_whose_script_changed_while_asked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
