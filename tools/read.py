@@ -159,7 +159,7 @@ def _text(text: str, path: Path, shown: str, params: ReadParams, ctx: ToolContex
     if end < total:
         footer = f"(Showing lines {start + 1}-{end} of {total}. Use offset={end + 1} to continue reading.)"
     else:
-        footer = f"(End of file: {total} lines.)"
+        footer = f"(End of file: {total} line{'' if total == 1 else 's'}.)"
     if cut_lines:  # offset and limit count lines: they cannot show the rest of one
         n = cut_lines[0]
         footer += (

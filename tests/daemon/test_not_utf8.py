@@ -50,7 +50,7 @@ def test_a_workspace_whose_path_is_not_utf8_keeps_its_sessions(
     again = lspilot(root, "run", "again", "--session", session, *model)
     assert (again.returncode, again.stdout) == (0, "✓ read a.py\nAgain.\n"), again.stderr
     tool = lspilot(root, "tool", "read", '{"filePath": "a.py"}', "--session", session)
-    assert (tool.returncode, tool.stdout) == (0, "     1\tx = 1\n\n(End of file: 1 lines.)\n"), tool.stderr
+    assert (tool.returncode, tool.stdout) == (0, "     1\tx = 1\n\n(End of file: 1 line.)\n"), tool.stderr
 
     exported = lspilot(root, "sessions", "export", session)
     assert exported.returncode == 0, exported.stderr
@@ -113,7 +113,7 @@ async def test_serve_in_a_workspace_whose_path_is_not_utf8(tmp_path: Path, fake:
         assert await editor.stop() == 0
     assert transcript["root"] == f"{tmp_path}/caf\\xe9"
     tool = next(p for m in transcript["messages"] for p in m["parts"] if p["kind"] == "tool")
-    assert (tool["state"], tool["output"]) == ("completed", "     1\tx = 1\n\n(End of file: 1 lines.)")
+    assert (tool["state"], tool["output"]) == ("completed", "     1\tx = 1\n\n(End of file: 1 line.)")
     assert f"Workspace root: {tmp_path}/caf\\xe9\n" in fake.requests[0]["messages"][0]["content"]
 
 

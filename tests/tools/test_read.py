@@ -162,7 +162,7 @@ async def test_directories_binaries_images(harness: Harness) -> None:
     (harness.root / "latin1.txt").write_bytes("caf\xe9 cr\xe8me\n".encode("latin-1"))
     latin = await harness.ok("read", {"filePath": "latin1.txt"})  # mostly text: shown, not refused
     assert latin.result is not None and latin.result.output == (
-        "     1\tcaf\xe9 cr\xe8me\n\n(End of file: 1 lines.)\n"
+        "     1\tcaf\xe9 cr\xe8me\n\n(End of file: 1 line.)\n"
         "(latin1.txt is not valid UTF-8 and is shown as Latin-1; the edit tools keep it so.)"
     )
     (harness.root / "dot.png").write_bytes(PNG)
