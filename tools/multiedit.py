@@ -43,13 +43,14 @@ class MultiEdit(Tool[MultiEditParams]):
                         raise ToolError("oldString and newString are identical")
                     text, found = apply_edit(file, text, item.oldString, item.newString, item.replaceAll)
                 except ToolError as error:
+                    earlier = (
+                        "edit 1 matched; edit 2 sees its"
+                        if number == 2
+                        else f"edits 1-{number - 1} matched; edit {number} sees their"
+                    )
                     raise ToolError(
                         f"Edit {number} of {total} failed, so none was applied: {error}"
-                        + (
-                            f" (edits 1-{number - 1} matched; edit {number} sees their result)"
-                            if done
-                            else ""
-                        )
+                        + (f" ({earlier} result)" if done else "")
                     ) from None
                 done.append(found)
             assert text is not None

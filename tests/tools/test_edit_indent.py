@@ -68,8 +68,8 @@ async def test_a_line_with_no_justified_depth_is_refused_and_nothing_is_written(
         "(line-trimmed), but its lines are not indented like the file's (not even shifted as a "
         "block), so the file's indentation for newString's line 'check()' cannot be told; nothing "
         "was changed. Copy the lines with their indentation from read's output (without the "
-        "line-number prefix) into oldString, and indent newString the same way. (edits 1-1 matched; "
-        "edit 2 sees their result)"
+        "line-number prefix) into oldString, and indent newString the same way. (edit 1 matched; "
+        "edit 2 sees its result)"
     )
     assert path.read_text() == before
     assert h.human.asked == []
