@@ -53,6 +53,15 @@ class Config:
     #: Each file that was read, with its contents, in the order they were applied.
     layers: tuple[tuple[Path, dict[str, Any]], ...] = ()
 
+    def _file(self, section: str, *keys: str) -> str:
+        """``"FILE: "`` for the last file that sets one of ``keys`` in ``[section]`` (the one whose
+        value is in effect), for a message about it."""
+        for file, table in reversed(self.layers):
+            values = table.get(section)
+            if isinstance(values, dict) and any(key in values for key in keys):
+                return f"{file}: "
+        return ""
+
     def permission_rules(self, agent_rules: tuple[Rule, ...] = ()) -> list[Rule]:
         """Defaults, then the agent's, then the project's, then the user's rules (last match wins)."""
         from tools import DEFAULT_RULES, rules_from_config  # noqa: PLC0415
@@ -77,11 +86,14 @@ class Config:
         unknown = set(limits) - known
         if unknown:
             raise ConfigError(
-                f"unknown [tools] settings: {sorted(unknown)}; known: {sorted(known)} and one table per tool"
+                f"{self._file('tools', *unknown)}unknown [tools] settings: {sorted(unknown)}; "
+                f"known: {sorted(known)} and one table per tool"
             )
         for key, value in limits.items():
             if not isinstance(value, int) or value < 1:
-                raise ConfigError(f"[tools] {key} must be a positive integer, not {value!r}")
+                raise ConfigError(
+                    f"{self._file('tools', key)}[tools] {key} must be a positive integer, not {value!r}"
+                )
         return OutputLimits(**limits)
 
     def bridge(self) -> BridgeConfig:
@@ -92,16 +104,23 @@ class Config:
         known = set(BridgeConfig.__dataclass_fields__) - {"data_dir", "servers"}
         unknown = set(lsp) - known
         if unknown:
-            raise ConfigError(f"unknown [lsp] settings: {sorted(unknown)}; known: {sorted(known)}")
+            raise ConfigError(
+                f"{self._file('lsp', *unknown)}unknown [lsp] settings: {sorted(unknown)}; "
+                f"known: {sorted(known)}"
+            )
         for key, value in lsp.items():
             default = BridgeConfig.__dataclass_fields__[key].default
+            where = self._file("lsp", key)
             if isinstance(default, bool):
                 if not isinstance(value, bool):
-                    raise ConfigError(f"[lsp] {key} must be true or false, not {value!r}")
+                    raise ConfigError(f"{where}[lsp] {key} must be true or false, not {value!r}")
             elif isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-                raise ConfigError(f"[lsp] {key} must be a positive number, not {value!r}")
+                raise ConfigError(f"{where}[lsp] {key} must be a positive number, not {value!r}")
         if not isinstance(servers, dict):
-            raise ConfigError(f"[lsp] servers must be a table ([lsp.servers.NAME]), not {servers!r}")
+            raise ConfigError(
+                f"{self._file('lsp', 'servers')}[lsp] servers must be a table ([lsp.servers.NAME]), "
+                f"not {servers!r}"
+            )
         return BridgeConfig(data_dir=data_dir(), servers=servers, **lsp)
 
 
@@ -117,6 +136,10 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
 
 TABLES = ("provider_options", "agents", "permission", "tools", "lsp")
 STRINGS = ("model", "api_base")
+#: provider_options that litellm sends as they are: a value of the wrong type failed the request
+#: as a connection error (retried for ~30 s), or was left for the provider to refuse.
+NUMBERS = ("timeout", "temperature", "top_p", "presence_penalty", "frequency_penalty")
+INTEGERS = ("max_tokens", "max_completion_tokens", "seed")
 
 
 def _check_types(file: Path, table: dict[str, Any]) -> None:
@@ -128,6 +151,24 @@ def _check_types(file: Path, table: dict[str, Any]) -> None:
     for key in STRINGS:
         if key in table and not isinstance(table[key], str):
             raise ConfigError(f"{file}: {key} must be a string, not {table[key]!r}")
+    _check_provider_options(file, table.get("provider_options", {}))
+
+
+def _check_provider_options(file: Path, options: dict[str, Any]) -> None:
+    for key, value in options.items():
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if key in NUMBERS and not number:
+            raise ConfigError(f"{file}: provider_options.{key} must be a number, not {value!r}")
+        if key in INTEGERS and (not number or not isinstance(value, int)):
+            raise ConfigError(f"{file}: provider_options.{key} must be an integer, not {value!r}")
+    headers = options.get("extra_headers", {})
+    if not isinstance(headers, dict):
+        raise ConfigError(f"{file}: provider_options.extra_headers must be a table, not {headers!r}")
+    for name, value in headers.items():  # pyright: ignore[reportUnknownVariableType]
+        if not isinstance(value, str):
+            raise ConfigError(
+                f"{file}: provider_options.extra_headers.{name} must be a string, not {value!r}"
+            )
 
 
 def load(workspace: Path) -> Config:
