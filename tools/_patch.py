@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ._indent import reindent
+from ._indent import Unfitted, fit
 from ._match import Replacement
 from .base import ToolError
 from .diff import split_lines
@@ -247,7 +247,7 @@ def replacements(body: str, chunks: list[Chunk], shown: str) -> list[Replacement
                 shift = at - (chunk.hint - 1)
         at = max(0, min(at, len(lines)))
         end = at + len(old)
-        text = "".join(line + "\n" for line in _fitted(chunk, new, old, bare[at:end]))
+        text = "".join(line + "\n" for line in _fitted(chunk, new, old, bare[at:end], where))
         if end == len(lines) and text:
             text = _file_end(chunk, text, bool(old), bool(body) and not body.endswith("\n"))
         out.append(Replacement(starts[at], starts[end], text))
@@ -267,7 +267,7 @@ def _file_end(chunk: Chunk, text: str, replaces: bool, missing: bool) -> str:
     return text
 
 
-def _fitted(chunk: Chunk, new: list[str], old: list[str], found: list[str]) -> list[str]:
+def _fitted(chunk: Chunk, new: list[str], old: list[str], found: list[str], where: str) -> list[str]:
     """``new`` as it goes into the file where ``old`` was ``found``: context lines are the file's
     own (a patch that matched them ignoring whitespace must not turn the file's tabs into its
     spaces, or strip what it has at a line's end); added lines are re-indented to the file when
@@ -276,10 +276,17 @@ def _fitted(chunk: Chunk, new: list[str], old: list[str], found: list[str]) -> l
         return new
     out = list(new)
     if any(a.rstrip() != b.rstrip() for a, b in zip(old, found, strict=True)):  # indentation differs
-        added = [i for i in range(len(new)) if i not in {n for n, _o in chunk.kept}]
-        fitted = reindent("\n".join(new[i] for i in added), "\n".join(old), "\n".join(found)).split("\n")
-        for i, line in zip(added, fitted, strict=True):
-            out[i] = line
+        try:  # the whole new side, so that added lines are placed among the kept ones
+            fitted = fit("\n".join(new), "\n".join(old), "\n".join(found)).split("\n")
+        except Unfitted as error:
+            raise PatchError(
+                f"{where}: the patch's lines are not indented like the file's (not even shifted as a block), "
+                f"so the file's indentation for the added line {error.line.strip()!r} cannot be told; "
+                "nothing was changed. Copy the context and '-' lines with their indentation from "
+                "read's output, and indent the '+' lines the same way."
+            ) from None
+        kept = {n for n, _o in chunk.kept}
+        out = [fitted[i] if i not in kept else line for i, line in enumerate(new)]
     for n, o in chunk.kept:
         if n < len(out) and o < len(found):
             out[n] = found[o]
