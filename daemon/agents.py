@@ -27,6 +27,8 @@ class Agent:
     model: str | None = None
     subagent: bool = False
     max_steps: int = 50
+    #: Where it was defined, for messages: ``"FILE: agents.NAME"``; empty for a built-in agent.
+    source: str = ""
 
 
 READ_ONLY = (Rule("edit", "*", "deny", "agent"), Rule("bash", "*", "deny", "agent"))
@@ -108,6 +110,7 @@ def agents_from_config(table: dict[str, Any], source: str) -> dict[str, Agent]:
             model=spec.get("model", base.model),
             subagent=subagent,
             max_steps=steps,
+            source=where,
         )
     return agents
 

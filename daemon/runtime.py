@@ -111,6 +111,13 @@ class Runtime:
             from .task import Task  # noqa: PLC0415 - task imports the loop, as does this module
 
             self.registry.register(Task(self))
+        tools = set(self.registry.tools) - {"invalid"}  # what answers a call of no known tool
+        unknown = sorted((agent.tools or frozenset()) - tools)
+        if unknown:  # a typo would leave the agent without the tool, and nothing said so
+            raise ConfigError(
+                f"{agent.source or 'agent ' + agent.name}.tools: no tool called {', '.join(unknown)}; "
+                f"tools: {', '.join(sorted(tools))}"
+            )
         return Loop(
             store=self.store,
             registry=self.registry,

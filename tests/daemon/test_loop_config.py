@@ -137,3 +137,15 @@ def test_a_key_in_the_api_base_reaches_neither_the_logs_nor_the_session_store(
         *(f.read_text(errors="replace") for f in (tmp_path / "data").rglob("*") if f.is_file()),
     ]
     assert not [text for text in written if "query-secret" in text]
+
+
+def test_an_agent_naming_a_tool_that_does_not_exist_is_refused(workspace: Path) -> None:
+    # A typo in an agent's tools left it without that tool, and nothing said so.
+    (workspace / "lspilot.toml").write_text('model = "openai/x"\n[agents.build]\ntools = ["raed", "grep"]\n')
+    with pytest.raises(ConfigError) as raised:
+        Runtime.open(workspace).loop(Human())
+    message = str(raised.value)
+    assert message.startswith(
+        f"{workspace / 'lspilot.toml'}: agents.build.tools: no tool called raed; tools: "
+    )
+    assert "read, skill, task" in message and "invalid" not in message
