@@ -126,6 +126,9 @@ class EditorChanges:
         # as "\n" (its one empty line, which it writes as an empty file).
         return None if text in ("", "\n") and not path.exists() else text
 
+    def not_saved(self) -> list[Path]:
+        return [path for path in self.buffers.open if _differs(path, self.unsaved(path))]
+
     async def apply(self, ctx: ToolContext, changes: list[FileChange], title: str) -> list[Applied]:
         """With lspilot's review, every file is reviewed before any is applied: a cancel at the
         last file applies none."""
@@ -366,6 +369,16 @@ class EditorChanges:
 
 
 ANNOTATION = "lspilot"
+
+
+def _differs(path: Path, text: str | None) -> bool:
+    """Whether the editor's ``text`` of ``path`` is not what the disk holds."""
+    if text is None:
+        return False
+    try:
+        return path.read_bytes() != text.encode(errors="surrogateescape")
+    except OSError:  # not on disk (yet)
+        return True
 
 
 def _holds(buffer: str | None, before: str | None) -> bool:

@@ -115,7 +115,15 @@ class Bash(Tool[BashParams]):
                 "have the new content checked."
             )
         run = _Run(params, ctx, workdir, timeout, limits.kill_grace_ms / 1000)
-        return await run.execute()
+        result = await run.execute()
+        if unsaved := ctx.env.changes.not_saved():
+            names = ", ".join(ctx.relative(path) for path in unsaved)
+            result.output += (
+                f"\n(Not saved in the editor, so the command saw them as they are on disk: {names}. "
+                "Ask the user to save them if it should see the editor's text.)"
+            )
+            result.metadata["unsaved"] = [str(path) for path in unsaved]
+        return result
 
 
 class _Capture:

@@ -67,6 +67,11 @@ class ChangeSink(Protocol):
         what the disk holds); None when the disk speaks for it. The tools read and change this."""
         ...
 
+    def not_saved(self) -> list[Path]:
+        """The files open in the user's editor whose text is not what the disk holds: commands
+        (bash) see the disk."""
+        ...
+
 
 def diff_text(ctx: ToolContext, changes: list[FileChange]) -> str:
     """The unified diff of every change, workspace-relative labels."""
@@ -83,6 +88,9 @@ class DiskChanges:
 
     def unsaved(self, path: Path) -> str | None:
         return None
+
+    def not_saved(self) -> list[Path]:
+        return []
 
     async def apply(self, ctx: ToolContext, changes: list[FileChange], title: str) -> list[Applied]:
         patterns = list(

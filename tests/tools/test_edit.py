@@ -298,6 +298,9 @@ class HalfAccepting:
     def unsaved(self, path: Path) -> str | None:
         return None
 
+    def not_saved(self) -> list[Path]:
+        return []
+
 
 async def test_the_sink_decides_and_the_tool_reports_it(h: Harness) -> None:
     path = await seen(h, "p.py", "a = 1\nb = 2\n")
