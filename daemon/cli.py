@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import check_command, jsontext, lsp_command, model
+from . import check_command, jsontext, lsp_command, model, stopping
 from . import config as configuration
 from .redact import REDACTOR
 from .serve import VERSION
@@ -97,7 +97,7 @@ def _serve(_args: argparse.Namespace) -> int:
 def _demo(_args: argparse.Namespace) -> int:
     from . import demo  # noqa: PLC0415 - imported only when the demo runs
 
-    return asyncio.run(demo.run(configuration.load(Path.cwd()).bridge()))
+    return stopping.run(demo.run(configuration.load(Path.cwd()).bridge()))
 
 
 PATCH_TARGET = re.compile(r"^(?:\*\*\* (?:Update|Delete) File: |--- (?:a/)?|\+\+\+ (?:b/)?)(.+?)\s*$", re.M)
@@ -190,7 +190,7 @@ async def _run_tool(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from . import run  # noqa: PLC0415 - the agent loop is imported only when a turn runs
 
-    return asyncio.run(run.run(args))
+    return stopping.run(run.run(args))
 
 
 def _sessions(args: argparse.Namespace) -> int:
@@ -244,7 +244,7 @@ def _parser() -> argparse.ArgumentParser:
     tool.add_argument("--yes", action="store_true", help="approve every ask (configured denies still hold)")
     tool.add_argument("--json", action="store_true", help="print {title, output, metadata, error}")
     tool.add_argument("--session", help="run inside this session (its read times and todos)")
-    tool.set_defaults(run=lambda a: asyncio.run(_run_tool(a)))
+    tool.set_defaults(run=lambda a: stopping.run(_run_tool(a)))
     run = sub.add_parser("run", help="run one agent turn in the terminal")
     run.add_argument("prompt")
     run.add_argument("--model", help="litellm model name (default: config or LSPILOT_MODEL)")
@@ -277,6 +277,8 @@ def main(argv: list[str] | None = None) -> int:
         return args.run(args)
     except KeyboardInterrupt:
         return 130
+    except stopping.Stopped as stopped:  # SIGTERM or SIGHUP, after what was running stopped
+        return stopped.status
     except BrokenPipeError:
         # The reader went away (`lspilot sessions list | head -1`): stop quietly. stdout points at
         # /dev/null from now on, so the interpreter's last flush does not fail again.

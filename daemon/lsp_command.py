@@ -7,10 +7,11 @@ Kept import-light: tools and lsp_bridge load only when the command runs.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import re
 from typing import Any
+
+from . import stopping
 
 #: Short names a person types, for the tool's operation names (which are accepted too).
 ALIASES = {
@@ -94,4 +95,4 @@ def run(args: argparse.Namespace) -> int:
         json=args.json,
         session=None,
     )
-    return asyncio.run(_run_tool(door))
+    return stopping.run(_run_tool(door))

@@ -10,6 +10,7 @@ import asyncio
 import contextvars
 import json
 import logging
+import os
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Generator
@@ -35,7 +36,7 @@ from pygls.protocol.language_server import lsp_method
 
 from lsp_bridge.documents import uri_to_path
 
-from . import jsontext, model
+from . import jsontext, model, stopping
 from .editor import Editor, EditorLog
 from .hub import AskArgs, CommandError, FollowArgs, Hub, NavigateArgs, ResolveArgs, SessionArgs, parse
 from .serve import NAME, POSITION_ENCODING, VERSION, Readable, Writable
@@ -340,9 +341,15 @@ def serve(stdin: Readable, stdout: Writable) -> int:
                 await server.hub.close()
 
     try:
-        asyncio.run(main())
+        stopping.run(main())
     except BrokenPipeError:
         log.warning("the editor closed the connection")
     except SystemExit as stop:  # the `exit` notification
         return int(stop.code or 0)
+    except stopping.Stopped as stopped:  # SIGTERM or SIGHUP: turns and language servers stopped first
+        log.info("%s", stopped)
+        logging.shutdown()
+        # The thread reading stdin is blocked in a read that nothing can wake while the editor
+        # keeps the pipe open, and the interpreter would wait for it at exit: leave without it.
+        os._exit(stopped.status)
     return 0

@@ -137,3 +137,47 @@ async def test_a_session_is_continued_only_in_its_own_workspace(
     with pytest.raises(ConfigError, match=f"belongs to {workspace}; continue it there"):
         make_loop(other, fake, Human(), session_id=loop.env.session.id)
     make_loop(workspace, fake, Human(), session_id=loop.env.session.id)  # at home it goes on
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie no longer does)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_or_sighup_mid_tool_stops_its_command_and_keeps_the_session(
+    workspace: Path, fake: ScriptedModel, signum: signal.Signals
+) -> None:
+    # Killed at once (kill, timeout, a closed terminal), lspilot left the command running (in a
+    # process group of its own) and the turn unrecorded; Ctrl-C already stopped both.
+    os.mkfifo(workspace / "started")  # the command says it runs, and its pid, through it
+    wait = {"command": "echo $$ > started; exec sleep 300", "description": "Wait", "timeout": 600000}
+    script(fake, Turn(tool_calls=[("bash", wait)]), Turn(text="resumed"))
+    command = [LSPILOT, "run", "wait", "--root", str(workspace), "--yes", "--json"]
+    model = ["--model", "openai/scripted", "--api-base", fake.api_base]
+    proc = subprocess.Popen([*command, *model], stdout=subprocess.PIPE, text=True, env=os.environ)
+    assert proc.stdout is not None
+    session = json.loads(proc.stdout.readline())["session_id"]
+    sleeper = int((workspace / "started").read_text())
+    proc.send_signal(signum)
+    assert proc.wait(timeout=60) == 128 + signum
+    assert not _alive(sleeper)
+    export = [LSPILOT, "sessions", "export", session]
+    parts = json.loads(subprocess.run(export, capture_output=True, text=True, check=True).stdout)["messages"][
+        1
+    ]
+    outcome = [(p["kind"], p.get("output") or p.get("text")) for p in parts["parts"]]
+    assert outcome == [("tool", "Error: cancelled by the user."), ("error", "Cancelled by the user.")]
+    again = subprocess.run(
+        [LSPILOT, "run", "go on", "--root", str(workspace), "--session", session, *model],
+        capture_output=True,
+        text=True,
+        env=os.environ,
+        timeout=120,
+        check=False,
+    )
+    assert (again.returncode, again.stdout) == (0, "resumed\n"), again.stderr  # its lock was released
