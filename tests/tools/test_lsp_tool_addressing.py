@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from lsp_bridge import Bridge
-from tests.tools.conftest import MakeHarness, make_harness
+from tests.tools.conftest import Harness, MakeHarness, make_harness
 from tests.tools.test_lsp_tool import at, lsp
 
 SHAPE_H = """#pragma once
@@ -39,18 +39,23 @@ int use() { return geo::Shape().scale(2) + geo::Shape::Nested().depth(); }
 """
 
 
+def cpp_shapes(lsp_harness: MakeHarness) -> Harness:
+    """A harness on the C++ project with SHAPE_H, SHAPE_CPP and USE_CPP and their compile commands."""
+    h = lsp_harness("c_project")
+    for name, text in (("shape.h", SHAPE_H), ("shape.cpp", SHAPE_CPP), ("use.cpp", USE_CPP)):
+        (h.root / name).write_text(text)
+    entries = [
+        {"directory": str(h.root), "file": str(h.root / f), "arguments": ["c++", "-std=c++17", "-c", f]}
+        for f in ("shape.cpp", "use.cpp")
+    ]
+    (h.root / "compile_commands.json").write_text(json.dumps(entries))
+    return h
+
+
 async def test_cpp_methods_defined_out_of_line_are_named_by_their_path(lsp_harness: MakeHarness) -> None:
     # clangd names such a method "Shape::area" inside namespace geo: geo::Shape::area and
     # Shape::area were "No symbol named ..." and suggested geo.Shape::area, which failed too.
-    h = lsp_harness("c_project")
-    root = h.root
-    for name, text in (("shape.h", SHAPE_H), ("shape.cpp", SHAPE_CPP), ("use.cpp", USE_CPP)):
-        (root / name).write_text(text)
-    entries = [
-        {"directory": str(root), "file": str(root / f), "arguments": ["c++", "-std=c++17", "-c", f]}
-        for f in ("shape.cpp", "use.cpp")
-    ]
-    (root / "compile_commands.json").write_text(json.dumps(entries))
+    h = cpp_shapes(lsp_harness)
 
     for symbol in ("geo::Shape::area", "Shape::area", "area"):
         text, meta = await lsp(h, operation="findReferences", filePath="shape.cpp", symbol=symbol)

@@ -11,7 +11,7 @@ import pytest
 
 from tests.tools.conftest import MakeHarness
 from tests.tools.test_lsp_tool import at, error, lsp
-from tests.tools.test_lsp_tool_addressing import SHAPE_CPP, SHAPE_H, USE_CPP
+from tests.tools.test_lsp_tool_addressing import cpp_shapes
 
 TS_SERVERS = ("typescript-language-server", "tsgo")
 POINT = """export class Point {
@@ -90,15 +90,7 @@ async def test_workspace_symbols_by_name_path_with_typescript(lsp_harness: MakeH
 
 
 async def test_workspace_symbols_by_name_path_with_clangd(lsp_harness: MakeHarness) -> None:
-    h = lsp_harness("c_project")
-    root = h.root
-    for name, text in (("shape.h", SHAPE_H), ("shape.cpp", SHAPE_CPP), ("use.cpp", USE_CPP)):
-        (root / name).write_text(text)
-    entries = [
-        {"directory": str(root), "file": str(root / f), "arguments": ["c++", "-std=c++17", "-c", f]}
-        for f in ("shape.cpp", "use.cpp")
-    ]
-    (root / "compile_commands.json").write_text(json.dumps(entries))
+    h = cpp_shapes(lsp_harness)
     for query in ("geo::Shape::Nested::depth", "Nested::depth", "Shape.Nested.depth"):
         text, meta = await lsp(h, operation="workspaceSymbol", query=query)
         assert found(meta) == [("shape.cpp", "geo.Shape.Nested", "depth")], text
