@@ -48,6 +48,20 @@ class Runtime:
         except AgentConfigError as error:
             raise ConfigError(str(error)) from None
 
+    def _continuing(self, session_id: str, agent_name: str | None) -> Agent:
+        """The agent a stored session goes on with: ``agent_name``, or the one it ran with (a plan
+        session continued without --agent stays read-only)."""
+        stored = self.store.session_agent(session_id) or "build"
+        if agent_name is None and stored not in self.agents():
+            raise ConfigError(
+                f"session {session_id} ran with the agent {stored!r}, which the config no longer "
+                f"defines: name one to go on with (--agent; agents: {', '.join(sorted(self.agents()))})"
+            )
+        agent = self.agent(agent_name or stored)
+        if agent.name != stored:
+            self.store.set_agent(session_id, agent.name)
+        return agent
+
     def model(self, agent: Agent, model: str | None = None, api_base: str | None = None) -> ModelSettings:
         raw = self.cfg.raw
         name = model or os.environ.get("LSPILOT_MODEL") or agent.model or raw.get("model")
@@ -77,10 +91,11 @@ class Runtime:
         changes: ChangeSink | None = None,
         parent: ToolEnv | None = None,
     ) -> Loop:
-        """A loop for a new or stored session. A subagent's loop (``parent`` set) shares its parent's
-        language servers, edit review and model."""
-        agent = agent or self.agent(agent_name)
+        """A loop for a new or stored session. A stored session goes on with the agent it ran with
+        unless another is named (then it runs with that one from now on). A subagent's loop
+        (``parent`` set) shares its parent's language servers, edit review and model."""
         if session_id is None:
+            agent = agent or self.agent(agent_name)
             session_id = self.store.create_session(self.cfg.workspace, agent.name)
         else:
             root = self.store.session_root(session_id)
@@ -91,6 +106,7 @@ class Runtime:
                 raise ConfigError(
                     f"session {session_id} belongs to {shown}; continue it there (--root {shown})"
                 )
+            agent = agent or self._continuing(session_id, agent_name)
         if parent is not None:
             bridge = parent.bridge if parent.bridge_factory else None
             changes = parent.changes

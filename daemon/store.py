@@ -190,6 +190,14 @@ class Store:
         row = self.db.execute("SELECT root FROM sessions WHERE id = ?", (session_id,)).fetchone()
         return Path(os.fsdecode(row[0])) if row else None
 
+    def session_agent(self, session_id: str) -> str | None:
+        """The agent the session's last turn ran with."""
+        row = self.db.execute("SELECT agent FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        return row[0] if row else None
+
+    def set_agent(self, session_id: str, agent: str) -> None:
+        self.db.execute("UPDATE sessions SET agent = ? WHERE id = ?", (agent, session_id))
+
     def sessions(self, root: Path) -> list[Row]:
         """The sessions of ``root``, the latest first."""
         rows = self._json_rows("sessions", SESSION_COLUMNS, "root = ?", (_path_key(root),))

@@ -181,3 +181,31 @@ def test_sigterm_or_sighup_mid_tool_stops_its_command_and_keeps_the_session(
         check=False,
     )
     assert (again.returncode, again.stdout) == (0, "resumed\n"), again.stderr  # its lock was released
+
+
+async def test_a_session_goes_on_with_the_agent_it_ran_with(workspace: Path, fake: ScriptedModel) -> None:
+    # A plan session continued without --agent ran as build: the read-only agent's session could
+    # edit files and run commands on its next prompt.
+    script(fake, Turn(text="a plan"), Turn(text="more plan"), Turn(text="built"), Turn(text="still build"))
+    loop, _ = make_loop(workspace, fake, Human(), agent_name="plan")
+    await loop.run_turn("plan it")
+    session = loop.env.session.id
+
+    def offered() -> set[str]:
+        return {tool["function"]["name"] for tool in fake.requests[-1]["tools"]}
+
+    again, _ = make_loop(workspace, fake, Human(), session_id=session)
+    await again.run_turn("go on")
+    assert again.agent.name == "plan" and not offered() & {"edit", "write", "bash"}
+    switched, _ = make_loop(workspace, fake, Human(), session_id=session, agent_name="build")
+    await switched.run_turn("now do it")
+    assert {"edit", "bash"} <= offered()
+    later, _ = make_loop(workspace, fake, Human(), session_id=session)
+    await later.run_turn("and then")
+    assert later.agent.name == "build"
+    assert [s["agent"] for s in later.store.sessions(workspace)] == ["build"]
+    (workspace / "lspilot.toml").write_text('[agents.review]\nprompt = "Review."\n')
+    reviewed, _ = make_loop(workspace, fake, Human(), agent_name="review")
+    (workspace / "lspilot.toml").unlink()
+    with pytest.raises(ConfigError, match="ran with the agent 'review', which the config no longer defines"):
+        make_loop(workspace, fake, Human(), session_id=reviewed.env.session.id)
