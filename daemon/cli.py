@@ -144,8 +144,16 @@ async def _run_tool(args: argparse.Namespace) -> int:
     claimed = contextlib.AsyncExitStack()
     if args.session:
         db = storage.Store(configuration.data_dir() / "lspilot.db")
-        if db.session_root(args.session) is None:
+        home = db.session_root(args.session)
+        if home is None:
             print(f"lspilot tool: no session {args.session}", file=sys.stderr)
+            return 2
+        if home != cfg.workspace:  # its read times and todos are of another project
+            shown = jsontext.valid_text(str(home))
+            print(
+                f"lspilot tool: session {args.session} belongs to {shown}; use it there (--root {shown})",
+                file=sys.stderr,
+            )
             return 2
         try:  # its read times and todos are written as a turn writes them: one process at a time
             await claimed.enter_async_context(db.claim(args.session))

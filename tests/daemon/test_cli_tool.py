@@ -185,3 +185,21 @@ def test_a_patch_typed_on_the_command_line_counts_its_files_as_read(workspace: P
     code, out = run(workspace, "apply_patch", json.dumps({"patchText": diff}), "--yes")
     assert (code, out["error"]) == (0, None)
     assert (workspace / "notes.txt").read_text().splitlines()[1] == "second"
+
+
+def test_a_session_of_another_workspace_is_refused(workspace: Path, tmp_path: Path) -> None:
+    # Its todos and read times were written from wherever the command ran.
+    store = Store(tmp_path / "data" / "lspilot.db")
+    session = store.create_session(workspace.resolve())
+    other = tmp_path / "other"
+    other.mkdir()
+    todos = '{"todos": [{"id": "a", "content": "ship it", "status": "pending"}]}'
+    command = [LSPILOT, "tool", "todowrite", todos, "--session", session, "--root", str(other)]
+    refused = subprocess.run(command, capture_output=True, text=True, check=False, timeout=120)
+    home = workspace.resolve()
+    assert (refused.returncode, refused.stderr) == (
+        2,
+        f"lspilot tool: session {session} belongs to {home}; use it there (--root {home})\n",
+    )
+    assert not store.db.execute("SELECT * FROM todos").fetchall()
+    store.close()
