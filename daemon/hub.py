@@ -21,12 +21,13 @@ from tools import ToolError
 from tools.lsp import Operation, navigate
 
 from . import transcript
+from .buffers import Buffers
 from .config import ConfigError
 from .editor import Editor, EditorAsker
 from .follow import Follower
 from .lease import SessionBusy
 from .loop import Event, Loop
-from .review import Buffers, EditorChanges, Proposal
+from .review import EditorChanges, Proposal
 from .runtime import Runtime
 
 log = logging.getLogger(__name__)

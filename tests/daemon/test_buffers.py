@@ -1,4 +1,5 @@
-"""The editor's buffers as the daemon tracks them: waiting for the didChange after an applied edit."""
+"""The editor's buffers as the daemon tracks them (daemon/buffers.py): waiting for the didChange
+after an applied edit."""
 
 from __future__ import annotations
 
@@ -7,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon import review
-from daemon.review import Buffers
+from daemon.buffers import Buffers
 
 PATH = Path("/ws/a.py")
 
@@ -35,7 +35,7 @@ async def test_closing_the_buffer_ends_the_wait_and_it_stays_closed() -> None:
 
 
 async def test_without_a_didchange_the_applied_text_is_assumed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(review, "SETTLE_TIMEOUT", 0.01)
+    monkeypatch.setattr("daemon.buffers.SETTLE_TIMEOUT", 0.01)
     buffers = Buffers()
     buffers.update(PATH, 3, "old\n")
     await asyncio.wait_for(buffers.settle(PATH, 3, "new\n"), 5)
