@@ -35,21 +35,30 @@ class _Formatter(logging.Formatter):
         return jsontext.valid_text(super().format(record))
 
 
-def _setup_logging(verbose: bool) -> Path:
-    folder = configuration.log_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    logfile = folder / "lspilot.log"
-    handler = logging.FileHandler(logfile, encoding="utf-8", errors="backslashreplace")
-    handler.setFormatter(_Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+def _setup_logging(verbose: bool) -> None:
+    """The log file, and stderr for warnings (everything with ``-v``). A log file that cannot be
+    written (its folder is a file, a read-only disk) leaves stderr alone, and says so there."""
+    logfile = configuration.log_dir() / "lspilot.log"
+    handlers: list[logging.Handler] = []
+    try:
+        logfile.parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(logfile, encoding="utf-8", errors="backslashreplace")
+        handler.setFormatter(_Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handlers.append(handler)
+        unwritable = None
+    except OSError as error:
+        unwritable = error.strerror or str(error)
     console = logging.StreamHandler(sys.stderr)
     console.setLevel(logging.DEBUG if verbose else logging.WARNING)
     console.setFormatter(_Formatter("lspilot: %(message)s"))
+    handlers.append(console)
     REDACTOR.add_environment(os.environ)
-    for each in (handler, console):
+    for each in handlers:
         each.addFilter(REDACTOR)
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, handlers=[handler, console])
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, handlers=handlers)
     logging.getLogger("pygls").setLevel(logging.WARNING)
-    return logfile
+    if unwritable is not None:
+        log.warning("cannot write the log file %s (%s): logging to stderr only", logfile, unwritable)
 
 
 def _servers(args: argparse.Namespace) -> int:

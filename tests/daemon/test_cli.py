@@ -127,3 +127,21 @@ def test_a_root_that_is_no_folder_and_an_empty_prompt_are_refused(
         "lspilot run: the prompt is empty; say what the agent should do\n",
     )
     assert not (tmp_path / "data" / "lspilot.db").exists()  # no session was made
+
+
+def test_a_log_folder_that_cannot_be_made_is_one_warning_not_a_traceback(
+    empty_workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "logs").write_text("a file where the log folder goes\n")
+    ran = lspilot(empty_workspace, "sessions", "list")
+    assert (ran.returncode, ran.stdout) == (0, "")
+    logfile = data / "logs" / "lspilot.log"
+    assert (
+        ran.stderr == f"lspilot: cannot write the log file {logfile} (File exists): logging to stderr only\n"
+    )
+    monkeypatch.setenv("LSPILOT_DATA_DIR", str(data / "logs"))  # the data folder itself is a file
+    ran = lspilot(empty_workspace, "sessions", "list")
+    assert ran.returncode == 1 and "Traceback" not in ran.stderr, ran.stderr
+    assert "cannot be used as lspilot's session database" in ran.stderr.splitlines()[1]
