@@ -171,6 +171,29 @@ def _check_provider_options(file: Path, options: dict[str, Any]) -> None:
             )
 
 
+def files(workspace: Path) -> tuple[Path, ...]:
+    """The configuration files of ``workspace``, the later ones winning."""
+    return (
+        user_config_dir() / "config.toml",
+        workspace / "lspilot.toml",
+        workspace / ".lspilot" / "config.toml",
+    )
+
+
+def stamp(workspace: Path) -> tuple[tuple[int, int] | None, ...]:
+    """What ``workspace``'s configuration files are now (modification time and size, or None for
+    a missing one): a daemon reads them again when this changes."""
+    stamps: list[tuple[int, int] | None] = []
+    for file in files(workspace):
+        try:
+            status = file.stat()
+        except OSError:
+            stamps.append(None)
+        else:
+            stamps.append((status.st_mtime_ns, status.st_size))
+    return tuple(stamps)
+
+
 def load(workspace: Path) -> Config:
     """The merged configuration of ``workspace``; a ``ConfigError`` when a file is invalid, or when
     the workspace is no folder (``--root`` naming a file or a path that does not exist)."""
@@ -179,12 +202,7 @@ def load(workspace: Path) -> Config:
         raise ConfigError(f"the workspace {workspace} {what}: give a project folder (--root DIR)")
     raw: dict[str, Any] = {}
     layers: list[tuple[Path, dict[str, Any]]] = []
-    files = (
-        user_config_dir() / "config.toml",
-        workspace / "lspilot.toml",
-        workspace / ".lspilot" / "config.toml",
-    )
-    for file in files:
+    for file in files(workspace):
         if file.is_file():
             try:
                 table = tomllib.loads(file.read_text(encoding="utf-8"))

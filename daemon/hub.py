@@ -20,6 +20,7 @@ from lsp_bridge.documents import from_utf16, lsp_lines, uri_to_path, utf16_lengt
 from tools import ToolError
 from tools.lsp import Operation, navigate
 
+from . import config as configuration
 from . import transcript
 from .buffers import Buffers
 from .config import ConfigError
@@ -125,6 +126,7 @@ class Hub:
     buffers: Buffers = field(default_factory=Buffers)
     proposals: dict[str, Proposal] = field(default_factory=dict[str, Proposal])
     _runtime: Runtime | None = None
+    _config: tuple[Any, ...] = ()  # configuration.stamp of what _runtime was read from
     _bridge: Bridge | None = None
     follower: Follower = field(init=False)
 
@@ -136,11 +138,15 @@ class Hub:
 
     @property
     def runtime(self) -> Runtime:
-        if self._runtime is None:
+        """Read again when a configuration file changed: a tightened rule or another model applies
+        from the next ask on ([lsp] settings once the daemon restarts)."""
+        now = configuration.stamp(self.root)
+        if self._runtime is None or now != self._config:
             try:
-                self._runtime = Runtime.open(self.root)
+                self._runtime = self._runtime.reloaded() if self._runtime else Runtime.open(self.root)
             except ConfigError as error:
                 raise CommandError(str(error)) from None
+            self._config = now
         return self._runtime
 
     @property

@@ -36,6 +36,13 @@ class Runtime:
     def open(cls, root: Path) -> Runtime:
         return cls(configuration.load(root), Store(configuration.data_dir() / "lspilot.db"))
 
+    def reloaded(self) -> Runtime:
+        """The same store and sessions' models, with the configuration (and the tools) read again;
+        turns already running keep what they started with."""
+        fresh = Runtime(configuration.load(self.cfg.workspace), self.store)
+        fresh.models = self.models
+        return fresh
+
     def agents(self) -> dict[str, Agent]:
         try:
             return configured_agents(self.cfg.layers)

@@ -173,3 +173,22 @@ async def test_sessions_that_another_process_runs_are_listed_as_running(
         assert [(s["sessionId"], s["running"]) for s in listed] == [(session, False)]
     finally:
         store.close()
+
+
+async def test_a_config_changed_while_serving_applies_from_the_next_ask(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    # The daemon read lspilot.toml once: a rule tightened while the editor stayed open (or another
+    # model) took effect only after a restart, and a broken file went unnoticed.
+    echo = Turn(tool_calls=[("bash", {"command": "echo hi", "description": "Say hi"})])
+    fake.turns.extend([Turn(text="first"), echo, Turn(text="denied")])
+    editor: Editor = await connect("neovim", FULL)
+    await editor.command("lspilot.ask", {"prompt": "one"})
+    (workspace / "lspilot.toml").write_text('[permission]\nbash = "deny"\n')
+    assert (await editor.command("lspilot.ask", {"prompt": "say hi"}))["stopReason"] == "end"
+    assert editor.permission_asks == []  # denied by the new rule, without asking
+    assert "bash" not in {tool["function"]["name"] for tool in fake.requests[1]["tools"]}
+    assert tool_results(fake) == ["Error: the bash tool is not available to the build agent."]
+    (workspace / "lspilot.toml").write_text("modle = 1\n")
+    with pytest.raises(JsonRpcInvalidParams, match=r"lspilot.toml: unknown settings \['modle'\]"):
+        await editor.command("lspilot.ask", {"prompt": "three"})
