@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import asdict
@@ -44,15 +45,15 @@ class Renderer:
         if self.line_open:
             self.out.write("\n")
             self.line_open = False
-        self.out.write(jsontext.valid_text(text) + "\n")
+        self.out.write(text + "\n")
         self.out.flush()
 
     def note(self, text: str) -> None:
-        self._line(self._style("2", text))
+        self._line(self._style("2", shown(text)))
 
     def _block(self, lines: list[str], style: Callable[[str], str]) -> None:
         for line in lines[:SHOWN_LINES]:
-            self._line("    " + style(line))
+            self._line("    " + style(shown(line)))
         if len(lines) > SHOWN_LINES:
             self.note(f"    ... {len(lines) - SHOWN_LINES} more lines")
 
@@ -65,16 +66,16 @@ class Renderer:
         mark = self._style("32", "✓") if ok else self._style("31", "✗")
         output = str(data.get("output") or "")
         title = data.get("title") or next(iter(output.splitlines()), "")
-        self._line(f"{mark} {data['tool']} {title}")
+        self._line(f"{mark} {shown(data['tool'])} {shown(title)}")
         metadata = data.get("metadata") or {}
         if ok and metadata.get("diff"):
             self._block(metadata["diff"].splitlines(), self._diff_style)
             for path, report in (metadata.get("diagnostics") or {}).items():
                 if report.get("new"):
-                    shown = (
+                    where = (
                         Path(path).relative_to(self.root) if Path(path).is_relative_to(self.root) else path
                     )
-                    self._line("    " + self._style("33", f"new problems in {shown}:"))
+                    self._line("    " + self._style("33", f"new problems in {shown(str(where))}:"))
                     self._block(report["new"], lambda line: self._style("31", line))
         elif self.outputs or not ok:
             self._block(output.splitlines(), lambda line: self._style("2", line))
@@ -82,7 +83,7 @@ class Renderer:
     def __call__(self, event: Event) -> None:
         data = event.data
         if event.type == "text":
-            self.out.write(jsontext.valid_text(data["delta"]))  # a provider's lone surrogate too
+            self.out.write(shown(data["delta"], keep="\n"))
             self.line_open = not data["delta"].endswith("\n")
             self.out.flush()
         elif event.type == "tool" and data["state"] in ("completed", "error"):
@@ -90,11 +91,11 @@ class Renderer:
         elif event.type == "retry":
             if data.get("discarded"):
                 self._notice(self._style("33", "… the model's answer above broke off and is discarded"))
-            self._notice(self._style("33", f"… {data['error']}; retrying in {data['wait']:.1f}s"))
+            self._notice(self._style("33", f"… {shown(data['error'])}; retrying in {data['wait']:.1f}s"))
         elif event.type == "compaction":
             self._notice(self._style("33", "… the conversation is too long for the model; summarising it"))
         elif event.type == "error":
-            self._notice(self._style("31", f"error: {data['message']}"))
+            self._notice(self._style("31", f"error: {shown(data['message'])}"))
 
     def _notice(self, text: str) -> None:
         if self.notes is self.out:
@@ -104,8 +105,21 @@ class Renderer:
             self.out.write("\n")
             self.out.flush()
             self.line_open = False
-        self.notes.write(jsontext.valid_text(text) + "\n")
+        self.notes.write(text + "\n")
         self.notes.flush()
+
+
+#: Control characters (but tab) of text that is not ours: a file's escape sequences in a diff, or
+#: the model's, would act on the terminal (retitle it, hide text, write the clipboard).
+CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+
+
+def shown(text: str, keep: str = "") -> str:
+    """``text`` as the terminal shows it: valid Unicode (``jsontext.valid_text``: a name that is
+    not UTF-8 as ``\\xe9``, a provider's lone surrogate as U+FFFD), each control character but a
+    tab, and those in ``keep``, as ``\\xNN``."""
+    text = jsontext.valid_text(text.replace("\r\n", "\n"))
+    return CONTROL.sub(lambda m: m[0] if m[0] in keep else f"\\x{ord(m[0]):02x}", text)
 
 
 async def run(args: argparse.Namespace) -> int:

@@ -209,3 +209,26 @@ async def test_a_session_goes_on_with_the_agent_it_ran_with(workspace: Path, fak
     (workspace / "lspilot.toml").unlink()
     with pytest.raises(ConfigError, match="ran with the agent 'review', which the config no longer defines"):
         make_loop(workspace, fake, Human(), session_id=reviewed.env.session.id)
+
+
+def test_run_shows_control_characters_instead_of_sending_them_to_the_terminal(
+    workspace: Path, fake: ScriptedModel
+) -> None:
+    # A file's escape sequences (in the diff of its edit) and the model's went to the terminal
+    # as they were: retitling it, hiding text, writing the clipboard (OSC 52).
+    (workspace / "notes.txt").write_text("title: \x1b]0;pwned\x07\n")
+    edit = {"filePath": "notes.txt", "oldString": "title:", "newString": "name:"}
+    script(
+        fake,
+        Turn(tool_calls=[("read", {"filePath": "notes.txt"})]),
+        Turn(tool_calls=[("edit", edit)]),
+        Turn(text="done \x1b]52;c;ZXZpbA==\x07\r\nok"),
+    )
+    command = [LSPILOT, "run", "rename it", "--root", str(workspace), "--yes", "--model", "openai/scripted"]
+    ran = subprocess.run(
+        [*command, "--api-base", fake.api_base], check=False, capture_output=True, text=True, timeout=120
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert "\x1b" not in ran.stdout and "\x07" not in ran.stdout
+    assert "    -title: \\x1b]0;pwned\\x07\n    +name: \\x1b]0;pwned\\x07\n" in ran.stdout
+    assert ran.stdout.endswith("done \\x1b]52;c;ZXZpbA==\\x07\nok\n")
