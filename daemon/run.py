@@ -64,9 +64,11 @@ class Renderer:
     def _tool(self, data: dict[str, Any]) -> None:
         ok = data["state"] == "completed"
         mark = self._style("32", "✓") if ok else self._style("31", "✗")
-        output = str(data.get("output") or "")
-        title = data.get("title") or next(iter(output.splitlines()), "")
-        self._line(f"{mark} {shown(data['tool'])} {shown(title)}")
+        lines = str(data.get("output") or "").splitlines()
+        title = data.get("title")
+        if not title and lines:  # an error's first line stands as the title, and is not repeated
+            title, lines = lines[0], lines[1:]
+        self._line(f"{mark} {shown(data['tool'])} {shown(title or '')}")
         metadata = data.get("metadata") or {}
         if ok and metadata.get("diff"):
             self._block(metadata["diff"].splitlines(), self._diff_style)
@@ -78,7 +80,7 @@ class Renderer:
                     self._line("    " + self._style("33", f"new problems in {shown(str(where))}:"))
                     self._block(report["new"], lambda line: self._style("31", line))
         elif self.outputs or not ok:
-            self._block(output.splitlines(), lambda line: self._style("2", line))
+            self._block(lines, lambda line: self._style("2", line))
 
     def __call__(self, event: Event) -> None:
         data = event.data

@@ -80,3 +80,11 @@ def test_long_diffs_are_cut_and_outputs_show_only_when_asked(tmp_path: Path) -> 
     Renderer(verbose, False, tmp_path, outputs=True)(event)
     assert quiet.getvalue() == "✓ read a.py\n"
     assert verbose.getvalue() == "✓ read a.py\n    1\tx = 1\n"
+
+
+def test_a_failed_call_shows_its_error_once(tmp_path: Path) -> None:
+    # Its first line stood as the title and was printed again below it.
+    out = io.StringIO()
+    error = "Error: bash echo hi needs approval.\nRun again with --yes."
+    Renderer(out, False, tmp_path)(Event("tool", "ses", {"tool": "bash", "state": "error", "output": error}))
+    assert out.getvalue() == "✗ bash Error: bash echo hi needs approval.\n    Run again with --yes.\n"
