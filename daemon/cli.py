@@ -16,12 +16,15 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import check_command, jsontext, lsp_command, model, stopping
 from . import config as configuration
 from .redact import REDACTOR
 from .serve import VERSION
+
+if TYPE_CHECKING:
+    from .store import Store
 
 log = logging.getLogger(__name__)
 
@@ -134,6 +137,20 @@ def _named_files(value: Any, ctx_root: Path) -> list[Path]:
     return found
 
 
+def _unusable_session(db: Store, session_id: str, workspace: Path) -> str | None:
+    """Why ``lspilot tool --session`` cannot run in the session from ``workspace``, if it cannot.
+    Its read times and todos are of its own project; one that was moved goes on from here."""
+    home = db.session_root(session_id)
+    if home is None:
+        return f"no session {session_id}"
+    if home != workspace and home.exists():
+        shown = jsontext.valid_text(str(home))
+        return f"session {session_id} belongs to {shown}; use it there (--root {shown})"
+    if home != workspace:
+        db.set_root(session_id, workspace)
+    return None
+
+
 async def _run_tool(args: argparse.Namespace) -> int:
     from tools import InitContext, MemorySession, ToolContext, execute  # noqa: PLC0415
 
@@ -153,16 +170,9 @@ async def _run_tool(args: argparse.Namespace) -> int:
     claimed = contextlib.AsyncExitStack()
     if args.session:
         db = storage.Store(configuration.data_dir() / "lspilot.db")
-        home = db.session_root(args.session)
-        if home is None:
-            print(f"lspilot tool: no session {args.session}", file=sys.stderr)
-            return 2
-        if home != cfg.workspace:  # its read times and todos are of another project
-            shown = jsontext.valid_text(str(home))
-            print(
-                f"lspilot tool: session {args.session} belongs to {shown}; use it there (--root {shown})",
-                file=sys.stderr,
-            )
+        problem = _unusable_session(db, args.session, cfg.workspace)
+        if problem:
+            print(f"lspilot tool: {problem}", file=sys.stderr)
             return 2
         try:  # its read times and todos are written as a turn writes them: one process at a time
             await claimed.enter_async_context(db.claim(args.session))

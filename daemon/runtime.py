@@ -108,11 +108,13 @@ class Runtime:
             root = self.store.session_root(session_id)
             if root is None:
                 raise ConfigError(f"no session {session_id}")
-            if root != self.cfg.workspace:  # its history and read files are of another project
+            if root != self.cfg.workspace and root.exists():  # its history is of another project
                 shown = shown_path(str(root))
                 raise ConfigError(
                     f"session {session_id} belongs to {shown}; continue it there (--root {shown})"
                 )
+            if root != self.cfg.workspace:  # the project was moved or renamed: it goes on here
+                self.store.set_root(session_id, self.cfg.workspace)
             agent = agent or self._continuing(session_id, agent_name)
         if parent is not None:
             bridge = parent.bridge if parent.bridge_factory else None

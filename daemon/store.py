@@ -195,6 +195,9 @@ class Store:
         row = self.db.execute("SELECT agent FROM sessions WHERE id = ?", (session_id,)).fetchone()
         return row[0] if row else None
 
+    def set_root(self, session_id: str, root: Path) -> None:
+        self.db.execute("UPDATE sessions SET root = ? WHERE id = ?", (_path_key(root), session_id))
+
     def set_agent(self, session_id: str, agent: str) -> None:
         self.db.execute("UPDATE sessions SET agent = ? WHERE id = ?", (agent, session_id))
 

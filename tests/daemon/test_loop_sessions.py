@@ -139,6 +139,23 @@ async def test_a_session_is_continued_only_in_its_own_workspace(
     make_loop(workspace, fake, Human(), session_id=loop.env.session.id)  # at home it goes on
 
 
+async def test_a_session_of_a_project_that_was_moved_goes_on_where_it_is_now(
+    workspace: Path, fake: ScriptedModel, tmp_path: Path
+) -> None:
+    # Its root no longer existed, and the session could be continued nowhere: "continue it there".
+    script(fake, Turn(text="first"), Turn(text="second"))
+    loop, _ = make_loop(workspace, fake, Human())
+    await loop.run_turn("hi")
+    session = loop.env.session.id
+    loop.store.close()
+    moved = workspace.rename(tmp_path / "renamed")
+    again, _ = make_loop(moved, fake, Human(), session_id=session)
+    assert (await again.run_turn("go on")).text == "second"
+    assert [m["content"] for m in fake.requests[-1]["messages"][1:]] == ["hi", "first", "go on"]
+    assert [s["id"] for s in again.store.sessions(moved)] == [session]
+    assert again.store.session_root(session) == moved
+
+
 def _alive(pid: int) -> bool:
     """Whether process ``pid`` runs (a zombie no longer does)."""
     try:
