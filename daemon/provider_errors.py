@@ -159,6 +159,12 @@ def explain(error: BaseException, settings: ModelSettings) -> str:
         return f"The model call failed: {why}"
     if quota_exhausted(error):
         return f"{text} (the account's quota is used up: waiting will not help; check its plan and billing)"
+    if "LLM Provider NOT provided" in str(error):  # litellm cannot tell whose model the name is
+        return (
+            f"The model call failed: litellm does not know which provider serves {settings.model!r}: "
+            "name the model as provider/model, e.g. openai/gpt-4o, anthropic/claude-sonnet-4-5 or "
+            "ollama/qwen3 (model in lspilot.toml, LSPILOT_MODEL or --model)"
+        )
     if is_auth(error):
         hint = key_hint(settings)
         return f"{text} (no usable API key for {settings.model}{': ' + hint if hint else ''})"

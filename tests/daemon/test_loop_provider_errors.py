@@ -259,3 +259,18 @@ async def test_a_secret_in_the_api_base_is_not_named_in_the_error(
         error = await _one_quick_retry(workspace, fake, api_base)
     masked = api_base.replace("gateway-0123456789", "[redacted]")
     assert f"(nothing accepts connections at {masked}: start the server there" in error
+
+
+async def test_a_model_name_without_its_provider_says_how_to_name_it(
+    workspace: Path, fake: ScriptedModel
+) -> None:
+    # litellm's "LLM Provider NOT provided. Pass in the LLM provider you are trying to call."
+    loop, _ = make_loop(workspace, fake, Human())
+    loop.model = dataclasses.replace(loop.model, model="qwen3-coder")
+    result = await asyncio.wait_for(loop.run_turn("hi"), 60)
+    assert result.error == (
+        "The model call failed: litellm does not know which provider serves 'qwen3-coder': name the "
+        "model as provider/model, e.g. openai/gpt-4o, anthropic/claude-sonnet-4-5 or ollama/qwen3 "
+        "(model in lspilot.toml, LSPILOT_MODEL or --model)"
+    )
+    assert not fake.requests
