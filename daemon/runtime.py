@@ -138,10 +138,9 @@ class Runtime:
             self.registry.register(Task(self))
         tools = set(self.registry.tools) - {"invalid"}  # what answers a call of no known tool
         unknown = sorted((agent.tools or frozenset()) - tools)
-        if unknown:  # a typo would leave the agent without the tool, and nothing said so
+        if agent.source and unknown:  # a typo would leave the agent without it, and nothing said so
             raise ConfigError(
-                f"{agent.source or 'agent ' + agent.name}.tools: no tool called {', '.join(unknown)}; "
-                f"tools: {', '.join(sorted(tools))}"
+                f"{agent.source}.tools: no tool called {', '.join(unknown)}; tools: {', '.join(sorted(tools))}"
             )
         return Loop(
             store=self.store,
