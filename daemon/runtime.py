@@ -140,7 +140,8 @@ class Runtime:
         unknown = sorted((agent.tools or frozenset()) - tools)
         if agent.source and unknown:  # a typo would leave the agent without it, and nothing said so
             raise ConfigError(
-                f"{agent.source}.tools: no tool called {', '.join(unknown)}; tools: {', '.join(sorted(tools))}"
+                f"{agent.source}.tools: no tool called {', '.join(unknown)}; "
+                f"tools: {', '.join(sorted(tools))}"
             )
         return Loop(
             store=self.store,
