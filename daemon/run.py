@@ -154,5 +154,7 @@ async def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n" if result.text and not result.text.endswith("\n") else "")
         if result.error and result.stop_reason != "error":  # an error was shown as it happened
             print(jsontext.valid_text(result.error), file=sys.stderr)
+        elif result.stop_reason == "end" and not result.text:  # else nothing says the turn is over
+            print("(the model ended its turn without a word of answer)", file=sys.stderr)
         print(f"session {result.session_id}", file=sys.stderr)
     return EXIT.get(result.stop_reason, 1)

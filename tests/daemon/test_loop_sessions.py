@@ -126,6 +126,17 @@ def test_run_prints_only_the_answer_on_stdout(workspace: Path, fake: ScriptedMod
     assert "error: The model call failed: BadRequestError: Bad model" in failed.stderr
 
 
+def test_run_says_so_when_the_model_ends_without_an_answer(workspace: Path, fake: ScriptedModel) -> None:
+    # Only reasoning, or nothing: no output and exit 0, as if the answer were an empty line.
+    script(fake, Turn(reasoning="Let me think. Nothing to say."))
+    command = [LSPILOT, "run", "hi", "--root", str(workspace), "--model", "openai/scripted"]
+    ran = subprocess.run(
+        [*command, "--api-base", fake.api_base], check=False, capture_output=True, text=True, timeout=120
+    )
+    assert (ran.returncode, ran.stdout) == (0, "")
+    assert ran.stderr.startswith("(the model ended its turn without a word of answer)\nsession ses_")
+
+
 async def test_a_session_is_continued_only_in_its_own_workspace(
     workspace: Path, fake: ScriptedModel, tmp_path: Path
 ) -> None:
