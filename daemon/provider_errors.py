@@ -189,15 +189,29 @@ def explain(error: BaseException, settings: ModelSettings) -> str:
 
 
 def retry_after(error: BaseException) -> float | None:
-    """The provider's own Retry-After, in seconds, when it sent one."""
+    """How long the provider asks to wait, in seconds: its Retry-After header, or else what the
+    message of its 429 says (OpenAI: "Please try again in 1.5s" or "in 50ms"; Gemini: "Please
+    retry in 45.1s", ``"retryDelay": "45s"``)."""
     value = None
     for headers in (getattr(error, "litellm_response_headers", None), getattr(error, "headers", None)):
         if headers is not None and hasattr(headers, "get"):
             value = value or headers.get("retry-after")
     try:
-        return float(value) if value is not None else None
+        if value is not None:
+            return float(value)
     except ValueError:
+        pass
+    said = WAIT_IN_MESSAGE.search(str(error)) if getattr(error, "status_code", None) == 429 else None
+    if said is None:
         return None
+    amount, unit = (said[1], said[2]) if said[1] else (said[3], "s")
+    return float(amount) / (1000 if unit.lower() == "ms" else 1)
+
+
+WAIT_IN_MESSAGE = re.compile(
+    r"(?:try again|retry) in (\d+(?:\.\d+)?) ?(ms|s)\b|\\?\"retryDelay\\?\": ?\\?\"(\d+(?:\.\d+)?)s",
+    re.IGNORECASE,
+)
 
 
 def describe(error: BaseException) -> str:

@@ -274,3 +274,23 @@ async def test_a_model_name_without_its_provider_says_how_to_name_it(
         "(model in lspilot.toml, LSPILOT_MODEL or --model)"
     )
     assert not fake.requests
+
+
+@pytest.mark.parametrize(
+    ("message", "wait"),
+    [
+        ("Rate limit reached for gpt-4o on tokens per min. Please try again in 50ms.", 0.05),  # OpenAI
+        ("Requests per minute reached for this model. Please retry in 0.2s.", 0.2),  # Gemini
+        ('Resource exhausted. [{"@type": "google.rpc.RetryInfo", "retryDelay": "0.1s"}]', 0.1),
+    ],
+)
+async def test_a_rate_limit_without_retry_after_waits_as_long_as_its_message_says(
+    workspace: Path, fake: ScriptedModel, message: str, wait: float
+) -> None:
+    # Without the header the backoff's own waits were used: 1, 2, 4, 8 and 16 s, all too short
+    # for a "try again in 45s", then the turn ended.
+    script(fake, Turn(error=429, error_message=message), Turn(text="ok"))
+    loop, events = make_loop(workspace, fake, Human())
+    result = await asyncio.wait_for(loop.run_turn("hi"), 60)
+    assert (result.stop_reason, result.text) == ("end", "ok")
+    assert [e.data["wait"] for e in events if e.type == "retry"] == [wait]
