@@ -56,6 +56,9 @@ export interface HunkPlace {
 /** One file's proposal under review. */
 export class Proposal {
   private readonly states = new Map<string, HunkState>();
+  /** Accepted as a whole file: a change without hunks (an empty new file, a move that changes
+   * no line, the deletion of an empty file) has no hunk whose acceptance says so. */
+  private acceptedWhole = false;
   /** The proposed side's text when the user edited it (set by the editor), else undefined. */
   editedText: string | undefined;
 
@@ -116,12 +119,14 @@ export class Proposal {
   /** Accept every hunk still pending (explicit rejections stand). */
   acceptAll(side?: string): void {
     this.noteProposedSide(side);
+    this.acceptedWhole = true;
     for (const [id, state] of this.states) if (state === "pending") this.states.set(id, "accepted");
   }
 
   /** Reject the whole file. */
   rejectAll(): void {
     for (const id of this.states.keys()) this.states.set(id, "rejected");
+    this.acceptedWhole = false;
     this.editedText = undefined;
   }
 
@@ -173,6 +178,7 @@ export class Proposal {
       return { decision: "accept", finalText: edited, ...extra };
     }
     const accepted = this.acceptedIds;
+    if (this.hunks.length === 0 && this.acceptedWhole) return { decision: "accept", ...extra };
     if (accepted.length === 0) return { decision: "reject", ...extra };
     if (accepted.length === this.hunks.length) return { decision: "accept", ...extra };
     return { decision: "partial", acceptedHunkIds: accepted, ...extra };
