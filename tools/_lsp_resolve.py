@@ -75,6 +75,9 @@ class Hits:
     symbols: list[Symbol] = field(default_factory=list[Symbol])
     complete: bool = True
     notes: list[str] = field(default_factory=list[str])
+    #: The projects past ``MAX_PROJECTS`` that were not asked, said as a sentence ("" if none).
+    #: Not a reason to ask again later, so kept apart from ``complete`` and ``notes``.
+    unsearched: str = ""
 
 
 def flatten(items: Sequence[lsp.DocumentSymbol | lsp.SymbolInformation], path: Path) -> list[Symbol]:
@@ -186,11 +189,11 @@ async def workspace_symbols(bridge: Bridge, sources: Sources, query: str, near: 
         )
     if len(targets) > MAX_PROJECTS:
         others = ", ".join(sources.relative(path.parent) for path in targets[MAX_PROJECTS:])
-        hits.notes.append(
-            f"{len(targets) - MAX_PROJECTS} more projects were not searched ({others}); "
+        more = len(targets) - MAX_PROJECTS
+        hits.unsearched = (
+            f"{more} more {'project was' if more == 1 else 'projects were'} not searched ({others}); "
             "give filePath in one of them to search it"
         )
-        hits.complete = False
         targets = targets[:MAX_PROJECTS]
     answers = await asyncio.gather(
         *(bridge.workspace_symbols(query, near=path) for path in targets), return_exceptions=True
@@ -280,7 +283,8 @@ async def resolve_symbol(
         pool = await declared(bridge, files, hits) or hits.symbols
     matches = _one_per_overload(match(pool, wanted, sources))
     if len(matches) > 1:
-        return Ambiguous(wanted, matches, hits.complete, hits.notes)
+        unsearched = [hits.unsearched] if hits.unsearched else []
+        return Ambiguous(wanted, matches, hits.complete and not unsearched, [*hits.notes, *unsearched])
     if not matches and path is not None and len(name_parts(wanted)) == 1:
         used = first_use(sources, path, last[0])
         if used is not None:
@@ -289,8 +293,9 @@ async def resolve_symbol(
     if not matches:
         raise ToolError(_missing(wanted, where, pool, hits, sources))
     symbol = matches[0]
+    note = f"found in the first {MAX_PROJECTS} projects; {hits.unsearched}" if hits.unsearched else ""
     return Target(
-        symbol.path, name_position(sources, symbol), symbol.chain[-1], "", hits.complete, hits.notes
+        symbol.path, name_position(sources, symbol), symbol.chain[-1], note, hits.complete, hits.notes
     )
 
 
@@ -337,10 +342,11 @@ def _missing(wanted: str, where: str, pool: list[Symbol], hits: Hits, sources: S
             f"{'a symbol' if sources.left_out == 1 else f'{sources.left_out} symbols'} found in files "
             "the read rules deny were left out. This is configured by the user."
         )
+    if hits.unsearched:
+        message = message.replace(where, f"the first {MAX_PROJECTS} projects of {where}", 1)
+        message += f" {hits.unsearched}."
     if not hits.complete:
-        message += " The language server was still loading, so it may not know every symbol yet: " + (
-            "; ".join(hits.notes)
-        )
+        message += f" The search may be incomplete: {'; '.join(hits.notes)}."
     close = suggestions(pool, wanted)
     if close:
         rows = [
@@ -348,7 +354,7 @@ def _missing(wanted: str, where: str, pool: list[Symbol], hits: Hits, sources: S
             for s in close
         ]
         message += "\nDid you mean one of these?\n" + "\n".join(rows)
-    else:
+    elif not hits.unsearched:
         message += " Use documentSymbol on the file (or workspaceSymbol) to see the names there."
     return message
 

@@ -27,7 +27,16 @@ from ._lsp_diagnostics import diagnostics
 from ._lsp_errors import bridge_error
 from ._lsp_format import Navigation
 from ._lsp_read_rules import left_out_note, read_denied, refuse_denied
-from ._lsp_resolve import Hits, Symbol, declared, file_symbols, match, name_parts, workspace_symbols
+from ._lsp_resolve import (
+    MAX_PROJECTS,
+    Hits,
+    Symbol,
+    declared,
+    file_symbols,
+    match,
+    name_parts,
+    workspace_symbols,
+)
 from ._lsp_source import Sources
 from .base import Tool, ToolError, ToolResult
 from .context import ToolContext
@@ -154,7 +163,8 @@ async def _workspace_symbols(bridge: Bridge, sources: Sources, path: Path | None
                 message += f"; {parts[-1]!r} alone matches {others}{more}"
             return _empty("workspaceSymbol", query, message, hits)
     if not hits.symbols:
-        return _empty("workspaceSymbol", query, f"No symbols match {query!r}", hits)
+        where = f" in the first {MAX_PROJECTS} projects" if hits.unsearched else ""
+        return _empty("workspaceSymbol", query, f"No symbols match {query!r}{where}", hits)
     head = f"{fmt.plural(len(hits.symbols), 'symbol')} match {query!r}:"
     lines, metadata = fmt.symbol_list(sources, hits.symbols, head)
     return _finish("workspaceSymbol", query, lines, metadata, hits)
@@ -180,7 +190,12 @@ def _finish(
 ) -> Navigation:
     count = len(hits.symbols) if metadata else 0
     lines = fmt.with_notes(lines, hits.complete, hits.notes, bool(count))
-    data = {"operation": operation, "count": count, "complete": hits.complete, "notes": hits.notes}
+    notes = hits.notes
+    if hits.unsearched:  # asking again later would not search them: not "Nothing found yet"
+        lines += ["", f"({hits.unsearched}.)"]
+        notes = [*notes, hits.unsearched]
+    complete = hits.complete and not hits.unsearched
+    data = {"operation": operation, "count": count, "complete": complete, "notes": notes}
     return Navigation(f"{operation} {subject}", "\n".join(lines), {**data, **metadata})
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from lsp_bridge import Bridge
 from tests.tools.conftest import Harness, MakeHarness, make_harness
-from tests.tools.test_lsp_tool import at, lsp
+from tests.tools.test_lsp_tool import at, error, lsp
+from tools._lsp_resolve import MAX_PROJECTS
 
 SHAPE_H = """#pragma once
 namespace geo {
@@ -136,3 +137,35 @@ async def test_a_monorepo_has_every_project_searched(
 
 
 BETA = "def from_beta() -> int:\n    return 2\n\n\nfrom_beta()\n"
+
+
+async def test_a_monorepo_past_the_project_limit_names_the_projects_not_searched(
+    tmp_path: Path, bridge_factory: Callable[..., Bridge]
+) -> None:
+    # Nine packages, one basedpyright each: the first MAX_PROJECTS (8) are asked. A name only in
+    # the ninth was "not found ... The language server was still loading", and a symbol found
+    # with no callers said "Nothing found yet ... Ask again in a moment": asking again searches
+    # the same eight.
+    root = tmp_path / "mono"
+    for i in range(MAX_PROJECTS + 1):
+        (root / f"pkg{i}").mkdir(parents=True)
+        (root / f"pkg{i}" / "pyproject.toml").write_text(f'[project]\nname = "pkg{i}"\n')
+        (root / f"pkg{i}" / f"mod{i}.py").write_text(f"def shared_{i}() -> int:\n    return {i}\n")
+    h = make_harness(root, tmp_path / "data")
+    h.env.bridge_factory = lambda: bridge_factory(root)
+    unsearched = "1 more project was not searched (pkg8); give filePath in one of them to search it"
+    text, meta = await lsp(h, operation="workspaceSymbol", query="shared")
+    assert [s["path"] for s in meta["symbols"]] == [f"pkg{i}/mod{i}.py" for i in range(8)]
+    assert text.endswith(f"\n\n({unsearched}.)") and "incomplete" not in text
+    assert meta["complete"] is False and meta["notes"] == [unsearched]
+    text, meta = await lsp(h, operation="workspaceSymbol", query="shared_8")
+    assert text == f"No symbols match 'shared_8' in the first 8 projects.\n\n({unsearched}.)"
+    missing = await error(h, operation="findReferences", symbol="shared_8")
+    assert missing == f"No symbol named 'shared_8' in the first 8 projects of the workspace. {unsearched}."
+    text, meta = await lsp(h, operation="incomingCalls", symbol="shared_3")
+    assert text.startswith(
+        f"(found in the first 8 projects; {unsearched}.)\nshared_3 (function) pkg3/mod3.py"
+    )
+    assert "no callers" in text and "Ask again" not in text and meta["complete"] is True
+    text, meta = await lsp(h, operation="goToDefinition", filePath="pkg8/mod8.py", symbol="shared_8")
+    assert meta["locations"][0]["path"] == "pkg8/mod8.py" and meta["complete"] is True
