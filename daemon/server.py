@@ -11,11 +11,12 @@ import contextvars
 import json
 import logging
 import os
+import signal
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Generator
 from pathlib import Path
-from typing import Any, BinaryIO, cast
+from typing import Any, BinaryIO, NoReturn, cast
 
 from cattrs.errors import ClassValidationError
 from cattrs.v import transform_error
@@ -347,9 +348,15 @@ def serve(stdin: Readable, stdout: Writable) -> int:
     except SystemExit as stop:  # the `exit` notification
         return int(stop.code or 0)
     except stopping.Stopped as stopped:  # SIGTERM or SIGHUP: turns and language servers stopped first
-        log.info("%s", stopped)
-        logging.shutdown()
-        # The thread reading stdin is blocked in a read that nothing can wake while the editor
-        # keeps the pipe open, and the interpreter would wait for it at exit: leave without it.
-        os._exit(stopped.status)
+        _leave(str(stopped), stopped.status)
+    except KeyboardInterrupt:  # Ctrl-C on a daemon started by hand: the same, once it has unwound
+        _leave("stopped by SIGINT", 128 + signal.SIGINT)
     return 0
+
+
+def _leave(why: str, status: int) -> NoReturn:
+    """Exit now. The thread reading stdin is blocked in a read that nothing can wake while the
+    editor keeps the pipe open, and the interpreter would wait for it at exit: leave without it."""
+    log.info("%s", why)
+    logging.shutdown()
+    os._exit(status)

@@ -1,0 +1,70 @@
+"""`lspilot serve` stopped from outside while a turn runs a command: Ctrl-C on a daemon started by
+hand, and the daemon killed outright (``kill -9``, or the editor dying and taking it down)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+
+from daemon.scripted_model import ScriptedModel, Turn
+from daemon.store import Store
+
+from .serving import RawEditor, workspace
+
+__all__ = ["workspace"]
+
+
+async def _gone(pid: int) -> None:
+    """Wait until process ``pid`` (not a child of ours) has exited."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    exited = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_reader(fd, exited.set)
+    try:
+        await exited.wait()
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
+
+
+async def _start_waiting_turn(
+    tmp_path: Path, workspace: Path, fake: ScriptedModel, command: str
+) -> tuple[RawEditor, int]:
+    """A daemon whose turn runs ``command``, which writes a pid to the fifo ``started`` and sleeps;
+    the daemon and that pid."""
+    (workspace / "lspilot.toml").write_text('[permission]\nbash = "allow"\n')
+    os.mkfifo(workspace / "started")
+    wait = {"command": command, "description": "Wait", "timeout": 600000}
+    fake.turns.append(Turn(tool_calls=[("bash", wait)]))
+    editor = await RawEditor.start(tmp_path, fake, "serve")
+    await editor.initialize(workspace)
+    ask = {"command": "lspilot.ask", "arguments": [{"prompt": "wait"}]}
+    editor.send({"id": 2, "method": "workspace/executeCommand", "params": ask})
+    pid = await asyncio.to_thread((workspace / "started").read_text)
+    return editor, int(pid)
+
+
+async def test_ctrl_c_stops_the_turn_and_exits_although_the_editor_keeps_stdin_open(
+    tmp_path: Path, workspace: Path, fake: ScriptedModel
+) -> None:
+    # Ctrl-C ended the turn, then the process waited at exit for the thread reading stdin.
+    async with asyncio.timeout(120):
+        editor, pid = await _start_waiting_turn(
+            tmp_path, workspace, fake, "echo $$ > started; exec sleep 300"
+        )
+        editor.proc.send_signal(signal.SIGINT)
+        assert await editor.proc.wait() == 128 + signal.SIGINT
+        await _gone(pid)
+    store = Store(tmp_path / "data" / "lspilot.db")
+    [session] = store.sessions(workspace.resolve())
+    parts = [p for parts in store.session_parts(session["id"]).values() for p in parts]
+    store.close()
+    assert [(p["kind"], p["output"] or p["text"]) for p in parts[1:]] == [
+        ("tool", "Error: cancelled by the user."),
+        ("error", "Cancelled by the user."),
+    ]
