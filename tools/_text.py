@@ -94,6 +94,17 @@ class FileText:
     def from_bytes(cls, data: bytes) -> FileText:
         return cls(*decode(data))
 
+    @classmethod
+    def created(cls, content: str, encoding: str = "utf-8") -> FileText:
+        """A new (or empty) file holding ``content``, with the line ending ``content`` uses most:
+        there is no text of the file for it to follow, so a model writing a ``.bat`` or a file of
+        a CRLF project with ``\r\n`` gets ``\r\n`` (changes to an existing file take that
+        file's own ending instead)."""
+        text = cls(content, encoding)
+        text.raw = ""
+        text.set_body(content)
+        return text
+
     @property
     def bom(self) -> str:
         return BOM if self.raw.startswith(BOM) else ""

@@ -27,9 +27,7 @@ def _change(ctx: ToolContext, patch: FilePatch, file: Target, moved: Target | No
             raise PatchError(
                 f"Add File {file.shown}: it already exists. Use '*** Update File:' to change it."
             )
-        text = FileText("")
-        text.set_body(patch.content)
-        return FileChange(file.path, None, text.raw), f"A {file.shown}"
+        return FileChange(file.path, None, FileText.created(patch.content).raw), f"A {file.shown}"
     if current is None:
         raise PatchError(f"{patch.kind.title()} File {file.shown}: no such file.")
     if patch.kind == "delete":  # a symlink: the link goes, not the file it points to

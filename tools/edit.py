@@ -34,22 +34,20 @@ def apply_edit(
 ) -> tuple[FileText, Found | None]:
     """``text`` after one edit (changed in place when given); no ``Found`` when the edit fills a
     missing or empty file."""
-    old, new = as_lines(old), normalize(new)
+    old = as_lines(old)
     if text is None and old:
         raise ToolError(
             f"File not found: {file.shown}. To create it, send an empty oldString (or use write)."
         )
     if text is None or (not text.raw and not old):
-        text = text or FileText("")
-        text.set_body(new)
-        return text, None
+        return FileText.created(new, text.encoding if text else "utf-8"), None
     if not old:
         raise ToolError(
             f"{file.shown} already exists and is not empty; an empty oldString only creates new files. "
             "Give the text to replace, or use write to replace the whole file."
         )
     try:
-        found = find(Content(text.body), old, new, replace_all)
+        found = find(Content(text.body), old, normalize(new), replace_all)
     except MatchError as error:
         raise MatchError(f"{file.shown}: {error}") from None
     text.replace(found.replacements)

@@ -28,8 +28,11 @@ class Write(Tool[WriteParams]):
         file = await target(ctx, params.filePath, f"Write {params.filePath}")
         async with locked([file.path]):
             current = load(ctx, file)
-            text = FileText(current.raw, current.encoding) if current else FileText("")
-            text.set_body(params.content)
+            if current and current.raw:
+                text = FileText(current.raw, current.encoding)
+                text.set_body(params.content)
+            else:
+                text = FileText.created(params.content, current.encoding if current else "utf-8")
             before = current.raw if current else None
             if text.raw == before:
                 raise ToolError(f"{file.shown} already holds exactly this content; nothing was written.")

@@ -98,6 +98,22 @@ async def test_create_with_empty_old_string_and_missing_folders(h: Harness) -> N
     assert created.read_text() == "VALUE = 2\n"
 
 
+async def test_a_new_file_keeps_the_line_ending_its_content_uses(h: Harness) -> None:
+    """A new file has no ending of its own to keep: CRLF content (a .bat, a CRLF project) stays
+    CRLF, where changes to an existing file take that file's ending."""
+    h.human.replies = [ONCE, ONCE, ONCE]
+    await h.ok("write", {"filePath": "run.bat", "content": "@echo off\r\necho hi\r\n"})
+    assert (h.root / "run.bat").read_bytes() == b"@echo off\r\necho hi\r\n"
+    await h.ok("edit", edit("setup.cmd", "", "@echo off\r\nset X=1\r\n"))
+    assert (h.root / "setup.cmd").read_bytes() == b"@echo off\r\nset X=1\r\n"
+    await h.ok("write", {"filePath": "notes.txt", "content": "a\nb\n"})
+    assert (h.root / "notes.txt").read_bytes() == b"a\nb\n"
+    lf = await seen(h, "lf.txt", "one\ntwo\n")
+    h.human.replies = [ONCE]
+    await h.ok("write", {"filePath": "lf.txt", "content": "three\r\nfour\r\n"})
+    assert lf.read_bytes() == b"three\nfour\n"
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
