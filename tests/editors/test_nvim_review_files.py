@@ -96,6 +96,31 @@ def test_an_empty_file_not_open_gets_the_accepted_text(
     assert editor.buffer("empty.py") == ["X = 1"]
 
 
+def test_an_accepted_new_file_is_written_so_the_next_command_sees_it(
+    editor: Editor, fake: ScriptedModel, workspace: Path
+) -> None:
+    # It stayed in the buffer the review opened, unsaved: the agent's tests then ran without it.
+    # A new file has no text of the user's to keep unsaved (VS Code writes it too).
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("write", {"filePath": "pkg/new.py", "content": "X = 1\n"})]),
+            Turn(tool_calls=[("bash", {"command": "cat pkg/new.py", "description": "show"})]),
+            Turn(text="created"),
+        ]
+    )
+    editor.lua("vim.ui.select = function(items, _, on_choice) on_choice(items[1]) end")  # allow once
+    editor.ask("make pkg/new.py")
+    editor.pending(1)
+    editor.lua("vim.cmd('Lspilot accept-all')")
+    assert editor.finished() == "end"
+    assert (workspace / "pkg" / "new.py").read_text() == "X = 1\n"
+    assert tool_results(fake)[-1] == "X = 1\n\n(exit code 0)", tool_results(fake)  # no "not saved" note
+    assert editor.buffer("pkg/new.py") == ["X = 1"]
+    assert editor.lua("return vim.bo[vim.fn.bufnr('pkg/new.py')].modified") is False
+    editor.lua("vim.api.nvim_buf_call(vim.fn.bufnr('pkg/new.py'), function() vim.cmd('checktime') end)")
+    assert "W13" not in editor.messages()  # Neovim does not warn that it appeared behind its back
+
+
 def test_a_rejected_new_file_takes_its_empty_buffer_away_and_an_empty_new_buffer_is_no_file(
     editor: Editor, fake: ScriptedModel, workspace: Path
 ) -> None:

@@ -131,6 +131,9 @@ local function handlers()
         require('lspilot.permission').ask(params, answer, ctx.client_id)
       end, { cancelled = true })
     end,
+    ['workspace/applyEdit'] = function(err, params, ctx)
+      return require('lspilot.apply').handler(err, params, ctx)
+    end,
     ['window/showDocument'] = function(err, params, ctx)
       return require('lspilot.follow').handler(err, params, ctx)
     end,

@@ -3,8 +3,10 @@
 -- The buffer is not modified while a review is pending: its hunks are drawn with extmarks
 -- (hunks.lua), and the review keys are set in it (keys.lua).
 -- When every hunk of a proposal is resolved the answer goes back to the server, which applies
--- the accepted hunks with workspace/applyEdit (so `u` undoes them; the user saves). A file not
--- shown yet is opened in a split and attached like any buffer, so it takes the change that way too.
+-- the accepted hunks with workspace/applyEdit (so `u` undoes them; the user saves, but for a new
+-- file, which apply.lua writes). A file not shown yet is opened in a split and attached like any
+-- buffer, so it takes the change that way too.
+local apply = require('lspilot.apply')
 local client = require('lspilot.client')
 local hunks = require('lspilot.hunks')
 local keys = require('lspilot.keys')
@@ -33,6 +35,7 @@ local M = {}
 ---@field answer fun(result: table)
 ---@field unloaded? boolean its buffer was unloaded or wiped (marks gone) and is not shown again yet
 ---@field created? boolean the review made its buffer (there was none for the file)
+---@field new_file? boolean the file does not exist: accepted, it is written (apply.lua)
 
 ---@type lspilot.Proposal[]
 M.proposals = {}
@@ -118,6 +121,7 @@ function M.open(params, client_id, answer)
     hunks = {},
     answer = answer,
     created = created,
+    new_file = params.isNewFile,
   }
   for _, h in ipairs(params.hunks) do
     table.insert(p.hunks, { id = h.id, old_start = h.oldStart, old_lines = h.oldLines, new_text = h.newText })
@@ -186,6 +190,9 @@ function M.finish(p)
   end
   if #feedback > 0 then
     result.feedback = table.concat(feedback, '\n')
+  end
+  if p.new_file and #accepted > 0 then
+    apply.expect(p.uri, p.session)
   end
   p.answer(result)
 end
@@ -317,6 +324,7 @@ end
 function M.on_update(params)
   if params.kind == 'turnEnd' then
     M.clear_session(params.sessionId)
+    apply.forget(params.sessionId)
   end
 end
 
