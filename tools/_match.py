@@ -294,8 +294,25 @@ def find(content: Content, old: str, new: str, replace_all: bool = False) -> Fou
             for start, end in spans:
                 _check_proportion(content, old, start, end, name)
         replacements = [Replacement(s, e, _new_text(content, old, new, (s, e), name)) for s, e in spans]
+        if name != "exact":
+            replacements = [r if r.text else _whole_lines(content, r) for r in replacements]
         return Found(replacements, name, lines)
     raise MatchError(not_found(content, old))
+
+
+def _whole_lines(content: Content, deletion: Replacement) -> Replacement:
+    """A fuzzy match (its line breaks do not say which ones go, as an exact oldString's do)
+    deleted over whole lines takes those lines with it: deleting only their text left an empty
+    line, with its indentation, where the block was."""
+    body, start, end = content.text, deletion.start, deletion.end
+    line_start = body.rfind("\n", 0, start) + 1
+    line_end = body.find("\n", end)
+    line_end = len(body) if line_end < 0 else line_end
+    if body[line_start:start].strip() or body[end:line_end].strip():
+        return deletion  # part of a line
+    if line_end < len(body):
+        return Replacement(line_start, line_end + 1, "")
+    return Replacement(max(line_start - 1, 0), line_end, "")  # the last line: the break before it
 
 
 def _new_text(content: Content, old: str, new: str, span: Span, matcher: str) -> str:

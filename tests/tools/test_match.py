@@ -160,6 +160,31 @@ CASES = [
         "a = 1\nb = 20\nc = 3\n",
     ),
     Case(
+        # Only the block's text went: an empty line with its indentation was left in its place.
+        "a block deleted through blank-line trimming takes its lines with it",
+        "class A:\n    x = 1\n\n    def f(self):\n        return 1\n\n    y = 2\n",
+        "\n\n    def f(self):\n        return 1\n\n\n",
+        "",
+        "trimmed-boundary",
+        "class A:\n    x = 1\n\n\n    y = 2\n",
+    ),
+    Case(
+        "a deleted last line takes the line break before it",
+        "a = 1\nb = 2",
+        "\nb = 2\n",
+        "",
+        "trimmed-boundary",
+        "a = 1",
+    ),
+    Case(
+        "a fuzzy deletion of part of a line keeps the rest of it",
+        'msg = "hi " + name  # greet\n',
+        '\\"hi \\" + ',
+        "",
+        "escape-normalized",
+        "msg = name  # greet\n",
+    ),
+    Case(
         # It took "return x" out of the longer line, leaving "        return x + 1\n  # why".
         "blank-line-trimmed text is never part of a longer line",
         "def f(x):\n    return x  # why\n",
