@@ -2,8 +2,9 @@
 
 Commands run in their own session (``start_new_session=True``), so the shell and everything it
 starts share one process group that can be signalled at once: SIGTERM, then SIGKILL after a
-grace period. A group counts as gone when no member is left that is not a zombie (where nothing
-reaps orphans, killed grandchildren stay zombies; on Linux ``/proc`` tells them apart).
+grace period; should lspilot die first, its ``GroupGuard`` does that. A group counts as gone when
+no member is left that is not a zombie (where nothing reaps orphans, killed grandchildren stay
+zombies; on Linux ``/proc`` tells them apart).
 """
 
 from __future__ import annotations
@@ -85,6 +86,61 @@ async def stop_group(process: asyncio.subprocess.Process, grace: float) -> Stopp
             break
     await process.wait()
     return "SIGKILL" if sig == signal.SIGKILL else "SIGTERM"
+
+
+#: The guard's script: the group's id on its first line, then a line when the command is over. A
+#: pipe that ends before that second line means lspilot died: SIGTERM the group, SIGKILL it a
+#: second later.
+GUARD_SCRIPT = (
+    'read g || exit; read _ && exit; kill -TERM "-$g" 2>/dev/null && sleep 1 && kill -KILL "-$g" 2>/dev/null'
+)
+
+
+class GroupGuard:
+    """Stops a command's process group when lspilot dies without stopping it (``kill -9``, the
+    editor taking the daemon down): a small shell in a session of its own reads a pipe whose
+    other end only lspilot holds, which the kernel closes however lspilot ends. (The lifeline of
+    ``lsp_bridge/_reaper.py``, outside the group, so the command runs as it would without it.
+    ``PR_SET_PDEATHSIG`` would reach the shell only, not the commands it starts.)
+
+    Started before the command, so a command never runs unguarded; ``watch`` names the group,
+    ``release`` lets the guard go once the command is over (or its group stopped)."""
+
+    def __init__(self, process: asyncio.subprocess.Process, pipe: int) -> None:
+        self.process = process
+        self.pipe = pipe
+
+    @classmethod
+    async def start(cls) -> GroupGuard:
+        read_end, write_end = os.pipe()  # not inheritable: no command gets the write end
+        try:
+            process = await asyncio.create_subprocess_exec(
+                "/bin/sh",
+                "-c",
+                GUARD_SCRIPT,
+                stdin=read_end,
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.DEVNULL,
+                start_new_session=True,  # Ctrl-C in lspilot's terminal does not end it
+            )
+        except BaseException:
+            os.close(write_end)
+            raise
+        finally:
+            os.close(read_end)
+        return cls(process, write_end)
+
+    def watch(self, pgid: int) -> None:
+        os.write(self.pipe, b"%d\n" % pgid)
+
+    async def release(self) -> None:
+        try:
+            os.write(self.pipe, b"\n")
+        except OSError:
+            pass  # the guard was killed: there is nothing to release
+        finally:
+            os.close(self.pipe)
+        await self.process.wait()
 
 
 def secrets(environ: Mapping[str, str]) -> dict[str, str]:

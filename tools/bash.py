@@ -27,7 +27,7 @@ from ._shell import (
     permission_requests,  # noqa: F401  (lspilot check-command imports it from here)
     requests_for,
 )
-from ._shell_process import Redactor, choose_shell, secrets, stop_group
+from ._shell_process import GroupGuard, Redactor, choose_shell, secrets, stop_group
 from ._shell_sources import stale
 from .base import InitContext, Tool, ToolError, ToolResult
 from .context import ToolContext
@@ -224,16 +224,24 @@ class _Run:
             self._progress()
 
     async def execute(self) -> ToolResult:
-        process = await asyncio.create_subprocess_exec(
-            self.shell,
-            "-c",
-            self.params.command,
-            cwd=self.workdir,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-        )
+        guard = await GroupGuard.start()  # the group dies with lspilot, even killed with SIGKILL
+        try:
+            process = await asyncio.create_subprocess_exec(
+                self.shell,
+                "-c",
+                self.params.command,
+                cwd=self.workdir,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+            )
+            guard.watch(process.pid)  # a session leader: its pid is the group id
+            return await self._follow(process)
+        finally:
+            await guard.release()
+
+    async def _follow(self, process: asyncio.subprocess.Process) -> ToolResult:
         assert process.stdout is not None
         stopped: str | None = None
         shell_exit: int | None = None

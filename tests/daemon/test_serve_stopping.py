@@ -68,3 +68,16 @@ async def test_ctrl_c_stops_the_turn_and_exits_although_the_editor_keeps_stdin_o
         ("tool", "Error: cancelled by the user."),
         ("error", "Cancelled by the user."),
     ]
+
+
+async def test_a_command_dies_with_a_daemon_killed_outright(
+    tmp_path: Path, workspace: Path, fake: ScriptedModel
+) -> None:
+    # The commands run in process groups of their own, so kill -9 of the daemon left them running.
+    # Here the sleep is the shell's grandchild, as a pipeline's or a script's commands are.
+    command = "sh -c 'echo $$ > started; exec sleep 300'; echo after"
+    async with asyncio.timeout(120):
+        editor, pid = await _start_waiting_turn(tmp_path, workspace, fake, command)
+        editor.proc.kill()
+        assert await editor.proc.wait() == -signal.SIGKILL
+        await _gone(pid)
