@@ -16,6 +16,7 @@ from lsp_bridge import Bridge, BridgeError, NoServerForFile
 
 from . import _lsp_format as fmt
 from ._lsp_format import Navigation
+from ._lsp_read_rules import UNQUOTED_MESSAGES, unquoted_messages
 from ._lsp_resolve import source_files
 from ._lsp_source import Sources
 from .base import ToolError
@@ -64,8 +65,12 @@ async def diagnostics(bridge: Bridge, sources: Sources, path: Path | None) -> Na
     await asyncio.gather(*(check(f) for f in files if f is not None))
     subject = sources.relative(path) if path else "workspace"
     checked = len(files)
+    cut = sources.hidden is not None and unquoted_messages(sources, found)
     if found:
         lines, metadata = fmt.diagnostics(sources, found, checked)
+        if cut:
+            lines.append(UNQUOTED_MESSAGES)
+            metadata["unquoted"] = True
     else:
         where = sources.relative(path) if path else f"the {fmt.plural(checked, 'file')} checked"
         lines, metadata = [f"No errors or warnings in {where}."], {"diagnostics": []}

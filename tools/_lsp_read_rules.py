@@ -1,5 +1,6 @@
 """The lsp tool shows no more than read would: which files the ``read`` rules deny, a filePath in
-one refused, and a hover withheld for a name defined in one.
+one refused, a hover withheld for a name defined in one, and the names and values a server
+inferred from one cut out of hovers and diagnostics' messages.
 
 Without a ``read`` deny rule (the defaults) ``read_denied`` is None and nothing here runs: no
 check and no extra request per call. Results in denied files are left out where each answer is
@@ -9,33 +10,54 @@ read (``Sources.shows_uri``), and counted for ``left_out_note``.
 from __future__ import annotations
 
 import asyncio
+import builtins
+import contextlib
+import keyword
 import re
+import typing
 from collections.abc import Callable
 from pathlib import Path
 
+import attrs
 from lsprotocol import types as lsp
 
 from lsp_bridge import Answer, Bridge, BridgeError
 
 from ._lsp_format import plural
-from ._lsp_resolve import Target
-from ._lsp_source import Sources
+from ._lsp_resolve import Target, workspace_files
+from ._lsp_source import IDENTIFIER, KEYWORDS, Sources
 from .context import ToolContext, real_path
 from .permission import PermissionDenied, wildcard_any, wildcard_match
 
 #: Said under a hover that ``unquoted`` cut.
 UNQUOTED = (
-    "(Values (…) and docs not written in this file or where the name is defined were left out: the "
+    "(Names, values (…) and docs not written in this file or where the name is defined were left out: the "
     "server infers them from other files, and read rules deny some files.)"
 )
 #: A fenced code block of a hover (``hover_text`` writes them as ```lang ... ```), split out.
 FENCE = re.compile(r"(```[^\n]*\n.*?\n```)", re.DOTALL)
 #: Separators (``---``) left at the end when the docs after them were left out.
 TRAILING_RULES = re.compile(r"(\s*\n-{3,})+\s*$")
-#: A string literal, or a number in ``Literal[...]``, in a hover's code.
-LITERAL = re.compile(
-    r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|(?<=Literal\[)-?\d[\w.]*|(?<=, )-?\d[\w.]*(?=[,\]])"
+#: A string or number literal in a hover's code or a diagnostic's quoted fragment.
+LITERAL = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|(?<![\w.])\d[\w.]*")
+#: A quoted fragment of a diagnostic's message (a type, a name, a value), not an apostrophe.
+FRAGMENT = re.compile(r"(?<!\w)(?:\"[^\"\n]*\"|'[^'\n]*')(?!\w)")
+#: Said under diagnostics whose messages ``unquoted_message`` cut.
+UNQUOTED_MESSAGES = (
+    "(Names and values (…) that files the read rules deny hold and the file checked does not "
+    "were left out of the messages.)"
 )
+#: The languages' own names (types, keywords, hover labels): shown even where a denied file writes them.
+_OTHER = """
+Self Unknown Never variable function method class module parameter property constant alias local
+member field string number boolean any unknown never object symbol bigint Array ReadonlyArray
+Promise Record Partial Required Pick Omit Exclude Extract ReturnType Parameters Map Set Date
+RegExp Error Function Object String Number Boolean Symbol BigInt keyof infer auto size_t std
+vector nullptr wchar_t
+"""
+BUILTINS = frozenset({*dir(builtins), *keyword.kwlist, *typing.__all__, *KEYWORDS, *_OTHER.split()})
+#: Denied files larger than this are not read for their names.
+NAMES_READ = 2_000_000
 
 
 def read_denied(ctx: ToolContext) -> Callable[[str], bool] | None:
@@ -106,17 +128,19 @@ async def hover_or_why_not(
 
 
 def unquoted(text: str, sources: Sources, files: list[Path]) -> tuple[str, bool]:
-    """A hover's ``text`` without what the files it may quote do not hold: a literal value in
-    its code (``Literal['s3cr3t']`` for a name assigned a ``Final`` constant from a denied file)
-    and its docs unless each of their lines is written there (a docstring inherited from a
-    denied base class). The server's inference cannot be traced to a file, so what is not
-    written in these files is left out, even when it came from another file read allows.
+    """A hover's ``text`` without what the files it may quote do not hold: in its code, a
+    literal value (``Literal['s3cr3t']`` for a name assigned a ``Final`` constant from a denied
+    file) and a name a denied file writes (``v: Vault``, the class of what a denied function
+    returns); its docs unless each of their lines is written there (a docstring inherited from
+    a denied base class). The server's inference cannot be traced to a file, so a value or doc
+    not written in these files is left out even when it came from another file read allows.
     True if anything was."""
     readable = " ".join(" ".join(line for f in files for line in sources.lines(f)).split())
+    words, denied = set(IDENTIFIER.findall(readable)), denied_names(sources)
     parts = FENCE.split(text)
     for i, part in enumerate(parts):
-        if i % 2:  # code: its literals
-            parts[i] = LITERAL.sub(lambda m: m[0] if _written(m[0], readable) else "…", part)
+        if i % 2:  # code: its literals and names
+            parts[i] = _cut(part, readable, words, denied)
         elif any(
             " ".join(line.replace("\\", "").split()) not in readable
             for line in part.splitlines()
@@ -125,6 +149,51 @@ def unquoted(text: str, sources: Sources, files: list[Path]) -> tuple[str, bool]
             parts[i] = ""  # docs
     kept = TRAILING_RULES.sub("", "".join(parts).strip())
     return (text, False) if kept == text else (kept, True)
+
+
+def unquoted_messages(sources: Sources, found: list[tuple[Path, lsp.Diagnostic]]) -> bool:
+    """``unquoted_message`` on each diagnostic (a copy where it cut: the bridge keeps pushed
+    ones); True if anything was cut."""
+    cut = False
+    for i, (path, diag) in enumerate(found):
+        message = unquoted_message(diag.message, sources, path)
+        if message != diag.message:
+            found[i], cut = (path, attrs.evolve(diag, message=message)), True
+    return cut
+
+
+def unquoted_message(message: str, sources: Sources, path: Path) -> str:
+    """A diagnostic's ``message`` about ``path`` without what the file does not hold in its
+    quoted fragments: a value (``"Literal['s3cr3t']"`` for a denied constant assigned to an
+    int) and a name a denied file writes (the parameter a call misses, the class it returns)."""
+    if "'" not in message and '"' not in message:
+        return message
+    readable = " ".join(" ".join(sources.lines(path)).split())
+    words, denied = set(IDENTIFIER.findall(readable)), denied_names(sources)
+    return FRAGMENT.sub(lambda m: m[0][0] + _cut(m[0][1:-1], readable, words, denied) + m[0][-1], message)
+
+
+def denied_names(sources: Sources) -> frozenset[str]:
+    """The names written in the workspace's files the read rules deny (read once per answer),
+    less the languages' own: what a server's inference may carry from there into an answer
+    about another file."""
+    if sources.denied is None:
+        names: set[str] = set()
+        hidden = sources.hidden or (lambda _relative: False)
+        for path in workspace_files(sources.root) if sources.hidden is not None else []:
+            with contextlib.suppress(OSError):
+                if hidden(sources.relative(path)) and path.stat().st_size <= NAMES_READ:
+                    for line in sources.bridge.source_lines(path):
+                        names.update(IDENTIFIER.findall(line))
+        sources.denied = frozenset(names - BUILTINS)
+    return sources.denied
+
+
+def _cut(code: str, readable: str, words: set[str], denied: frozenset[str]) -> str:
+    """``code`` with "…" for its literals not written in ``readable`` and its names that a
+    denied file writes and ``words`` (the names in ``readable``) do not hold."""
+    code = LITERAL.sub(lambda m: m[0] if _written(m[0], readable) else "…", code)
+    return IDENTIFIER.sub(lambda m: "…" if m[0] in denied and m[0] not in words else m[0], code)
 
 
 def _written(literal: str, readable: str) -> bool:

@@ -236,14 +236,14 @@ def _walk(root: Path) -> Iterator[tuple[str, set[str], list[str]]]:
             break
 
 
+def workspace_files(root: Path) -> list[Path]:
+    """Files in the workspace (``_walk``'s bounded walk)."""
+    return [Path(folder, n) for folder, _names, files in _walk(root) for n in files]
+
+
 def source_files(bridge: Bridge, root: Path) -> list[Path]:
     """Files in the workspace that a language server handles (``_walk``'s bounded walk)."""
-    return [
-        Path(folder, n)
-        for folder, _names, files in _walk(root)
-        for n in files
-        if bridge.registry.for_file(Path(n))
-    ]
+    return [path for path in workspace_files(root) if bridge.registry.for_file(path)]
 
 
 def near_files(bridge: Bridge, root: Path) -> list[Path]:

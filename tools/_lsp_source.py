@@ -78,6 +78,8 @@ class Sources:
     hidden: Callable[[str], bool] | None = None
     #: How many results were left out for ``hidden``.
     left_out: int = 0
+    #: The names written in the files ``hidden`` denies (``_lsp_read_rules.denied_names``), once read.
+    denied: frozenset[str] | None = None
     _lines: dict[Path, list[str]] = field(default_factory=dict[Path, list[str]])
     _names: dict[str, tuple[str, Path]] = field(init=False, repr=False)
 

@@ -129,3 +129,54 @@ async def test_a_hover_does_not_quote_values_and_docs_inferred_from_a_denied_fil
     assert "(variable) mine: Literal['visible']" in text and "unquoted" not in meta
     text, meta = await lsp(h, operation="hover", filePath="uses.py", symbol="Mine.area")
     assert "area\\_of this one" in text and "in square units" in text and "unquoted" not in meta
+
+
+VAULT = """from typing import Final, TypedDict
+
+API_KEY: Final = "s3cr3t"
+
+
+class Vault(TypedDict):
+    master_password: str
+
+
+def open_vault(passphrase: str) -> Vault:
+    return {"master_password": passphrase}
+"""
+OPENS = """from pkg.vault import API_KEY, open_vault
+
+v = open_vault("x")
+key: int = API_KEY
+open_vault()
+v["nope"]
+"""
+
+
+async def test_types_and_messages_inferred_from_a_denied_file_are_not_quoted(
+    lsp_harness: MakeHarness,
+) -> None:
+    # Hovering v showed `v: Vault`, the class a denied function returns; the diagnostics of the
+    # file using it showed the denied constant's value ("Literal['s3cr3t']"), the parameter a
+    # call missed ("passphrase") and the TypedDict's name.
+    h = lsp_harness("py_project")
+    h.env.permissions.rules.append(Rule("read", "pkg/vault.py", "deny"))
+    (h.root / "pkg/vault.py").write_text(VAULT)
+    (h.root / "uses.py").write_text(OPENS)
+    text, meta = await lsp(h, operation="hover", filePath="uses.py", symbol="v", line=3)
+    assert "(variable) v: …" in text and "Vault" not in text and meta["unquoted"]
+    text, meta = await lsp(h, operation="diagnostics", filePath="uses.py")
+    messages = [" ".join(d["message"].split()) for d in meta["diagnostics"]]
+    assert messages == [
+        'Type "Literal[…]" is not assignable to declared type "int" "Literal[…]" is not assignable to "int"',
+        'Argument missing for parameter "…"',
+        'Could not access item in TypedDict "nope" is not a defined key in "…"',
+    ]
+    assert "s3cr3t" not in text and "passphrase" not in text and "Vault" not in text
+    assert text.endswith("were left out of the messages.)") and meta["unquoted"]
+    # What the file itself writes (open_vault, "nope", int) is quoted as before, and nothing is
+    # cut without a read rule that denies a file.
+    h.env.permissions.rules.pop()
+    text, meta = await lsp(h, operation="diagnostics", filePath="uses.py")
+    assert "Literal['s3cr3t']" in text and '"passphrase"' in text and "unquoted" not in meta
+    text, _ = await lsp(h, operation="hover", filePath="uses.py", symbol="v", line=3)
+    assert "(variable) v: Vault" in text
