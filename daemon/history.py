@@ -7,7 +7,9 @@ messages themselves are kept, so ``sessions show`` still has everything).
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from typing import Any
 
 from .model import ModelSettings, Step, complete
@@ -24,6 +26,11 @@ SUMMARY_PROMPT = (
 #: Providers (litellm's prefixes) that want a message's reasoning text back: DeepSeek's and
 #: Moonshot's (Kimi) thinking modes refuse assistant messages without it.
 REASONING_BACK = ("deepseek", "moonshot")
+
+#: A tool call id every provider takes: OpenAI refuses ids over 40 characters, Anthropic any
+#: character outside this set. Ids another provider made may be neither (Gemini's, through
+#: litellm, carry the call's thought signature: hundreds of characters of base64).
+PORTABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
 
 #: Characters of transcript the summary request is tried with, the next one when it overflows
 #: (about 50k, 12k and 3k tokens: a model with a small context can still summarise).
@@ -69,19 +76,33 @@ def _message(row: Any, parts: list[Any], model: str | None) -> list[dict[str, An
     if not text and not calls:
         return []
     assistant: dict[str, Any] = {"role": "assistant", "content": text or None}
-    if model is not None and row["model"] == model:
+    own = model is not None and row["model"] == model
+    if own:
         assistant |= _own_reasoning([p for p in parts if p["kind"] == "reasoning"], model)
+    ids = [p["call_id"] if own else _portable(p["call_id"]) for p in calls]
     if calls:
         assistant["tool_calls"] = [
             {
-                "id": p["call_id"],
+                "id": call_id,
                 "type": "function",
                 "function": {"name": p["tool"], "arguments": _replayable(p["input"])},
             }
-            for p in calls
+            for p, call_id in zip(calls, ids, strict=True)
         ]
-    results = [{"role": "tool", "tool_call_id": p["call_id"], "content": _result(p)} for p in calls]
+    results = [
+        {"role": "tool", "tool_call_id": call_id, "content": _result(p)}
+        for p, call_id in zip(calls, ids, strict=True)
+    ]
     return [assistant, *results]
+
+
+def _portable(call_id: str) -> str:
+    """A call id from another model (the session was continued with a new one) as every provider
+    takes it: the same id when it is short and plain, else one made from it (the same each time,
+    so the call and its result still pair). The model that made an id gets it back as it was."""
+    if PORTABLE_ID.fullmatch(call_id):
+        return call_id
+    return f"call_{hashlib.sha256(call_id.encode()).hexdigest()[:32]}"
 
 
 def _own_reasoning(parts: list[Any], model: str) -> dict[str, Any]:

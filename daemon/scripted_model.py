@@ -313,6 +313,10 @@ class _Handler(BaseHTTPRequestHandler):
             if isinstance(turn, str):
                 self._json(500, openai.error_body(500, turn, "script_exhausted"))
                 return
+            if (refused := openai.check(body)) is not None:
+                message, param, code = refused
+                self._json(400, openai.error_body(400, message, code, param))
+                return
             if turn.delay and model._stopping.wait(turn.delay):
                 return  # stopped meanwhile: drop the connection unanswered
             if turn.error is not None:

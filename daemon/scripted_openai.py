@@ -1,8 +1,8 @@
 """The OpenAI side of the scripted model: a :class:`~daemon.scripted_model.Turn` as OpenAI's
 chat completion, or as its stream of ``chat.completion.chunk`` events (role, reasoning, text in
-pieces, tool calls with their arguments in pieces, the finish, a usage chunk when asked for), and
-OpenAI's error bodies. The server that sends them is ``daemon/scripted_model.py``; the Anthropic
-side is ``daemon/scripted_anthropic.py``.
+pieces, tool calls with their arguments in pieces, the finish, a usage chunk when asked for),
+OpenAI's error bodies, and what OpenAI refuses in a request (``check``). The server that sends
+them is ``daemon/scripted_model.py``; the Anthropic side is ``daemon/scripted_anthropic.py``.
 """
 
 from __future__ import annotations
@@ -35,10 +35,33 @@ def _pieces(text: str, parts: int = 3) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
-def error_body(status: int, message: str | None, code: str | None) -> JSON:
+def error_body(status: int, message: str | None, code: str | None, param: str | None = None) -> JSON:
     kind, default_code, default_message = _ERRORS.get(status, ("api_error", None, f"HTTP {status}"))
-    error = {"message": message or default_message, "type": kind, "param": None, "code": code or default_code}
-    return {"error": error}
+    message = message or default_message
+    return {"error": {"message": message, "type": kind, "param": param, "code": code or default_code}}
+
+
+#: The longest tool call id OpenAI takes.
+MAX_ID = 40
+
+
+def check(body: JSON) -> tuple[str, str, str] | None:
+    """What OpenAI would refuse in this request body: (message, param, code) in its words, or None.
+    Tool call ids over 40 characters are refused (ids another provider made can be longer)."""
+    for index, message in enumerate(body.get("messages") or []):
+        calls = enumerate(message.get("tool_calls") or [])
+        ids = [(f"tool_calls[{n}].id", call.get("id")) for n, call in calls]
+        ids.append(("tool_call_id", message.get("tool_call_id")))
+        for where, call_id in ids:
+            if isinstance(call_id, str) and len(call_id) > MAX_ID:
+                param = f"messages[{index}].{where}"
+                return (
+                    f"Invalid '{param}': string too long. Expected a string with maximum length "
+                    f"{MAX_ID}, but got a string with length {len(call_id)} instead.",
+                    param,
+                    "string_above_max_length",
+                )
+    return None
 
 
 def _arguments(arguments: dict[str, Any] | str) -> str:
