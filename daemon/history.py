@@ -77,7 +77,7 @@ def _message(row: Any, parts: list[Any], model: str | None) -> list[dict[str, An
         return []
     assistant: dict[str, Any] = {"role": "assistant", "content": text or None}
     own = model is not None and row["model"] == model
-    if own:
+    if model is not None and own:
         assistant |= _own_reasoning([p for p in parts if p["kind"] == "reasoning"], model)
     ids = [p["call_id"] if own else _portable(p["call_id"]) for p in calls]
     if calls:
