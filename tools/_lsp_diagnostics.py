@@ -87,8 +87,14 @@ async def diagnostics(bridge: Bridge, sources: Sources, path: Path | None) -> Na
 
 
 def _workspace_files(bridge: Bridge, root: Path) -> tuple[list[Path], int]:
-    """Open documents in the workspace first, then the most recently modified source files."""
-    opened = [doc.path for doc in bridge.documents if doc.path.is_relative_to(root)]
+    """Open documents in the workspace first, then the most recently modified source files. A
+    document whose file was deleted stays among the bridge's until its next request: only an
+    editor's unsaved text (an overlay) is checked without a file."""
+    opened = [
+        doc.path
+        for doc in bridge.documents
+        if doc.path.is_relative_to(root) and (doc.overlay or doc.path.is_file())
+    ]
 
     def newest(path: Path) -> float:
         with contextlib.suppress(OSError):

@@ -1,0 +1,24 @@
+"""The lsp tool while the workspace changes under it: files deleted between two questions (against
+basedpyright on the Python fixture)."""
+
+from __future__ import annotations
+
+from tests.tools.conftest import MakeHarness
+from tests.tools.test_lsp_tool import lsp
+
+
+async def test_workspace_diagnostics_after_a_file_the_servers_had_open_was_deleted(
+    lsp_harness: MakeHarness,
+) -> None:
+    # The deleted file was still among the bridge's documents (it drops them at its next
+    # request), so workspace diagnostics listed it first and said "Nothing found yet, but the
+    # answer may be incomplete: pkg/calc.py was not checked: file not found ... Ask again in a
+    # moment", and counted it as checked.
+    h = lsp_harness("py_project")
+    await lsp(h, operation="findReferences", filePath="pkg/calc.py", symbol="total_area")
+    (h.root / "pkg/calc.py").unlink()
+    text, meta = await lsp(h, operation="diagnostics")
+    assert meta["complete"] is True and meta["notes"] == [] and meta["checked"] == 5
+    paths = {d["path"] for d in meta["diagnostics"]}
+    assert paths == {"app.py"} and "pkg/calc.py" not in text and "Ask again" not in text
+    assert 'Import "pkg.calc" could not be resolved' in text
