@@ -28,9 +28,14 @@ SUMMARY_PROMPT = (
 REASONING_BACK = ("deepseek", "moonshot")
 
 #: A tool call id every provider takes: OpenAI refuses ids over 40 characters, Anthropic any
-#: character outside this set. Ids another provider made may be neither (Gemini's, through
-#: litellm, carry the call's thought signature: hundreds of characters of base64).
-PORTABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
+#: character but these, and Mistral's models (its API, and servers that run them with its
+#: tokenizer) anything but exactly nine letters and digits. Ids another provider made can be
+#: anything (OpenAI's Responses API makes 51 characters, proxies hundreds).
+PORTABLE_ID = re.compile(r"[A-Za-z0-9]{9}")
+#: Names in the models whose ids must be ``PORTABLE_ID``s, even those they made (litellm makes
+#: up longer ones when a server sends none).
+NINE_CHARACTER_IDS = ("mistral", "devstral", "codestral", "magistral", "ministral", "pixtral")
+_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 #: Characters of transcript the summary request is tried with, the next one when it overflows
 #: (about 50k, 12k and 3k tokens: a model with a small context can still summarise).
@@ -79,7 +84,8 @@ def _message(row: Any, parts: list[Any], model: str | None) -> list[dict[str, An
     own = model is not None and row["model"] == model
     if model is not None and own:
         assistant |= _own_reasoning([p for p in parts if p["kind"] == "reasoning"], model)
-    ids = [p["call_id"] if own else _portable(p["call_id"]) for p in calls]
+    strict = model is not None and any(name in model.lower() for name in NINE_CHARACTER_IDS)
+    ids = [p["call_id"] if own and not strict else _portable(p["call_id"]) for p in calls]
     if calls:
         assistant["tool_calls"] = [
             {
@@ -97,12 +103,15 @@ def _message(row: Any, parts: list[Any], model: str | None) -> list[dict[str, An
 
 
 def _portable(call_id: str) -> str:
-    """A call id from another model (the session was continued with a new one) as every provider
-    takes it: the same id when it is short and plain, else one made from it (the same each time,
-    so the call and its result still pair). The model that made an id gets it back as it was."""
+    """A call id as every provider takes it (``PORTABLE_ID``): the id itself when it is one, else
+    one made from it, the same each time, so the call and its result still pair. Ids another
+    model made go so (the session was continued with a new model); the model that made them
+    gets them back as they were (Gemini's carry its thought signatures), unless it is one of
+    Mistral's."""
     if PORTABLE_ID.fullmatch(call_id):
         return call_id
-    return f"call_{hashlib.sha256(call_id.encode()).hexdigest()[:32]}"
+    number = int.from_bytes(hashlib.sha256(call_id.encode()).digest()[:8])
+    return "".join(_BASE62[number // 62**k % 62] for k in range(9))
 
 
 def _own_reasoning(parts: list[Any], model: str) -> dict[str, Any]:

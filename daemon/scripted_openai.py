@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -43,17 +44,26 @@ def error_body(status: int, message: str | None, code: str | None, param: str | 
 
 #: The longest tool call id OpenAI takes.
 MAX_ID = 40
+#: The tool call ids Mistral's models take (its API, and servers running them with its tokenizer).
+MISTRAL_ID = re.compile(r"[A-Za-z0-9]{9}")
 
 
 def check(body: JSON) -> tuple[str, str, str] | None:
-    """What OpenAI would refuse in this request body: (message, param, code) in its words, or None.
-    Tool call ids over 40 characters are refused (ids another provider made can be longer)."""
+    """What the server would refuse in this request body: (message, param, code) in its words, or
+    None. OpenAI refuses tool call ids over 40 characters (another provider's can be longer); a
+    model named like one of Mistral's (``devstral-small``) refuses any but nine letters and digits."""
+    mistral = any(name in str(body.get("model", "")).lower() for name in ("mistral", "devstral"))
     for index, message in enumerate(body.get("messages") or []):
         calls = enumerate(message.get("tool_calls") or [])
         ids = [(f"tool_calls[{n}].id", call.get("id")) for n, call in calls]
         ids.append(("tool_call_id", message.get("tool_call_id")))
         for where, call_id in ids:
-            if isinstance(call_id, str) and len(call_id) > MAX_ID:
+            if not isinstance(call_id, str):
+                continue
+            if mistral and not MISTRAL_ID.fullmatch(call_id):
+                problem = f"Tool call id was {call_id} but must be a-z, A-Z, 0-9, with a length of 9."
+                return problem, f"messages[{index}].{where}", "3280"
+            if len(call_id) > MAX_ID:
                 param = f"messages[{index}].{where}"
                 return (
                     f"Invalid '{param}': string too long. Expected a string with maximum length "

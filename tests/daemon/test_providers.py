@@ -149,24 +149,38 @@ async def test_a_session_continued_with_another_model_sends_ids_it_accepts(
     # Ids another provider made can be longer than OpenAI's 40 characters (OpenAI's own Responses
     # API makes "fc_" and 48 hex digits; some proxies make hundreds): OpenAI refused the whole
     # history ("string too long ... maximum length 40"), in every request of the session.
-    long_id = "fc_0f0e50a1476a6c35006912c58dc9f8819192c25864eb16f07f"
+    long_id, plain = "fc_0f0e50a1476a6c35006912c58dc9f8819192c25864eb16f07f", "aB3xK9mP2"
     runtime = Runtime.open(workspace)
     session = runtime.store.create_session(workspace.resolve())
     runtime.store.add_part(runtime.store.add_message(session, "user", "turn_1"), "text", "read a.py")
     made = runtime.store.add_message(session, "assistant", "turn_1", "openai/gpt-5-codex")
     runtime.store.add_part(made, "tool", call_id=long_id, tool="read", input='{"filePath": "a.py"}')
-    runtime.store.add_part(made, "tool", call_id="call_short", tool="read", input='{"filePath": "b.py"}')
+    runtime.store.add_part(made, "tool", call_id=plain, tool="read", input='{"filePath": "b.py"}')
     fake.push(Turn(text="It computes an area."))
     loop = runtime.loop(Human(), session_id=session, model="openai/scripted", api_base=fake.api_base)
     assert (await loop.run_turn("what does area do?")).text == "It computes an area.", fake.errors
     sent = fake.requests[0]["messages"]
     [assistant] = [m for m in sent if m["role"] == "assistant"]
     ids = [call["id"] for call in assistant["tool_calls"]]
-    assert len(ids[0]) <= 40 and ids[0] != long_id and ids[1] == "call_short"
+    assert len(ids[0]) <= 40 and ids[0] != long_id and ids[1] == plain
     assert [m["tool_call_id"] for m in sent if m["role"] == "tool"] == ids
     # The model that made an id gets it back as it was (Gemini's carry its thought signatures).
     messages = history.messages(runtime.store, session, "openai/gpt-5-codex")
-    assert [c["id"] for c in messages[1]["tool_calls"]] == [long_id, "call_short"]
+    assert [c["id"] for c in messages[1]["tool_calls"]] == [long_id, plain]
+
+
+async def test_mistral_models_get_nine_character_ids_even_for_their_own_calls(
+    workspace: Path, fake: ScriptedModel
+) -> None:
+    # Devstral behind an OpenAI-compatible server that makes OpenAI-style ids, as several do:
+    # Mistral's tokenizer then refuses them in the next step ("must be a-z, A-Z, 0-9, with a
+    # length of 9"), and every tool loop ended after its first call.
+    fake.push(Turn(tool_calls=[("read", {"filePath": "a.py"})]), Turn(text="It computes an area."))
+    loop = Runtime.open(workspace).loop(Human(), model="openai/devstral-small", api_base=fake.api_base)
+    assert (await loop.run_turn("what does area do?")).text == "It computes an area.", fake.errors
+    [assistant] = [m for m in fake.requests[1]["messages"] if m["role"] == "assistant"]
+    [call_id] = [call["id"] for call in assistant["tool_calls"]]
+    assert len(call_id) == 9 and call_id.isalnum()
 
 
 async def test_an_answer_cut_off_at_max_tokens_ends_the_turn_saying_so(
