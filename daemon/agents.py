@@ -9,6 +9,8 @@ from typing import Any, cast
 
 from tools import Rule, rules_from_config
 
+from .config import UsageError
+
 BASE_PROMPT = """You are lspilot, a coding agent working inside the user's editor on the workspace below.
 Use the tools to look before you change anything: read files, search with grep/glob, and use the lsp
 tool (definitions, references, implementations, callers) rather than guessing how code connects.
@@ -124,8 +126,8 @@ def configured_agents(layers: Iterable[tuple[Path, dict[str, Any]]]) -> dict[str
 
 
 def pick_agent(agents: dict[str, Agent], name: str | None) -> Agent:
-    """``name`` (default: build), or an AgentConfigError naming the agents there are."""
+    """``name`` (default: build), or a UsageError naming the agents there are."""
     chosen = name or "build"
     if chosen not in agents:
-        raise AgentConfigError(f"no agent called {chosen!r}; agents: {', '.join(sorted(agents))}")
+        raise UsageError(f"no agent called {chosen!r}; agents: {', '.join(sorted(agents))}")
     return agents[chosen]

@@ -87,9 +87,13 @@ def _servers(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    try:  # every name known before anything is installed
+        specs = [(name, registry.get(name)) for name in args.names]
+    except BridgeError as error:
+        print(f"lspilot servers install: {error}", file=sys.stderr)
+        return 2
     failed = 0
-    for name in args.names:
-        spec = registry.get(name)
+    for name, spec in specs:
         try:
             status = asyncio.run(installer.install(spec, bridge_config.data_dir))
         except BridgeError as error:
@@ -166,6 +170,11 @@ async def _run_tool(args: argparse.Namespace) -> int:
         return 2
     root = Path(args.root).resolve()
     cfg = configuration.load(root)
+    registry = tooling.registry(cfg)
+    if args.name not in set(registry.tools) - {"invalid"}:  # "invalid" answers the model's typos
+        known = ", ".join(sorted(set(registry.tools) - {"invalid"}))
+        print(f"lspilot tool: no tool called {args.name!r}; tools: {known}", file=sys.stderr)
+        return 2
     db: storage.Store | None = None
     claimed = contextlib.AsyncExitStack()
     if args.session:
@@ -185,7 +194,6 @@ async def _run_tool(args: argparse.Namespace) -> int:
         for file in _named_files(arguments, root):
             session.record_read(file)
     env = tooling.environment(cfg, session, TerminalAsker(yes=args.yes))
-    registry = tooling.registry(cfg)
     await registry.initialize(InitContext(root, env.agent, cfg.raw))
     for problem in registry.load_errors:
         log.warning("%s", problem)
@@ -224,11 +232,14 @@ def _sessions(args: argparse.Namespace) -> int:
     from . import transcript  # noqa: PLC0415
     from .store import Store  # noqa: PLC0415
 
+    root = Path(args.root).resolve()
+    if args.action == "list":  # a path that is no folder would list nothing, as if it had none
+        configuration.check_workspace(root)
     store = Store(configuration.data_dir() / "lspilot.db")
     try:
         if args.action == "list":
             running = store.running()
-            for row in store.sessions(Path(args.root).resolve()):
+            for row in store.sessions(root):
                 stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(row["updated"]))
                 state = "  (running)" if row["id"] in running else ""
                 print(f"{row['id']}  {stamp}  {row['agent']:8} {row['title']}{state}")
@@ -315,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
         if not _is_user_error(error):
             raise
         print(f"lspilot: {error}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(error, configuration.UsageError) else 1
     finally:
         model.close()  # litellm's clients and the model thread, before the interpreter shuts down
 

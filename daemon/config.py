@@ -25,6 +25,11 @@ class ConfigError(Exception):
     """A configuration file is invalid; the message names the file and the key."""
 
 
+class UsageError(ConfigError):
+    """What the command line (or the editor's request) names is not there: a session, an agent, a
+    workspace folder. The CLI exits 2 with it, as for any other usage error."""
+
+
 TOP_LEVEL_KEYS = {"model", "api_base", "provider_options", "agents", "permission", "tools", "lsp"}
 
 
@@ -194,12 +199,18 @@ def stamp(workspace: Path) -> tuple[tuple[int, int] | None, ...]:
     return tuple(stamps)
 
 
-def load(workspace: Path) -> Config:
-    """The merged configuration of ``workspace``; a ``ConfigError`` when a file is invalid, or when
-    the workspace is no folder (``--root`` naming a file or a path that does not exist)."""
+def check_workspace(workspace: Path) -> None:
+    """A ``UsageError`` when the workspace is no folder (``--root`` naming a file or a path that
+    does not exist)."""
     if not workspace.is_dir():
         what = "is not a folder" if workspace.exists() else "does not exist"
-        raise ConfigError(f"the workspace {workspace} {what}: give a project folder (--root DIR)")
+        raise UsageError(f"the workspace {workspace} {what}: give a project folder (--root DIR)")
+
+
+def load(workspace: Path) -> Config:
+    """The merged configuration of ``workspace``; a ``ConfigError`` when a file is invalid, or a
+    ``UsageError`` when the workspace is no folder."""
+    check_workspace(workspace)
     raw: dict[str, Any] = {}
     layers: list[tuple[Path, dict[str, Any]]] = []
     for file in files(workspace):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 from typing import Any
 
 from . import stopping
@@ -16,6 +17,7 @@ from . import stopping
 #: Short names a person types, for the tool's operation names (which are accepted too).
 ALIASES = {
     "definition": "goToDefinition",
+    "definitions": "goToDefinition",
     "def": "goToDefinition",
     "references": "findReferences",
     "refs": "findReferences",
@@ -87,9 +89,17 @@ def tool_arguments(args: argparse.Namespace) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     from .cli import _run_tool  # noqa: PLC0415 - the tool door loads tools and lsp_bridge
 
+    arguments = tool_arguments(args)
+    if arguments["operation"] not in OPERATIONS:  # the tool's own error is worded for the model
+        print(
+            f"lspilot lsp: no operation {args.operation!r}; operations: {', '.join(OPERATIONS)}; "
+            f"short names: {', '.join(ALIASES)}",
+            file=sys.stderr,
+        )
+        return 2
     door = argparse.Namespace(
         name="lsp",
-        args=json.dumps(tool_arguments(args)),
+        args=json.dumps(arguments),
         root=args.root,
         yes=args.yes,
         json=args.json,

@@ -14,7 +14,7 @@ from tools.context import shown_path
 from . import config as configuration
 from . import tooling
 from .agents import Agent, AgentConfigError, configured_agents, pick_agent
-from .config import ConfigError
+from .config import ConfigError, UsageError
 from .loop import Listener, Loop
 from .model import ModelSettings
 from .redact import REDACTOR
@@ -50,17 +50,14 @@ class Runtime:
             raise ConfigError(str(error)) from None
 
     def agent(self, name: str | None) -> Agent:
-        try:
-            return pick_agent(self.agents(), name)
-        except AgentConfigError as error:
-            raise ConfigError(str(error)) from None
+        return pick_agent(self.agents(), name)
 
     def _continuing(self, session_id: str, agent_name: str | None) -> Agent:
         """The agent a stored session goes on with: ``agent_name``, or the one it ran with (a plan
         session continued without --agent stays read-only)."""
         stored = self.store.session_agent(session_id) or "build"
         if agent_name is None and stored not in self.agents():
-            raise ConfigError(
+            raise UsageError(
                 f"session {session_id} ran with the agent {stored!r}, which the config no longer "
                 f"defines: name one to go on with (--agent; agents: {', '.join(sorted(self.agents()))})"
             )
@@ -107,10 +104,10 @@ class Runtime:
         else:
             root = self.store.session_root(session_id)
             if root is None:
-                raise ConfigError(f"no session {session_id}")
+                raise UsageError(f"no session {session_id}")
             if root != self.cfg.workspace and root.exists():  # its history is of another project
                 shown = shown_path(str(root))
-                raise ConfigError(
+                raise UsageError(
                     f"session {session_id} belongs to {shown}; continue it there (--root {shown})"
                 )
             if root != self.cfg.workspace:  # the project was moved or renamed: it goes on here

@@ -93,7 +93,7 @@ def test_text_output_names_the_deciding_rule(workspace: Path) -> None:
     assert lines[-2:] == ["  always: git log *, head *", "decision: ask"]
 
 
-def test_an_unknown_agent_is_a_user_error(workspace: Path) -> None:
+def test_an_unknown_agent_is_a_usage_error(workspace: Path) -> None:
     done = subprocess.run(
         [LSPILOT, "check-command", "ls", "--root", str(workspace), "--agent", "nobody"],
         capture_output=True,
@@ -101,7 +101,7 @@ def test_an_unknown_agent_is_a_user_error(workspace: Path) -> None:
         timeout=60,
         check=False,
     )
-    assert done.returncode == 1 and "no agent called 'nobody'" in done.stderr
+    assert done.returncode == 2 and "no agent called 'nobody'" in done.stderr
 
 
 def test_the_module_imports_no_tools() -> None:

@@ -63,6 +63,34 @@ def test_output_cut_short_by_its_reader_ends_quietly(empty_workspace: Path, tmp_
     assert ran.stderr == ""
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["run", "hi", "--model", "m/x", "--session", "nope"], "lspilot: no session nope\n"),
+        (["run", "hi", "--model", "m/x", "--agent", "nope"], "lspilot: no agent called 'nope'; agents:"),
+        (["check-command", "ls", "--agent", "nope"], "lspilot: no agent called 'nope'; agents: build,"),
+        (["tool", "read", "{}", "--session", "nope"], "lspilot tool: no session nope\n"),
+        (["tool", "raed", "{}"], "lspilot tool: no tool called 'raed'; tools: apply_patch, bash,"),
+        (["sessions", "show", "nope"], "lspilot sessions show: no session 'nope'\n"),
+        (["sessions", "list", "--root", "missing"], "lspilot: the workspace "),
+        (
+            ["lsp", "definitoin", "a.py"],
+            "lspilot lsp: no operation 'definitoin'; operations: goToDefinition,",
+        ),
+        (["servers", "install", "nope"], "lspilot servers install: unknown language server 'nope'; known:"),
+    ],
+)
+def test_an_argument_naming_nothing_there_is_a_usage_error(
+    empty_workspace: Path, argv: list[str], message: str
+) -> None:
+    # Some of these exited 1 (no session or agent for `run`, the tool's model-worded error for an
+    # unknown tool or lsp operation), some 2 (`tool --session`, `sessions show`): all are 2 now,
+    # as argparse's own usage errors, before anything runs.
+    ran = lspilot(empty_workspace, *argv)
+    assert (ran.returncode, ran.stdout) == (2, "")
+    assert ran.stderr.startswith(message) and len(ran.stderr.splitlines()) == 1, ran.stderr
+
+
 def test_sessions_show_without_an_id_says_what_is_missing(empty_workspace: Path) -> None:
     ran = lspilot(empty_workspace, "sessions", "show")
     assert (ran.returncode, ran.stderr) == (
@@ -118,7 +146,7 @@ def test_a_root_that_is_no_folder_and_an_empty_prompt_are_refused(
         for argv in (["run", "hi", "--model", "openai/x"], ["tool", "read", '{"filePath": "a.py"}']):
             ran = lspilot(empty_workspace, *argv, "--root", str(root))
             assert (ran.returncode, ran.stderr) == (
-                1,
+                2,
                 f"lspilot: the workspace {root} {what}: give a project folder (--root DIR)\n",
             )
     ran = lspilot(empty_workspace, "run", " \n", "--model", "openai/x")
