@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +44,13 @@ def run(args: argparse.Namespace) -> int:
     from .agents import AgentConfigError, configured_agents, pick_agent  # noqa: PLC0415
     from .terminal import TerminalAsker  # noqa: PLC0415
 
+    if not args.cmd.strip():  # the bash tool refuses it ("The command is empty."): nothing to check
+        print(
+            "lspilot check-command: the command is empty; give the shell command to check, "
+            "e.g. lspilot check-command 'git push'",
+            file=sys.stderr,
+        )
+        return 2
     cfg = configuration.load(Path(args.root).resolve())
     try:
         agent = pick_agent(configured_agents(cfg.layers), args.agent)

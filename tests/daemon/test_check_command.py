@@ -104,6 +104,24 @@ def test_an_unknown_agent_is_a_usage_error(workspace: Path) -> None:
     assert done.returncode == 2 and "no agent called 'nobody'" in done.stderr
 
 
+@pytest.mark.parametrize("command", ["", " \n\t"])
+def test_an_empty_command_is_refused(workspace: Path, command: str) -> None:
+    # It was checked as a command: one bash ask with an empty pattern, "decision: ask", exit 0.
+    for flags in ([], ["--json"]):
+        done = subprocess.run(
+            [LSPILOT, "check-command", command, "--root", str(workspace), *flags],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert (done.returncode, done.stdout) == (2, "")
+        assert done.stderr == (
+            "lspilot check-command: the command is empty; give the shell command to check, "
+            "e.g. lspilot check-command 'git push'\n"
+        )
+
+
 def test_the_module_imports_no_tools() -> None:
     code = "import sys, daemon.check_command; print('tools' in sys.modules, 'tree_sitter' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
