@@ -144,6 +144,24 @@ def test_a_proposed_line_longer_than_the_window_is_shown_whole(
     assert editor.buffer("b.py")[2] == long
 
 
+def test_a_change_far_down_a_long_file_is_shown_in_the_windows_the_user_is_not_in(
+    editor: Editor, fake: ScriptedModel, workspace: Path
+) -> None:
+    # The split opened for the review showed the top of the file, thousands of lines above it.
+    (workspace / "long.py").write_text("".join(f"x{i} = {i}\n" for i in range(5000)))
+    edit = {"filePath": "long.py", "oldString": "x4000 = 4000", "newString": "x4000 = 0"}
+    read_then(fake, "long.py", ("edit", edit))
+    editor.ask("zero x4000")
+    editor.pending(1)
+    shown = "local w = vim.fn.bufwinid('long.py'); return {vim.fn.line('w0', w), vim.fn.line('w$', w)}"
+    top, bottom = cast(list[int], editor.lua(shown))
+    assert top <= 4001 <= bottom, (top, bottom)
+    assert editor.lua("return vim.fn.fnamemodify(vim.api.nvim_buf_get_name(0), ':t')") == "a.py"  # not moved
+    editor.lua("vim.cmd('Lspilot accept-all')")
+    assert editor.finished() == "end"
+    assert editor.buffer("long.py")[4000] == "x4000 = 0"
+
+
 @pytest.mark.parametrize("close", ["bdelete", "bwipeout"])
 def test_a_review_whose_buffer_was_closed_is_shown_again_by_next(
     editor: Editor, fake: ScriptedModel, workspace: Path, close: str

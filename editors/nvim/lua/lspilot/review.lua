@@ -107,6 +107,26 @@ local function whole_file(params)
   return 'no line changes'
 end
 
+--- The windows showing `p`'s buffer, but the one the user is in, are scrolled to its first hunk
+--- when none of its hunks is in view (a split the review opened showed the top of the file).
+local function into_view(p)
+  local rows = vim.tbl_map(function(hunk)
+    return hunks.row(p.buf, hunk) + 1
+  end, p.hunks)
+  for _, win in ipairs(vim.fn.win_findbuf(p.buf)) do
+    local top, bottom = vim.fn.line('w0', win), vim.fn.line('w$', win)
+    local seen = vim.iter(rows):any(function(row)
+      return row >= top and row <= bottom
+    end)
+    if win ~= vim.api.nvim_get_current_win() and not seen then
+      vim.api.nvim_win_set_cursor(win, { math.min(unpack(rows)), 0 })
+      vim.api.nvim_win_call(win, function()
+        vim.cmd('normal! zz')
+      end)
+    end
+  end
+end
+
 --- Show a lspilot/reviewEdit request in its buffer; `answer(result)` replies to the server.
 function M.open(params, client_id, answer)
   local created = vim.fn.bufexists(vim.uri_to_fname(params.uri)) == 0
@@ -135,6 +155,7 @@ function M.open(params, client_id, answer)
   end
   table.insert(M.proposals, p)
   keys.set(buf)
+  into_view(p)
 end
 
 --- A buffer the review made for a file that does not exist (a new file) goes with its split when
