@@ -84,6 +84,23 @@ async def test_diagnostics_follow_each_change(
     assert _errors((await bridge.diagnostics_after_change(app)).value) == []
 
 
+async def test_diagnostics_asked_while_the_server_still_loads_are_pulled_once_it_can(
+    project: Callable[[str], Path], bridge_factory: Factory
+) -> None:
+    # basedpyright registers pull diagnostics as its load ends and publishes nothing meanwhile.
+    # Asked past ready_timeout (a server slow to start), the bridge waited diagnostics_timeout
+    # (15 s) for a publish that never came, then answered "no errors" with "published no
+    # diagnostics for version 1"; workspace diagnostics waited so for every file.
+    root = project("py_project")
+    bridge = bridge_factory(root, ready_timeout=0.0)
+    app = root / "app.py"
+    app.write_text(app.read_text().replace("total_area(shapes)", "total_area(42)"))
+    answer = await bridge.diagnostics_after_change(app)
+    assert [(d.range.start.line, "total_area" in d.message) for d in _errors(answer.value)] == [(7, True)]
+    assert not answer.complete and len(answer.notes) == 1
+    assert answer.notes[0].startswith("basedpyright was still busy (its project load)")
+
+
 async def test_overlay_text_wins_over_disk(project: Callable[[str], Path], bridge_factory: Factory) -> None:
     root = project("py_project")
     bridge = bridge_factory(root)
