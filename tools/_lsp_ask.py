@@ -236,7 +236,7 @@ def _answer(operation: str, sources: Sources, target: Target, reply: Reply) -> N
     if not reply.count and reply.complete and target.complete and not reply.withheld:
         lines.append(describe_line(sources, target.path, pos.line))
     complete = reply.complete and target.complete
-    notes = [*target.notes, *reply.notes]
+    notes = list(dict.fromkeys([*target.notes, *reply.notes]))
     lines = fmt.with_notes(lines, complete, notes, bool(reply.count))
     metadata = {
         "operation": operation,

@@ -81,6 +81,7 @@ async def diagnostics(bridge: Bridge, sources: Sources, path: Path | None) -> Na
             f"(Checked the {checked} open or most recently modified of {checked + skipped} source files; "
             "give filePath to check another.)"
         )
+    notes = list(dict.fromkeys(notes))  # a server still loading says so for each file
     lines = fmt.with_notes(lines, complete, notes, bool(found))
     data = {"operation": "diagnostics", "count": len(found), "checked": checked, "complete": complete}
     return Navigation(f"diagnostics {subject}", "\n".join(lines), {**data, "notes": notes, **metadata})

@@ -39,7 +39,7 @@ def with_notes(lines: list[str], complete: bool, notes: list[str], found: bool) 
     """Never a bare "no results" from a server that was still loading."""
     if complete:
         return lines
-    why = "; ".join(notes) or "a language server was still loading"
+    why = "; ".join(dict.fromkeys(notes)) or "a language server was still loading"  # each once
     if found:
         return [*lines, "", f"(The answer may be incomplete: {why}.)"]
     return [f"Nothing found yet, but the answer may be incomplete: {why}. Ask again in a moment.", *lines]

@@ -1,10 +1,19 @@
-"""The lsp tool while the workspace changes under it: files deleted between two questions (against
-basedpyright on the Python fixture)."""
+"""The lsp tool while its servers load and the workspace changes under it: answers from a server
+still loading, files deleted between two questions (against basedpyright on the Python fixture)."""
 
 from __future__ import annotations
 
 from tests.tools.conftest import MakeHarness
 from tests.tools.test_lsp_tool import lsp
+
+
+async def test_a_server_still_loading_is_said_once(lsp_harness: MakeHarness) -> None:
+    # Asked past ready_timeout, each file of workspace diagnostics added "basedpyright was still
+    # busy ...", and the answer repeated it as often: four times here, fifty for a large project.
+    h = lsp_harness("py_project", ready_timeout=0.0)
+    busy = "basedpyright was still busy (its project load) after 0s; the answer may be incomplete"
+    text, meta = await lsp(h, operation="diagnostics")
+    assert meta["complete"] is False and meta["notes"] == [busy] and text.count(busy) == 1
 
 
 async def test_workspace_diagnostics_after_a_file_the_servers_had_open_was_deleted(
