@@ -34,7 +34,7 @@ from .agents import Agent
 from .model import ModelSettings, Step, ToolCall, arguments_text, stream_step
 from .prompt import system_prompt
 from .provider_errors import classify, describe, explain, retry_after
-from .store import Store
+from .store import Store, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -160,6 +160,10 @@ class Loop:
             raise
         except TurnFailed as failed:
             return self._failed(turn, message, str(failed))
+        except StoreError as error:  # the session cannot be written: said, not stored
+            turn.stop_reason, turn.error = "error", str(error)
+            self.emit("error", message=str(error))
+            return turn
         except Exception as error:  # a bug: the turn still ends as an error, stored and shown
             log.exception("turn %s failed", turn.turn_id)
             return self._failed(turn, message, f"The turn failed: {describe(error)}")
@@ -207,6 +211,8 @@ class Loop:
                 if text_part is not None:  # keep what had streamed before the stop
                     self.store.update_part(text_part, text=step.text)
                 raise
+            except StoreError:
+                raise  # the session database, not the model
             except Exception as error:
                 kind = classify(error)
                 if text_part is not None:

@@ -1,0 +1,82 @@
+"""The session database held locked by another process (a sqlite3 shell or a database browser with
+a transaction open) past the busy timeout: one line naming the file and what to do."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from daemon.scripted_model import ScriptedModel, Turn
+
+from .conftest import LSPILOT
+from .looping import Human, make_loop, workspace
+
+__all__ = ["workspace"]
+
+
+@contextmanager
+def locked(database: Path) -> Iterator[None]:
+    """The database with a write transaction open on it, as another program holds one."""
+    holder = sqlite3.connect(database, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        yield
+    finally:
+        holder.close()
+
+
+def test_run_says_the_database_is_locked_in_one_line(empty_workspace: Path, tmp_path: Path) -> None:
+    # It ended with sqlite3's "OperationalError: database is locked" and a traceback.
+    database = tmp_path / "data" / "lspilot.db"
+    subprocess.run([LSPILOT, "sessions", "list"], cwd=empty_workspace, check=True, env=os.environ)
+    with locked(database):
+        ran = subprocess.run(
+            [LSPILOT, "run", "hi", "--model", "openai/x"],
+            cwd=empty_workspace,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            env=os.environ,
+        )
+    assert (ran.returncode, ran.stdout) == (1, "")
+    assert ran.stderr == (
+        f"lspilot: cannot write the session database {database} (database is locked): another process "
+        "has held it locked for more than 5 s (a sqlite3 shell or a database browser with a transaction "
+        "open?): close that, then try again\n"
+    )
+
+
+async def test_a_turn_that_meets_the_lock_ends_naming_the_database_not_the_model(
+    workspace: Path, fake: ScriptedModel, tmp_path: Path
+) -> None:
+    # The store's error inside a model step was taken for the model's: "The model call failed:
+    # OperationalError: database is locked".
+    database = tmp_path / "data" / "lspilot.db"
+    held: list[sqlite3.Connection] = []
+
+    def lock_then_answer(_request: Any) -> Turn:  # while the step's answer is on its way
+        held.append(sqlite3.connect(database, isolation_level=None, check_same_thread=False))
+        held[0].execute("BEGIN EXCLUSIVE")
+        return Turn(text="done")
+
+    fake.turns.extend([Turn(tool_calls=[("read", {"filePath": "a.py"})]), lock_then_answer])
+    loop, events = make_loop(workspace, fake, Human())
+    await loop.initialize()
+    result = await loop.run_turn("read a.py")
+    held[0].close()
+    assert result.stop_reason == "error"
+    assert result.error is not None and result.error.startswith(
+        f"cannot write the session database {database} (database is locked): another process"
+    )
+    assert [e.data["message"] for e in events if e.type == "error"] == [result.error]
+    assert not [e for e in events if e.type == "retry"]
+    fake.turns.append(Turn(text="again"))
+    again = await loop.run_turn("once more")  # the session goes on once the lock is gone
+    assert (again.stop_reason, again.text) == ("end", "again")
+    loop.store.close()
