@@ -60,6 +60,13 @@ def name_at(line: str, column: int) -> Name | None:
     return None
 
 
+def in_editor(bridge: Bridge, path: Path) -> bool:
+    """Whether an editor holds ``path``'s text in the bridge (serve mode), maybe a new file not
+    saved yet: the servers are sent that text, so it can be asked about."""
+    doc = bridge.documents.get(path)
+    return doc is not None and doc.overlay
+
+
 def shown(line: str) -> str:
     text = line.strip()
     return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "..."

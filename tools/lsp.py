@@ -37,7 +37,7 @@ from ._lsp_resolve import (
     name_parts,
     workspace_symbols,
 )
-from ._lsp_source import Sources
+from ._lsp_source import Sources, in_editor
 from .base import Tool, ToolError, ToolResult
 from .context import ToolContext
 from .permission import PermissionRequest
@@ -105,7 +105,7 @@ async def navigate(
     Raises ``ToolError`` with a message saying what to do instead when it cannot answer.
     """
     sources = Sources(root, bridge, hidden)
-    if path is not None and not path.is_file():
+    if path is not None and not path.is_file() and not in_editor(bridge, path):
         raise ToolError(f"{sources.relative(path)} is not a file; give the lsp tool a source file.")
     try:
         if operation == "diagnostics":
@@ -213,7 +213,7 @@ class Lsp(Tool[LspParams]):
         hidden = read_denied(ctx)
         if params.filePath:
             path = await ctx.authorize(params.filePath, "lsp", f"{params.operation} in {params.filePath}")
-            if not path.exists():
+            if not path.exists() and not in_editor(ctx.env.bridge, path):
                 raise ToolError(_missing(path, ctx))
             if hidden is not None:
                 refuse_denied(ctx, path, hidden)

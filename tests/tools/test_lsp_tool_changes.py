@@ -4,7 +4,7 @@ still loading, files deleted between two questions (against basedpyright on the 
 from __future__ import annotations
 
 from tests.tools.conftest import MakeHarness
-from tests.tools.test_lsp_tool import lsp
+from tests.tools.test_lsp_tool import error, lsp
 
 
 async def test_a_server_still_loading_is_said_once(lsp_harness: MakeHarness) -> None:
@@ -14,6 +14,25 @@ async def test_a_server_still_loading_is_said_once(lsp_harness: MakeHarness) -> 
     busy = "basedpyright was still busy (its project load) after 0s; the answer may be incomplete"
     text, meta = await lsp(h, operation="diagnostics")
     assert meta["complete"] is False and meta["notes"] == [busy] and text.count(busy) == 1
+
+
+async def test_a_new_file_open_in_the_editor_and_not_saved_yet_is_asked_about(
+    lsp_harness: MakeHarness,
+) -> None:
+    # In serve mode the editor's buffers are the bridge's overlays, a new file too (read shows
+    # its text); the lsp tool said "File not found: scratch.py" for it.
+    h = lsp_harness("py_project")
+    h.env.bridge.open_document(
+        h.root / "scratch.py", "from app import main\n\n\ndef later() -> None:\n    main()\n"
+    )
+    text, meta = await lsp(h, operation="documentSymbol", filePath="scratch.py")
+    assert [s["name"] for s in meta["symbols"]] == ["later"] and text.startswith("1 symbol in scratch.py")
+    text, meta = await lsp(h, operation="goToDefinition", filePath="scratch.py", line=5)
+    assert [(loc["path"], loc["line"]) for loc in meta["locations"]] == [("app.py", 5)]
+    text, meta = await lsp(h, operation="diagnostics", filePath="scratch.py")
+    assert meta["checked"] == 1 and text == "No errors or warnings in scratch.py."
+    missing = await error(h, operation="documentSymbol", filePath="scratch2.py")
+    assert missing.startswith("File not found: scratch2.py")
 
 
 async def test_workspace_diagnostics_after_a_file_the_servers_had_open_was_deleted(
