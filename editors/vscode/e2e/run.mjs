@@ -3,7 +3,10 @@
 // hunk and reject the second in the review diff, then check the open document, what the model
 // was told, and that following the agent showed the file it read first. In a second turn the
 // driver types into a.py and at once accepts its review: the model must hear that a.py changed
-// during the review (nothing applied), not an editor failure from a stale version. Prints the outcome as JSON on the last line; exits non-zero on failure.
+// during the review (nothing applied), not an editor failure from a stale version. In a third,
+// the driver accepts and rejects with the cursor on the original side of the diff: the hunks at
+// the cursor there must be the ones decided. Prints the outcome as JSON on the last line; exits
+// non-zero on failure.
 //
 // Needs CODE_SERVER (its bin/code-server) and CHROMIUM (a chromium binary): e2e/setup.sh DIR
 // leaves both in DIR (scripts/dev test: .cache/vscode-e2e).
@@ -27,6 +30,10 @@ if (!codeServer || !chromium) throw new Error("set CODE_SERVER and CHROMIUM (scr
 
 const TWO = "def area(r: float) -> float:\n    return 3.14 * r * r\n\n\ndef name() -> str:\n    return 'circle'\n";
 const PROPOSAL = TWO.replace("3.14 * r * r", "undefined_pi * r * r").replace("'circle'", "'disc'");
+// The third turn's proposal, on a.py as the second left it (the typed line, h1 of the first):
+// h1 changes the typed line, h2 the name; the driver decides both from the original side.
+const TYPED = "# mine\n" + TWO.replace("3.14 * r * r", "undefined_pi * r * r");
+const THIRD = TYPED.replace("# mine", "# theirs").replace("'circle'", "'ring'");
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "lspilot-e2e-"));
 const children = [];
@@ -46,6 +53,9 @@ try {
     { tool_calls: [["read", { filePath: "a.py" }]] },
     { tool_calls: [["edit", { filePath: "a.py", oldString: "'circle'", newString: "'round'" }]] },
     { text: "done again" },
+    { tool_calls: [["read", { filePath: "a.py" }]] },
+    { tool_calls: [["write", { filePath: "a.py", content: THIRD }]] },
+    { text: "done thrice" },
   ]));
   const model = spawn(python, ["-m", "daemon.scripted_model", script], { cwd: repo, stdio: ["pipe", "pipe", "inherit"] });
   children.push(model);
@@ -104,7 +114,8 @@ try {
   const expected = TWO.replace("3.14 * r * r", "undefined_pi * r * r");
   const followed = result.followed?.path.endsWith("/b.py") && result.followed.line === 2;
   const ok = result.ok && followed && result.text === expected && result.dirty === true && /rejected h2/.test(told)
-    && result.typedText === "# mine\n" + expected && /a\.py changed in the editor during the review; nothing was applied/.test(toldAgain);
+    && result.typedText === "# mine\n" + expected && /a\.py changed in the editor during the review; nothing was applied/.test(toldAgain)
+    && result.fromOriginal === TYPED.replace("'circle'", "'ring'");
   console.log(JSON.stringify({ ok, ...result, told, toldAgain }));
   process.exitCode = ok ? 0 : 1;
 } finally {

@@ -222,14 +222,17 @@ export class ReviewUi implements vscode.Disposable, vscode.CodeLensProvider {
     await this.close(proposal);
   }
 
-  /** The pending hunk under (or else nearest after) the cursor in the review's editor. */
+  /**
+   * The pending hunk under (or else nearest after) the cursor in the review's editor, on either
+   * side of its diff; the first pending one from elsewhere.
+   */
   private hunkAtCursor(proposal: Proposal): string | undefined {
     proposal.noteProposedSide(this.sideText(proposal)); // the cursor is in the side as the user edited it
-    const pending = proposal.sideLayout().filter((p) => p.state === "pending");
     const editor = vscode.window.activeTextEditor;
-    if (!editor || editor.document.uri.toString() !== proposedUri(proposal).toString()) return pending[0]?.hunk.id;
-    const line = editor.selection.active.line;
-    return (pending.find((p) => line < p.line + Math.max(p.lines, 1)) ?? pending[pending.length - 1])?.hunk.id;
+    const uri = editor?.document.uri.toString();
+    const line = editor?.selection.active.line ?? 0;
+    if (uri === originalUri(proposal).toString()) return proposal.pendingAt(line, "original");
+    return proposal.pendingAt(uri === proposedUri(proposal).toString() ? line : 0, "proposed");
   }
 
   /** Close the proposal's diff and forget its documents. */

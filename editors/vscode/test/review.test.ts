@@ -89,6 +89,15 @@ test("rejecting a hunk after editing the proposed side elsewhere reverts that hu
   assert.equal(own.sideText(), "A\nb\nc\nd\nE1!\nE2\n");
 });
 
+test("the hunk at the cursor: at its lines on the proposed side, at its old lines on the original side", () => {
+  // OLD's line 4 ("e") is h2's on the original side; the proposal gained a line there (E1, E2).
+  const p = new Proposal(params("p"));
+  assert.deepEqual([0, 1, 4, 5].map((line) => p.pendingAt(line, "proposed")), ["h1", "h2", "h2", "h2"]);
+  assert.deepEqual([0, 1, 4].map((line) => p.pendingAt(line, "original")), ["h1", "h2", "h2"]);
+  p.accept("h1");
+  assert.equal(p.pendingAt(0, "original"), "h2"); // the next pending one
+});
+
 test("proposals queue: one under review at a time, in arrival order; cancelled ones drop out", async () => {
   const queue = new ReviewQueue();
   const shown: (string | undefined)[] = [];

@@ -1,8 +1,9 @@
 // Test-only: drives the installed lspilot extension through its public commands, like a user,
 // when LSPILOT_E2E_OUT is set. Opens a.py, asks, notes where following the agent showed b.py,
 // accepts the first hunk and rejects the second in the review diff; asks again, types a line into
-// a.py while its next review is open and at once accepts that review's hunk; then writes what
-// happened to $LSPILOT_E2E_OUT.
+// a.py while its next review is open and at once accepts that review's hunk; asks a third time
+// and decides that review's hunks with the cursor on the original side of its diff; then writes
+// what happened to $LSPILOT_E2E_OUT.
 const fs = require("node:fs");
 const vscode = require("vscode");
 
@@ -74,7 +75,36 @@ async function drive(out) {
     steps.push("typed into a.py, accepted h1");
     await again;
     steps.push("second turn ended");
-    report(out, { ok: true, steps, followed, text, dirty: document.isDirty, typedText: document.getText() });
+    const typedText = document.getText();
+    // The keys act on the hunk at the cursor on either side of the diff: on the original side
+    // (the file itself), accept the second hunk, then reject the first.
+    const thrice = vscode.commands.executeCommand("lspilot.ask", { prompt: "and once more" });
+    const third = await untilReview(second.document.uri.path);
+    steps.push(`third review shown: ${third.document.uri.path}`);
+    const isOriginal = (editor) => editor?.document.uri.toString() === document.uri.toString();
+    const focused = isOriginal(vscode.window.activeTextEditor)
+      ? Promise.resolve(vscode.window.activeTextEditor)
+      : new Promise((resolve) => {
+          const sub = vscode.window.onDidChangeActiveTextEditor((editor) => {
+            if (!isOriginal(editor)) return;
+            sub.dispose();
+            resolve(editor);
+          });
+        });
+    await vscode.commands.executeCommand("workbench.action.compareEditor.focusSecondarySide");
+    const original = await focused;
+    steps.push(`original side focused in: ${vscode.window.tabGroups.activeTabGroup.activeTab?.label}`);
+    const at = async (line, command) => {
+      original.selection = new vscode.Selection(line, 0, line, 0);
+      await vscode.commands.executeCommand(command);
+    };
+    await at(6, "lspilot.acceptHunk"); // return 'circle'
+    await at(0, "lspilot.rejectHunk"); // # mine
+    steps.push("on the original side: accepted the hunk at line 7, rejected the one at line 1");
+    await thrice;
+    steps.push("third turn ended");
+    const fromOriginal = document.getText();
+    report(out, { ok: true, steps, followed, text, dirty: document.isDirty, typedText, fromOriginal });
   } catch (error) {
     report(out, { ok: false, steps, error: String((error && error.stack) || error) });
   }

@@ -169,6 +169,20 @@ export class Proposal {
     return places.map((place) => ({ ...place, line: mapLines(before, after, place.line, place.lines) ?? place.line }));
   }
 
+  /**
+   * The pending hunk at `line` (0-based) of one side of the review diff, else the nearest after
+   * it, else the last: on the proposed side as the user edited it, or on the original side (the
+   * file as it is, where each hunk sits at its old lines).
+   */
+  pendingAt(line: number, side: "proposed" | "original"): string | undefined {
+    const places =
+      side === "proposed"
+        ? this.sideLayout()
+        : this.layout().map((place) => ({ ...place, line: place.hunk.oldStart - 1, lines: place.hunk.oldLines }));
+    const pending = places.filter((place) => place.state === "pending");
+    return (pending.find((place) => line < place.line + Math.max(place.lines, 1)) ?? pending.at(-1))?.hunk.id;
+  }
+
   /** The answer to `lspilot/reviewEdit` for the decisions so far (pending hunks count as rejected). */
   reply(feedback?: string): ReviewReply {
     const extra = feedback ? { feedback } : {};
