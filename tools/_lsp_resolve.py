@@ -21,7 +21,7 @@ from rapidfuzz import fuzz, process
 from lsp_bridge import Bridge, BridgeError
 from lsp_bridge.documents import from_utf16, to_utf16
 
-from ._lsp_source import KEYWORDS, Name, Sources, names_on, shown
+from ._lsp_source import KEYWORDS, Name, Sources, names_on, same_name, shown
 from .base import ToolError
 
 SEPARATORS = re.compile(r"::|[./#]")
@@ -129,7 +129,7 @@ def match(symbols: list[Symbol], wanted: str, sources: Sources, *, within: bool 
     parts = name_parts(wanted)[: -1 if within else None]
     if not parts:
         return []
-    folds: tuple[Callable[[str], str], ...] = (str, str.casefold)
+    folds: tuple[Callable[[str], str], ...] = (same_name, lambda name: same_name(name).casefold())
     for fold in folds:
         key = tuple(fold(p) for p in parts)
         chosen: dict[tuple[Path, int, int], Symbol] = {}
@@ -327,8 +327,9 @@ def _one_per_overload(matches: list[Symbol]) -> list[Symbol]:
 
 def first_use(sources: Sources, path: Path, name: str) -> lsp.Position | None:
     """Where ``name`` first appears as a whole word in ``path`` (an imported or used name)."""
+    wanted = same_name(name)
     for number, line in enumerate(sources.lines(path)):
-        found = next((n for n in names_on(line) if n.text == name), None)
+        found = next((n for n in names_on(line) if same_name(n.text) == wanted), None)
         if found is not None:
             return lsp.Position(line=number, character=to_utf16(line, found.column))
     return None
@@ -380,7 +381,8 @@ def describe_line(sources: Sources, path: Path, line: int) -> str:
 
 def on_line(sources: Sources, path: Path, line: int, name: str, character: int | None) -> Name | None:
     """``name`` on a (0-based) line; the occurrence nearest ``character`` (0-based) if several."""
-    found = [n for n in names_on(sources.line(path, line)) if n.text == name]
+    wanted = same_name(name)
+    found = [n for n in names_on(sources.line(path, line)) if same_name(n.text) == wanted]
     if not found:
         return None
     if character is None:

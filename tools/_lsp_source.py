@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,17 +48,49 @@ class Name:
 
 
 def names_on(line: str) -> list[Name]:
-    return [Name(m.start(), m.group()) for m in IDENTIFIER.finditer(line)]
+    if line.isascii():
+        return [Name(m.start(), m.group()) for m in IDENTIFIER.finditer(line)]
+    return _unicode_names(line)
+
+
+def _unicode_names(line: str) -> list[Name]:
+    """Names as the languages read them: ``\\w`` stops at a combining mark (``café`` written
+    e + U+0301, as macOS decomposes text) or a joiner, which continue an identifier."""
+    found: list[Name] = []
+    i, end = 0, len(line)
+    while i < end:
+        if line[i] == "$" or line[i].isidentifier():
+            j = i + 1
+            while j < end and (line[j] == "$" or f"a{line[j]}".isidentifier()):
+                j += 1
+            found.append(Name(i, line[i:j]))
+            i = j
+        else:
+            i += 1
+    return found
 
 
 def name_at(line: str, column: int) -> Name | None:
     """The name ``column`` (0-based) is on, or just after."""
-    for m in IDENTIFIER.finditer(line):
-        if m.start() > column:
+    if line.isascii():  # the usual case, on the way to every request at a column
+        for m in IDENTIFIER.finditer(line):
+            if m.start() > column:
+                return None
+            if column <= m.end():
+                return Name(m.start(), m.group())
+        return None
+    for name in _unicode_names(line):
+        if name.column > column:
             return None
-        if column <= m.end():
-            return Name(m.start(), m.group())
+        if column <= name.end:
+            return name
     return None
+
+
+def same_name(name: str) -> str:
+    """``name`` as the languages compare it: NFKC (Python normalizes identifiers so; ``café``
+    typed as é and written as e + U+0301 are one name to a reader, and to a model)."""
+    return name if name.isascii() else unicodedata.normalize("NFKC", name)
 
 
 def in_editor(bridge: Bridge, path: Path) -> bool:

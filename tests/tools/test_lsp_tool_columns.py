@@ -138,3 +138,20 @@ async def test_a_column_just_past_the_end_of_a_line_is_called_so(lsp_harness: Ma
     line = (h.root / "app.py").read_text().splitlines()[5]
     message = await error(h, operation="hover", filePath="app.py", line=6, character=len(line) + 1)
     assert message.startswith(f"Character {len(line) + 1} is past the end of line 6,")
+
+
+async def test_a_name_written_with_combining_marks_is_the_name_a_model_writes(
+    lsp_harness: MakeHarness,
+) -> None:
+    # `café` written as e + U+0301 (text macOS decomposed): the model's `café` (é, one character)
+    # was "No symbol named 'café' in src/n.ts. Did you mean one of these? café", a name on a line
+    # was cut at the accent ("1 definition of cafe"), and the decomposed name was "not on line 2".
+    h = lsp_harness("ts_project")
+    nfd = "cafe\u0301"
+    (h.root / "src/n.ts").write_text(f"export function {nfd}(): number {{ return 1; }}\n{nfd}();\n")
+    text, meta = await lsp(h, operation="findReferences", filePath="src/n.ts", symbol="caf\u00e9")
+    assert [(loc["line"], loc["character"]) for loc in meta["locations"]] == [(1, 17), (2, 1)]
+    text, meta = await lsp(h, operation="goToDefinition", filePath="src/n.ts", line=2)
+    assert meta["target"]["name"] == nfd and text.startswith(f"1 definition of {nfd} at src/n.ts:2:1")
+    text, meta = await lsp(h, operation="findReferences", filePath="src/n.ts", symbol=nfd, line=2)
+    assert "not on line" not in text and meta["target"]["line"] == 2
