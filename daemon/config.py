@@ -145,6 +145,18 @@ STRINGS = ("model", "api_base")
 #: as a connection error (retried for ~30 s), or was left for the provider to refuse.
 NUMBERS = ("timeout", "temperature", "top_p", "presence_penalty", "frequency_penalty")
 INTEGERS = ("max_tokens", "max_completion_tokens", "seed")
+#: An api_key of another type failed every request inside litellm ("'int' object has no attribute
+#: 'strip'"), which the loop took for a server error and retried.
+OPTION_STRINGS = ("api_key", "api_version", "organization")
+#: ``[lsp.servers.NAME]`` fields (``lsp_bridge.registry``) and what each must be: the registry
+#: converted what it got (``command = "gopls serve"`` became one letter per word, ``enabled =
+#: "false"`` true) or failed with a traceback.
+SERVER_FIELDS = {
+    **dict.fromkeys(("command", "extensions", "root_markers"), "strings"),
+    **dict.fromkeys(("language_ids", "init_options", "settings", "env"), "table"),
+    **dict.fromkeys(("enabled", "counts_disk_bom"), "bool"),
+    "publish_delay": "number",
+}
 
 
 def _check_types(file: Path, table: dict[str, Any]) -> None:
@@ -157,6 +169,7 @@ def _check_types(file: Path, table: dict[str, Any]) -> None:
         if key in table and not isinstance(table[key], str):
             raise ConfigError(f"{file}: {key} must be a string, not {table[key]!r}")
     _check_provider_options(file, table.get("provider_options", {}))
+    _check_servers(file, table.get("lsp", {}).get("servers", {}))
 
 
 def _check_provider_options(file: Path, options: dict[str, Any]) -> None:
@@ -166,6 +179,8 @@ def _check_provider_options(file: Path, options: dict[str, Any]) -> None:
             raise ConfigError(f"{file}: provider_options.{key} must be a number, not {value!r}")
         if key in INTEGERS and (not number or not isinstance(value, int)):
             raise ConfigError(f"{file}: provider_options.{key} must be an integer, not {value!r}")
+        if key in OPTION_STRINGS and not isinstance(value, str):
+            raise ConfigError(f"{file}: provider_options.{key} must be a string, not {value!r}")
     headers = options.get("extra_headers", {})
     if not isinstance(headers, dict):
         raise ConfigError(f"{file}: provider_options.extra_headers must be a table, not {headers!r}")
@@ -174,6 +189,29 @@ def _check_provider_options(file: Path, options: dict[str, Any]) -> None:
             raise ConfigError(
                 f"{file}: provider_options.extra_headers.{name} must be a string, not {value!r}"
             )
+
+
+def _check_servers(file: Path, servers: Any) -> None:
+    if not isinstance(servers, dict):
+        return  # said by Config.bridge, with the file whose value is in effect
+    for name, spec in servers.items():  # pyright: ignore[reportUnknownVariableType]
+        where = f"{file}: lsp.servers.{name}"
+        if not isinstance(spec, dict):
+            raise ConfigError(f"{where} must be a table ([lsp.servers.{name}]), not {spec!r}")
+        unknown = sorted(set(spec) - set(SERVER_FIELDS))  # pyright: ignore[reportUnknownArgumentType]
+        if unknown:
+            raise ConfigError(f"{where}: unknown settings {unknown}; known: {sorted(SERVER_FIELDS)}")
+        for key, value in spec.items():  # pyright: ignore[reportUnknownVariableType]
+            kind = SERVER_FIELDS[key]
+            strings = isinstance(value, list) and all(isinstance(v, str) for v in value)  # pyright: ignore[reportUnknownVariableType]
+            if kind == "strings" and not (strings and (value or key != "command")):
+                raise ConfigError(f'{where}.{key} must be a list of strings, e.g. ["a", "b"], not {value!r}')
+            if kind == "table" and not isinstance(value, dict):
+                raise ConfigError(f"{where}.{key} must be a table, not {value!r}")
+            if kind == "bool" and not isinstance(value, bool):
+                raise ConfigError(f"{where}.{key} must be true or false, not {value!r}")
+            if kind == "number" and (isinstance(value, bool) or not isinstance(value, int | float)):
+                raise ConfigError(f"{where}.{key} must be a number, not {value!r}")
 
 
 def files(workspace: Path) -> tuple[Path, ...]:

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from daemon.config import ConfigError
+from daemon.config import SERVER_FIELDS, ConfigError
 from daemon.runtime import Runtime
 from daemon.scripted_model import ScriptedModel, Turn
+from lsp_bridge import registry
 from tools import Reply
 
 from .conftest import LSPILOT
@@ -64,6 +65,20 @@ def test_config_errors_name_the_file_and_key(workspace: Path) -> None:
             "[provider_options]\nextra_headers = { X-Trace = 5 }",
             "extra_headers.X-Trace must be a string, not 5",
         ),
+        # failed inside litellm ("'int' object has no attribute 'strip'"), retried as a server error
+        ("[provider_options]\napi_key = 12345", "provider_options.api_key must be a string, not 12345"),
+        # a traceback, or taken as something else: one letter per word, "false" as true
+        ("[lsp.servers]\nmine = 3", "lsp.servers.mine must be a table \\(\\[lsp.servers.mine\\]\\), not 3"),
+        ("[lsp.servers.mine]\ncommand = 3", "lsp.servers.mine.command must be a list of strings"),
+        (
+            "[lsp.servers.pyright]\ncommand = 'pyright-langserver --stdio'",
+            "lsp.servers.pyright.command must be a list of strings, e.g. \\[",
+        ),
+        ("[lsp.servers.pyright]\ncommand = []", "lsp.servers.pyright.command must be a list of strings"),
+        ("[lsp.servers.pyright]\nenabled = 'false'", "lsp.servers.pyright.enabled must be true or false"),
+        ("[lsp.servers.pyright]\nsettings = 1", "lsp.servers.pyright.settings must be a table, not 1"),
+        ("[lsp.servers.pyright]\npublish_delay = '1'", "lsp.servers.pyright.publish_delay must be a number"),
+        ("[lsp.servers.pyright]\ncmd = ['x']", "lsp.servers.pyright: unknown settings \\['cmd'\\]; known:"),
     ],
 )
 def test_config_values_of_the_wrong_type_are_named(workspace: Path, toml: str, message: str) -> None:
@@ -74,6 +89,10 @@ def test_config_values_of_the_wrong_type_are_named(workspace: Path, toml: str, m
         runtime.cfg.bridge()
         runtime.loop(Human())
     assert str(raised.value).startswith(str(workspace / "lspilot.toml"))
+
+
+def test_the_server_fields_checked_are_the_registrys() -> None:
+    assert set(SERVER_FIELDS) == set(registry._FIELDS)  # pyright: ignore[reportPrivateUsage]
 
 
 def test_api_keys_reach_neither_the_logs_nor_the_session_store(
