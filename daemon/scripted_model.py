@@ -3,7 +3,7 @@
 Real litellm talks HTTP to it exactly as it would to a provider: ``POST /v1/chat/completions``,
 streamed (server-sent ``chat.completion.chunk`` events, a usage chunk when
 ``stream_options.include_usage`` asks for one, then ``[DONE]``; ``daemon/scripted_openai.py``
-makes them) or not. Each request consumes the
+makes them, ``daemon/scripted_http.py`` serves them) or not. Each request consumes the
 next :class:`Turn` of the script; a turn can also be a function of the request body. Every request
 body is kept in :attr:`ScriptedModel.requests` so a test can assert what the model was sent.
 ``POST /v1/messages`` answers the same turns in Anthropic's Messages API, checking the request as
@@ -39,12 +39,10 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, cast
 
-from . import scripted_anthropic as anthropic
-from . import scripted_openai as openai
+from .scripted_http import ScriptedServer
 
 log = logging.getLogger(__name__)
 
@@ -116,17 +114,17 @@ class ScriptedModel:
         self.errors: list[str] = []  # script problems (ran out, a turn function raised)
         self._lock = threading.Lock()
         self._served = 0
-        self._server: _Server | None = None
+        self._server: ScriptedServer | None = None
         self._thread: threading.Thread | None = None
-        self._stopping = threading.Event()
+        self.stopping = threading.Event()
 
     # lifecycle
 
     def start(self) -> str:
         if self._server is not None:
             return self.api_base
-        self._stopping.clear()
-        self._server = _Server(self)
+        self.stopping.clear()
+        self._server = ScriptedServer(self)
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             kwargs={"poll_interval": 0.05},
@@ -142,7 +140,7 @@ class ScriptedModel:
         server, thread = self._server, self._thread
         if server is None or thread is None:
             return
-        self._stopping.set()
+        self.stopping.set()
         server.shutdown()  # no new connections after this
         server.drop_connections()
         server.server_close()
@@ -184,9 +182,20 @@ class ScriptedModel:
         assert not self.errors, f"scripted model: {self.errors}"
         assert self.remaining == 0, f"scripted model: {self.remaining} scripted turns were never requested"
 
-    # serving (called from handler threads)
+    # serving (called from the request threads of daemon/scripted_http.py)
 
-    def _next(self, body: JSON) -> tuple[Turn | str, int]:
+    def state(self) -> JSON:
+        """What ``GET /requests`` answers: the requests so far, script problems, turns left."""
+        with self._lock:
+            state = {"requests": list(self.requests), "errors": list(self.errors)}
+        return state | {"remaining": self.remaining}
+
+    def push_json(self, data: Any) -> int:
+        """Append turns in their JSON form (``POST /turns``); how many are left to serve."""
+        self.push(*turns_from_json(data))
+        return self.remaining
+
+    def next_turn(self, body: JSON) -> tuple[Turn | str, int]:
         """The turn answering ``body`` (or why there is none) and the request's 1-based number."""
         with self._lock:
             self.requests.append(body)
@@ -210,192 +219,15 @@ class ScriptedModel:
         log.error("%s", problem)
         return problem, index + 1
 
-    def _stall(self, conn: socket.socket) -> None:
+    def stall(self, conn: socket.socket) -> None:
         """Hold the connection until the client closes it or the server stops (which shuts it down)."""
-        while not self._stopping.is_set():
+        while not self.stopping.is_set():
             select.select([conn], [], [])
             try:
                 if not conn.recv(4096):  # EOF; bytes the client sends meanwhile are dropped
                     return
             except OSError:
                 return
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-
-    def __init__(self, model: ScriptedModel) -> None:
-        self.model = model
-        self._handlers: list[tuple[threading.Thread, socket.socket]] = []
-        self._handlers_lock = threading.Lock()
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        thread = threading.Thread(
-            target=self.process_request_thread,
-            args=(request, client_address),
-            name="scripted-model-request",
-            daemon=True,
-        )
-        with self._handlers_lock:
-            self._handlers = [(t, s) for t, s in self._handlers if t.is_alive()]
-            self._handlers.append((thread, request))
-        thread.start()
-
-    def handler_threads(self) -> list[threading.Thread]:
-        with self._handlers_lock:
-            return [t for t, _ in self._handlers]
-
-    def drop_connections(self) -> None:
-        """Shut down every open connection, which ends stalls and blocked reads at once."""
-        with self._handlers_lock:
-            handlers = list(self._handlers)
-        for thread, conn in handlers:
-            if thread.is_alive():
-                with contextlib.suppress(OSError):
-                    conn.shutdown(socket.SHUT_RDWR)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        log.exception("scripted model: error while serving %s", client_address)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    @property
-    def scripted(self) -> ScriptedModel:
-        return cast(_Server, self.server).model
-
-    def log_message(self, format: str, *args: Any) -> None:
-        log.debug("scripted model: " + format, *args)
-
-    def do_GET(self) -> None:
-        if self.path.rstrip("/") in ("/v1/models", "/models"):
-            listed = {"id": self.scripted.model, "object": "model", "owned_by": "lspilot"}
-            self._json(200, {"object": "list", "data": [listed]})
-        elif self.path.rstrip("/") == "/requests":  # for tests in other processes (see main())
-            model = self.scripted
-            with model._lock:
-                state = {"requests": list(model.requests), "errors": list(model.errors)}
-            self._json(200, state | {"remaining": model.remaining})
-        else:
-            self._json(404, openai.error_body(404, f"No route GET {self.path}", "not_found"))
-
-    def do_POST(self) -> None:
-        if self.path.rstrip("/") == "/turns":  # append turns described in JSON (see main())
-            try:
-                length = int(self.headers.get("Content-Length", 0))
-                turns = turns_from_json(json.loads(self.rfile.read(length)))
-            except (ValueError, TypeError, KeyError) as error:
-                self._json(400, openai.error_body(400, f"Bad turns: {error}", None))
-                return
-            self.scripted.push(*turns)
-            self._json(200, {"remaining": self.scripted.remaining})
-            return
-        route = self.path.split("?", 1)[0].rstrip("/")
-        anthropic = route.endswith("/messages")
-        if not anthropic and route not in ("/v1/chat/completions", "/chat/completions"):
-            self._json(404, openai.error_body(404, f"No route POST {self.path}", "not_found"))
-            return
-        try:
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-        except ValueError as error:
-            self._json(400, openai.error_body(400, f"Request body is not JSON: {error}", None))
-            return
-        self.close_connection = True  # one request per connection, so stop() never waits on keep-alive
-        model = self.scripted
-        turn, number = model._next(body)
-        if anthropic:
-            self._anthropic(turn, body, number)
-            return
-        try:
-            if isinstance(turn, str):
-                self._json(500, openai.error_body(500, turn, "script_exhausted"))
-                return
-            if (refused := openai.check(body)) is not None:
-                message, param, code = refused
-                self._json(400, openai.error_body(400, message, code, param))
-                return
-            if turn.delay and model._stopping.wait(turn.delay):
-                return  # stopped meanwhile: drop the connection unanswered
-            if turn.error is not None:
-                headers = {} if turn.retry_after is None else {"Retry-After": f"{turn.retry_after:g}"}
-                self._json(
-                    turn.error, openai.error_body(turn.error, turn.error_message, turn.error_code), headers
-                )
-            elif body.get("stream"):
-                self._stream(turn, body, number)
-            else:
-                if turn.stall_after_chunks is not None:
-                    model._stall(self.connection)
-                    return
-                self._json(200, openai.completion(turn, body, number))
-        except OSError as error:
-            log.debug("scripted model: connection lost: %r", error)
-
-    def _anthropic(self, turn: Turn | str, body: JSON, number: int) -> None:
-        """Answer as Anthropic's Messages API does (daemon/scripted_anthropic.py)."""
-        try:
-            if isinstance(turn, str):
-                self._json(500, anthropic.error_body(500, turn))
-            elif (problem := anthropic.check(body)) is not None:
-                self._json(400, anthropic.error_body(400, problem))
-            elif turn.error is not None:
-                headers = {} if turn.retry_after is None else {"Retry-After": f"{turn.retry_after:g}"}
-                self._json(turn.error, anthropic.error_body(turn.error, turn.error_message), headers)
-            elif body.get("stream"):
-                self._open_stream()
-                for name, event in anthropic.events(turn, body, number):
-                    self._send_chunked(f"event: {name}\ndata: {json.dumps(event)}\n\n".encode())
-                self.wfile.write(b"0\r\n\r\n")
-            else:
-                self._json(200, anthropic.message(turn, body, number))
-        except OSError as error:
-            log.debug("scripted model: connection lost: %r", error)
-
-    def _json(self, status: int, payload: JSON, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode()
-        self.close_connection = True
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("Connection", "close")
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _open_stream(self) -> None:
-        self.close_connection = True
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.send_header("Connection", "close")
-        self.end_headers()
-
-    def _stream(self, turn: Turn, body: JSON, number: int) -> None:
-        self._open_stream()
-        usage_wanted = bool((body.get("stream_options") or {}).get("include_usage"))
-        events = openai.chunks(turn, body, number, usage_wanted)
-        for sent, event in enumerate(events):
-            if sent == turn.stall_after_chunks:
-                self.scripted._stall(self.connection)
-                return
-            if sent == turn.cut_after_chunks:
-                self.wfile.flush()
-                self.connection.shutdown(socket.SHUT_RDWR)
-                return
-            self._send_chunked(f"data: {json.dumps(event)}\n\n".encode())
-        if turn.stall_after_chunks is not None:  # asked to stall after everything: before [DONE]
-            self.scripted._stall(self.connection)
-            return
-        self._send_chunked(b"data: [DONE]\n\n")
-        self.wfile.write(b"0\r\n\r\n")
-
-    def _send_chunked(self, data: bytes) -> None:
-        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
 
 
 def turn_from_json(data: JSON) -> Turn:
