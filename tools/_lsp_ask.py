@@ -171,7 +171,7 @@ async def _ask(bridge: Bridge, sources: Sources, operation: str, target: Target)
             return _reply([], {"withheld": True}, 0, hovers, withheld, resolved=True)
         text, cut = fmt.hover_text(hovers.value), False
         if files:
-            text, cut = unquoted(text, sources, files)
+            text, cut = await unquoted(text, sources, files)
         empty = f"No hover information for {subject}."
         lines = [text, "", UNQUOTED] if cut else [text]
         return _reply(

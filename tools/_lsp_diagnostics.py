@@ -65,7 +65,7 @@ async def diagnostics(bridge: Bridge, sources: Sources, path: Path | None) -> Na
     await asyncio.gather(*(check(f) for f in files if f is not None))
     subject = sources.relative(path) if path else "workspace"
     checked = len(files)
-    cut = sources.hidden is not None and unquoted_messages(sources, found)
+    cut = sources.hidden is not None and await unquoted_messages(sources, found)
     if found:
         lines, metadata = fmt.diagnostics(sources, found, checked)
         if cut:

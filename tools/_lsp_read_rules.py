@@ -127,17 +127,18 @@ async def hover_or_why_not(
     return hovers, None, [path, *(sources.named(span[0])[1] for span in defined.value)]
 
 
-def unquoted(text: str, sources: Sources, files: list[Path]) -> tuple[str, bool]:
+async def unquoted(text: str, sources: Sources, files: list[Path]) -> tuple[str, bool]:
     """A hover's ``text`` without what the files it may quote do not hold: in its code, a
     literal value (``Literal['s3cr3t']`` for a name assigned a ``Final`` constant from a denied
     file) and a name a denied file writes (``v: Vault``, the class of what a denied function
-    returns); its docs unless each of their lines is written there (a docstring inherited from
-    a denied base class). The server's inference cannot be traced to a file, so a value or doc
-    not written in these files is left out even when it came from another file read allows.
-    True if anything was."""
+    returns) unless a file read allows declares it; its docs unless each of their lines is
+    written there (a docstring inherited from a denied base class). The server's inference
+    cannot be traced to a file, so a value or doc not written in these files is left out even
+    when it came from another file read allows. True if anything was."""
     readable = " ".join(" ".join(line for f in files for line in sources.lines(f)).split())
     words, denied = set(IDENTIFIER.findall(readable)), denied_names(sources)
     parts = FENCE.split(text)
+    words |= await declared_where_shown(sources, {files[0]: _suspects(parts[1::2], words, denied)})
     for i, part in enumerate(parts):
         if i % 2:  # code: its literals and names
             parts[i] = _cut(part, readable, words, denied)
@@ -151,26 +152,72 @@ def unquoted(text: str, sources: Sources, files: list[Path]) -> tuple[str, bool]
     return (text, False) if kept == text else (kept, True)
 
 
-def unquoted_messages(sources: Sources, found: list[tuple[Path, lsp.Diagnostic]]) -> bool:
-    """``unquoted_message`` on each diagnostic (a copy where it cut: the bridge keeps pushed
-    ones); True if anything was cut."""
+async def unquoted_messages(sources: Sources, found: list[tuple[Path, lsp.Diagnostic]]) -> bool:
+    """Diagnostics' messages without what the file each is about does not hold in their quoted
+    fragments: a value (``"Literal['s3cr3t']"`` for a denied constant assigned to an int) and a
+    name a denied file writes (the parameter a call misses, the class it returns) unless a
+    file read allows declares it. A copy of each diagnostic cut (the bridge keeps pushed ones);
+    True if anything was."""
+    denied = denied_names(sources)
+    texts: dict[Path, tuple[str, set[str]]] = {}
+    suspects: dict[Path, set[str]] = {}
+    for path, diag in found:
+        if path not in texts:
+            readable = " ".join(" ".join(sources.lines(path)).split())
+            texts[path] = (readable, set(IDENTIFIER.findall(readable)))
+        fragments = [m[0][1:-1] for m in FRAGMENT.finditer(diag.message)]
+        suspects.setdefault(path, set()).update(_suspects(fragments, texts[path][1], denied))
+    shown = await declared_where_shown(sources, suspects)
     cut = False
     for i, (path, diag) in enumerate(found):
-        message = unquoted_message(diag.message, sources, path)
+        readable, words = texts[path]
+        message = _cut_fragments(diag.message, readable, words | shown, denied)
         if message != diag.message:
             found[i], cut = (path, attrs.evolve(diag, message=message)), True
     return cut
 
 
-def unquoted_message(message: str, sources: Sources, path: Path) -> str:
-    """A diagnostic's ``message`` about ``path`` without what the file does not hold in its
-    quoted fragments: a value (``"Literal['s3cr3t']"`` for a denied constant assigned to an
-    int) and a name a denied file writes (the parameter a call misses, the class it returns)."""
-    if "'" not in message and '"' not in message:
-        return message
-    readable = " ".join(" ".join(sources.lines(path)).split())
-    words, denied = set(IDENTIFIER.findall(readable)), denied_names(sources)
+async def declared_where_shown(sources: Sources, suspects: dict[Path, set[str]]) -> set[str]:
+    """Of the names in ``suspects`` (by the file whose servers to ask), those declared in a
+    file read allows (workspace/symbol, exact name): a class from a module read shows is named
+    though a denied file writes its name too. A name the servers cannot look up stays out."""
+    near: dict[str, Path] = {}
+    for path, names in suspects.items():
+        for name in names:
+            near.setdefault(name, path)
+    if not near:
+        return set()
+    hidden = sources.hidden or (lambda _relative: False)
+    answers = await asyncio.gather(
+        *(sources.bridge.workspace_symbols(name, near=path) for name, path in near.items()),
+        return_exceptions=True,
+    )
+    shown: set[str] = set()
+    for name, answer in zip(near, answers, strict=True):
+        if isinstance(answer, BaseException):
+            if not isinstance(answer, BridgeError):
+                raise answer
+            continue
+        if any(
+            item.name == name
+            and isinstance(item.location, lsp.Location)
+            and not hidden(sources.named(item.location.uri)[0])
+            for item in answer.value
+        ):
+            shown.add(name)
+    return shown
+
+
+def _cut_fragments(message: str, readable: str, words: set[str], denied: frozenset[str]) -> str:
+    """``_cut`` on each quoted fragment of a diagnostic's message."""
     return FRAGMENT.sub(lambda m: m[0][0] + _cut(m[0][1:-1], readable, words, denied) + m[0][-1], message)
+
+
+def _suspects(codes: list[str], words: set[str], denied: frozenset[str]) -> set[str]:
+    """The names in ``codes`` that a denied file writes and ``words`` do not hold."""
+    return {
+        name for code in codes for name in IDENTIFIER.findall(code) if name in denied and name not in words
+    }
 
 
 def denied_names(sources: Sources) -> frozenset[str]:

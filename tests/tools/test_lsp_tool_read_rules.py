@@ -133,6 +133,8 @@ async def test_a_hover_does_not_quote_values_and_docs_inferred_from_a_denied_fil
 
 VAULT = """from typing import Final, TypedDict
 
+from pkg.shapes import Circle
+
 API_KEY: Final = "s3cr3t"
 
 
@@ -142,13 +144,18 @@ class Vault(TypedDict):
 
 def open_vault(passphrase: str) -> Vault:
     return {"master_password": passphrase}
+
+
+def ring() -> Circle:
+    return Circle(1.0)
 """
-OPENS = """from pkg.vault import API_KEY, open_vault
+OPENS = """from pkg.vault import API_KEY, open_vault, ring
 
 v = open_vault("x")
 key: int = API_KEY
 open_vault()
 v["nope"]
+c = ring()
 """
 
 
@@ -164,6 +171,9 @@ async def test_types_and_messages_inferred_from_a_denied_file_are_not_quoted(
     (h.root / "uses.py").write_text(OPENS)
     text, meta = await lsp(h, operation="hover", filePath="uses.py", symbol="v", line=3)
     assert "(variable) v: …" in text and "Vault" not in text and meta["unquoted"]
+    # A class the denied file names but a file read shows declares is named.
+    text, meta = await lsp(h, operation="hover", filePath="uses.py", symbol="c", line=7)
+    assert "(variable) c: Circle" in text and "unquoted" not in meta
     text, meta = await lsp(h, operation="diagnostics", filePath="uses.py")
     messages = [" ".join(d["message"].split()) for d in meta["diagnostics"]]
     assert messages == [
