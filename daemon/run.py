@@ -125,6 +125,8 @@ def shown(text: str, keep: str = "") -> str:
 
 
 async def run(args: argparse.Namespace) -> int:
+    if args.prompt == "-":  # as bytes: text that is not UTF-8 is kept as the tools show it
+        args.prompt = sys.stdin.buffer.read().decode(errors="surrogateescape")
     if not args.prompt.strip():
         print("lspilot run: the prompt is empty; say what the agent should do", file=sys.stderr)
         return 2

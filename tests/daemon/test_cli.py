@@ -157,6 +157,30 @@ def test_a_root_that_is_no_folder_and_an_empty_prompt_are_refused(
     assert not (tmp_path / "data" / "lspilot.db").exists()  # no session was made
 
 
+def test_run_dash_reads_the_prompt_from_stdin(
+    empty_workspace: Path, fake: ScriptedModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `git diff | lspilot run -` sent the model the prompt "-", and nothing of the diff.
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
+    fake.turns.append(Turn(text="read it"))
+    argv = [LSPILOT, "run", "-", "--model", "openai/scripted", "--api-base", fake.api_base]
+
+    def run(piped: bytes) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            argv, cwd=empty_workspace, input=piped, capture_output=True, timeout=120, check=False
+        )
+
+    ran = run(b"why does this fail?\n+ print('caf\xe9')\n")  # not all UTF-8: kept as the tools show it
+    assert (ran.returncode, ran.stdout) == (0, b"read it\n"), ran.stderr
+    [user] = [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "user"]
+    assert user == "why does this fail?\n+ print('caf\\xe9')\n"
+    empty = run(b"")
+    assert (empty.returncode, empty.stderr) == (
+        2,
+        b"lspilot run: the prompt is empty; say what the agent should do\n",
+    )
+
+
 def test_a_log_folder_that_cannot_be_made_is_one_warning_not_a_traceback(
     empty_workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
