@@ -149,6 +149,27 @@ def test_a_turn_streams_on_after_the_chat_buffer_is_wiped(editor: Editor, fake: 
     assert "⚙ read .env — completed" in chat and "read it" in chat, chat
 
 
+def test_a_failed_turn_says_why_once_in_the_chat_and_out_loud_when_the_chat_is_closed(
+    editor: Editor, fake: ScriptedModel
+) -> None:
+    # The chat said the error twice (its status, then the turn's end); with the chat not in a
+    # window the user heard nothing at all: the status line was cleared at the turn's end.
+    why = "The model call failed: BadRequestError: invalid api key"
+    fake.turns.extend([Turn(error=401, error_message="invalid api key")] * 2)
+    editor.ask("hello")
+    assert editor.finished() == "error"
+    assert editor.chat().count(why) == 1, editor.chat()
+    assert "— error" in editor.chat()
+    assert editor.errors() == []  # shown in the chat, not popped up as well
+    editor.lua("vim.cmd('close ' .. vim.fn.bufwinnr('lspilot://chat'))")
+    editor.lua("require('lspilot.config').options.chat.open_on_ask = false")
+    editor.ask("hello again")
+    assert editor.lua("return vim.wait(90000, function() return _G.result ~= nil end, 20)")  # not until():
+    assert editor.lua("return _G.result.stopReason") == "error"  # it stops at the first error
+    assert editor.errors() == [f"lspilot: the turn failed: {why}"]
+    editor.lua("_G.errors = {}")
+
+
 def test_checkhealth_reports_ok(editor: Editor) -> None:
     editor.lua("vim.cmd('checkhealth lspilot')")
     report = "\n".join(cast(list[str], editor.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")))

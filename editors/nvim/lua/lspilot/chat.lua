@@ -155,15 +155,30 @@ function M.update(params)
     if params.status == 'retrying' and params.discarded then
       discard(util.value(params.messageId))
     end
-    local detail = util.value(params.message) or util.value(params.error) or ''
-    append(with_text(('_%s_ '):format(params.status), tostring(detail)))
-    last.kind = 'status'
+    local detail = tostring(util.value(params.message) or util.value(params.error) or '')
+    append(with_text(('_%s_ '):format(params.status), detail))
+    last.kind, last.error = 'status', params.status == 'error' and detail or nil
   elseif kind == 'turnEnd' then
     local reason = params.stopReason
     local err = util.value(params.error)
+    if last.kind == 'status' and err and last.error == tostring(err) then
+      err = nil -- said just above
+    end
     local lines = with_text(('— %s'):format(reason == 'end' and 'done' or reason), err and (': ' .. tostring(err)) or '')
     append(vim.list_extend({ '' }, vim.list_extend(lines, { '' })))
     last.kind = 'end'
+  end
+end
+
+--- A turn that failed out of the user's sight (the chat is in no window, or shows another
+--- session) says why in a notification: the status line is cleared when it ends.
+function M.failed(params, shown)
+  if params.kind ~= 'turnEnd' or params.stopReason ~= 'error' then
+    return
+  end
+  local buf = vim.fn.bufnr(NAME)
+  if not shown or buf == -1 or #vim.fn.win_findbuf(buf) == 0 then
+    util.notify('the turn failed: ' .. tostring(util.value(params.error) or 'see :Lspilot log'), vim.log.levels.ERROR)
   end
 end
 

@@ -114,9 +114,11 @@ local function handlers()
   local chat = require('lspilot.chat')
   return {
     ['lspilot/update'] = util.protect('lspilot/update', function(_, params, ctx)
-      if M.on_update(params, ctx.client_id) then
+      local shown = M.on_update(params, ctx.client_id)
+      if shown then
         chat.update(params)
       end
+      chat.failed(params, shown)
       review.on_update(params)
       require('lspilot.permission').on_update(params)
       return vim.NIL
