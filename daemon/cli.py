@@ -16,7 +16,7 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from . import check_command, jsontext, lsp_command, model, stopping
 from . import config as configuration
@@ -155,6 +155,17 @@ def _unusable_session(db: Store, session_id: str, workspace: Path) -> str | None
     return None
 
 
+def _tool_arguments(text: str) -> dict[str, Any] | str:
+    """The arguments of ``lspilot tool``, or why they are none."""
+    try:
+        arguments = json.loads(text)
+    except json.JSONDecodeError as error:
+        return f"the arguments are not valid JSON: {error}"
+    if not isinstance(arguments, dict):
+        return f"the arguments must be a JSON object ('{{...}}'), not {json.dumps(arguments)[:60]}"
+    return cast(dict[str, Any], arguments)
+
+
 async def _run_tool(args: argparse.Namespace) -> int:
     from tools import InitContext, MemorySession, ToolContext, execute  # noqa: PLC0415
 
@@ -163,17 +174,14 @@ async def _run_tool(args: argparse.Namespace) -> int:
     from .lease import SessionBusy  # noqa: PLC0415
     from .terminal import TerminalAsker  # noqa: PLC0415
 
-    try:
-        arguments = json.loads(args.args)
-    except json.JSONDecodeError as error:
-        print(f"lspilot tool: the arguments are not valid JSON: {error}", file=sys.stderr)
-        return 2
+    arguments = _tool_arguments(args.args)
     root = Path(args.root).resolve()
     cfg = configuration.load(root)
     registry = tooling.registry(cfg)
-    if args.name not in set(registry.tools) - {"invalid"}:  # "invalid" answers the model's typos
-        known = ", ".join(sorted(set(registry.tools) - {"invalid"}))
-        print(f"lspilot tool: no tool called {args.name!r}; tools: {known}", file=sys.stderr)
+    known = sorted(set(registry.tools) - {"invalid"})  # "invalid" answers the model's typos
+    if isinstance(arguments, str) or args.name not in known:  # the tool's errors are for the model
+        unknown = f"no tool called {args.name!r}; tools: {', '.join(known)}"
+        print(f"lspilot tool: {arguments if isinstance(arguments, str) else unknown}", file=sys.stderr)
         return 2
     db: storage.Store | None = None
     claimed = contextlib.AsyncExitStack()

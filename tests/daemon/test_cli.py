@@ -71,6 +71,16 @@ def test_output_cut_short_by_its_reader_ends_quietly(empty_workspace: Path, tmp_
         (["check-command", "ls", "--agent", "nope"], "lspilot: no agent called 'nope'; agents: build,"),
         (["tool", "read", "{}", "--session", "nope"], "lspilot tool: no session nope\n"),
         (["tool", "raed", "{}"], "lspilot tool: no tool called 'raed'; tools: apply_patch, bash,"),
+        # these exited 1 saying "needs its arguments as a JSON object, not list" (or "not valid
+        # JSON" for a JSON string), to the model
+        (
+            ["tool", "read", "[1, 2]"],
+            "lspilot tool: the arguments must be a JSON object ('{...}'), not [1, 2]\n",
+        ),
+        (
+            ["tool", "read", '"a.py"'],
+            "lspilot tool: the arguments must be a JSON object ('{...}'), not \"a.py\"\n",
+        ),
         (["sessions", "show", "nope"], "lspilot sessions show: no session 'nope'\n"),
         (["sessions", "list", "--root", "missing"], "lspilot: the workspace "),
         (
