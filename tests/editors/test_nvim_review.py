@@ -215,6 +215,8 @@ def test_an_answer_right_after_typing_is_judged_on_the_typed_text(
     told = tool_results(fake)[-1]
     assert "a.py changed in the editor during the review; nothing was applied" in told, told
     assert editor.buffer("a.py") == TWO_FUNCTIONS.replace("'circle'", "'typed'").splitlines()
+    # The user, who accepted, reads why nothing changed (the call itself completed).
+    assert "    ✗ a.py changed in the editor during the review; nothing was applied." in editor.chat()
     # An ask right after editing another buffer reads that buffer's newest text.
     fake.turns.extend([Turn(tool_calls=[("read", {"filePath": "b.py"})]), Turn(text="ok")])
     editor.lua("vim.cmd('split b.py'); vim.cmd('wincmd p')")

@@ -9,7 +9,7 @@ local NAME = 'lspilot://chat'
 local ns = vim.api.nvim_create_namespace('lspilot_chat')
 local DIFF = '    │ '
 
----@type table<string, {mark: integer, diffed: boolean}>
+---@type table<string, {mark: integer, diffed: boolean, noted?: boolean}>
 local tools = {}
 ---@type table<string, integer> message id -> extmark where its streamed text begins
 local starts = {}
@@ -81,6 +81,19 @@ local function tool_line(call)
   return (line:gsub('%s+—', ' —'))
 end
 
+--- Why each file of a change was not applied (the user rejected it, or it changed in the editor
+--- during the review though accepted): a completed call may have changed nothing.
+local function not_applied(metadata)
+  local lines = {}
+  for _, file in ipairs(type(metadata.files) == 'table' and metadata.files or {}) do
+    local note = util.value(file.note)
+    if file.status == 'rejected' and type(note) == 'string' and note ~= '' then
+      vim.list_extend(lines, with_text('    ✗ ', note))
+    end
+  end
+  return lines
+end
+
 local function tool_update(call)
   local buf = M.buf()
   local known = tools[call.id]
@@ -109,6 +122,12 @@ local function tool_update(call)
       return DIFF .. line
     end, util.lines(diff))
     edit(row + 1, row + 1, lines)
+  end
+  local unapplied = type(metadata) == 'table' and not known.noted and not_applied(metadata) or {}
+  if #unapplied > 0 then
+    known.noted = true
+    local row = vim.api.nvim_buf_get_extmark_by_id(buf, ns, known.mark, {})[1]
+    edit(row + 1, row + 1, unapplied)
   end
 end
 
