@@ -5,8 +5,9 @@
 // driver types into a.py and at once accepts its review: the model must hear that a.py changed
 // during the review (nothing applied), not an editor failure from a stale version. In a third,
 // the driver accepts and rejects with the cursor on the original side of the diff: the hunks at
-// the cursor there must be the ones decided. Prints the outcome as JSON on the last line; exits
-// non-zero on failure.
+// the cursor there must be the ones decided. In a fourth, it edits the proposal and cancels the
+// turn: the review must close and a.py stay as it was. Prints the outcome as JSON on the last
+// line; exits non-zero on failure.
 //
 // Needs CODE_SERVER (its bin/code-server) and CHROMIUM (a chromium binary): e2e/setup.sh DIR
 // leaves both in DIR (scripts/dev test: .cache/vscode-e2e).
@@ -56,6 +57,8 @@ try {
     { tool_calls: [["read", { filePath: "a.py" }]] },
     { tool_calls: [["write", { filePath: "a.py", content: THIRD }]] },
     { text: "done thrice" },
+    { tool_calls: [["read", { filePath: "a.py" }]] },
+    { tool_calls: [["edit", { filePath: "a.py", oldString: "'ring'", newString: "'torus'" }]] },  // cancelled
   ]));
   const model = spawn(python, ["-m", "daemon.scripted_model", script], { cwd: repo, stdio: ["pipe", "pipe", "inherit"] });
   children.push(model);
@@ -72,6 +75,7 @@ try {
       LSPILOT_MODEL: "openai/scripted", LSPILOT_API_BASE: apiBase, OPENAI_API_KEY: "sk-fake",
     },
     "workbench.startupEditor": "none",
+    "files.autoSave": "off", // VS Code's default (code-server saves after a delay): changes stay unsaved
     "lspilot.follow": true,
   }));
   const common = ["--user-data-dir", userData, "--extensions-dir", path.join(dir, "ext")];
@@ -115,7 +119,7 @@ try {
   const followed = result.followed?.path.endsWith("/b.py") && result.followed.line === 2;
   const ok = result.ok && followed && result.text === expected && result.dirty === true && /rejected h2/.test(told)
     && result.typedText === "# mine\n" + expected && /a\.py changed in the editor during the review; nothing was applied/.test(toldAgain)
-    && result.fromOriginal === TYPED.replace("'circle'", "'ring'");
+    && result.fromOriginal === TYPED.replace("'circle'", "'ring'") && result.cancelled === result.fromOriginal;
   console.log(JSON.stringify({ ok, ...result, told, toldAgain }));
   process.exitCode = ok ? 0 : 1;
 } finally {

@@ -247,17 +247,20 @@ export class ReviewUi implements vscode.Disposable, vscode.CodeLensProvider {
     this.files.drop(`${SCHEME}:/${proposal.id}/`);
   }
 
-  /** The daemon cancelled or the review ended elsewhere: close what is left open. */
+  /**
+   * The daemon cancelled or the review ended elsewhere: close what is left open. A proposed side
+   * the user edited is saved first (into memory), as {@link close} does: closed dirty, the diff
+   * stayed open behind VS Code's "save changes?" prompt.
+   */
   async closeStale(): Promise<void> {
     const live = new Set(this.queue.proposals.map((p) => `/${p.id}/`));
+    const stale = (uri: vscode.Uri) => uri.scheme === SCHEME && ![...live].some((prefix) => uri.path.startsWith(prefix));
     const tabs = vscode.window.tabGroups.all
       .flatMap((group) => group.tabs)
-      .filter(
-        (tab) =>
-          tab.input instanceof vscode.TabInputTextDiff &&
-          tab.input.modified.scheme === SCHEME &&
-          ![...live].some((prefix) => (tab.input as vscode.TabInputTextDiff).modified.path.startsWith(prefix)),
-      );
+      .filter((tab) => tab.input instanceof vscode.TabInputTextDiff && stale(tab.input.modified));
+    for (const document of vscode.workspace.textDocuments) {
+      if (document.isDirty && stale(document.uri)) await document.save();
+    }
     if (tabs.length) await vscode.window.tabGroups.close(tabs);
   }
 }

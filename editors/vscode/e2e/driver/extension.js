@@ -2,8 +2,8 @@
 // when LSPILOT_E2E_OUT is set. Opens a.py, asks, notes where following the agent showed b.py,
 // accepts the first hunk and rejects the second in the review diff; asks again, types a line into
 // a.py while its next review is open and at once accepts that review's hunk; asks a third time
-// and decides that review's hunks with the cursor on the original side of its diff; then writes
-// what happened to $LSPILOT_E2E_OUT.
+// and decides that review's hunks with the cursor on the original side of its diff; asks a fourth
+// time, edits the proposal and cancels the turn; then writes what happened to $LSPILOT_E2E_OUT.
 const fs = require("node:fs");
 const vscode = require("vscode");
 
@@ -22,6 +22,22 @@ function untilReview(skip) {
         sub.dispose();
         resolve(editor);
       }
+    });
+  });
+}
+
+/** Resolves once no review diff is open. */
+function untilNoReview() {
+  const open = () =>
+    vscode.window.tabGroups.all
+      .flatMap((group) => group.tabs)
+      .some((tab) => tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.scheme === "lspilot-proposal");
+  return new Promise((resolve) => {
+    if (!open()) return resolve();
+    const sub = vscode.window.tabGroups.onDidChangeTabs(() => {
+      if (open()) return;
+      sub.dispose();
+      resolve();
     });
   });
 }
@@ -104,7 +120,18 @@ async function drive(out) {
     await thrice;
     steps.push("third turn ended");
     const fromOriginal = document.getText();
-    report(out, { ok: true, steps, followed, text, dirty: document.isDirty, typedText, fromOriginal });
+    // The user edits the proposed side of the fourth review, then cancels the turn: the review
+    // closes (left to itself, VS Code held the dirty diff open behind a "save changes?" prompt).
+    const fourth = vscode.commands.executeCommand("lspilot.ask", { prompt: "one last time" });
+    const last = await untilReview(third.document.uri.path);
+    const mine = new vscode.WorkspaceEdit();
+    mine.insert(last.document.uri, new vscode.Position(0, 0), "# my idea\n");
+    if (!(await vscode.workspace.applyEdit(mine))) throw new Error("could not edit the proposal");
+    await vscode.commands.executeCommand("lspilot.cancel");
+    await fourth;
+    await untilNoReview();
+    steps.push("edited the fourth proposal, cancelled: its review closed");
+    report(out, { ok: true, steps, followed, text, dirty: document.isDirty, typedText, fromOriginal, cancelled: document.getText() });
   } catch (error) {
     report(out, { ok: false, steps, error: String((error && error.stack) || error) });
   }
