@@ -100,7 +100,6 @@ class Runtime:
         (``parent`` set) shares its parent's language servers, edit review and model."""
         if session_id is None:
             agent = agent or self.agent(agent_name)
-            session_id = self.store.create_session(self.cfg.workspace, agent.name)
         else:
             root = self.store.session_root(session_id)
             if root is None:
@@ -119,10 +118,10 @@ class Runtime:
             settings = self.models.get(parent.session.id) or self.model(agent)
         else:
             settings = self.model(agent, model, api_base)
-        self.models[session_id] = settings
+        session = StoredSession(self.store, session_id or "")  # a new one is made last, below
         env = tooling.environment(
             self.cfg,
-            StoredSession(self.store, session_id),
+            session,
             asker,
             agent=agent.name,
             agent_rules=agent.rules,
@@ -140,6 +139,9 @@ class Runtime:
                 f"{agent.source}.tools: no tool called {', '.join(unknown)}; "
                 f"tools: {', '.join(sorted(tools))}"
             )
+        if not session.id:  # only now: a turn refused above left an empty session behind
+            session.id = self.store.create_session(self.cfg.workspace, agent.name)
+        self.models[session.id] = settings
         return Loop(
             store=self.store,
             registry=self.registry,

@@ -91,6 +91,24 @@ def test_config_values_of_the_wrong_type_are_named(workspace: Path, toml: str, m
     assert str(raised.value).startswith(str(workspace / "lspilot.toml"))
 
 
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ("", "no model configured"),
+        ('model = "openai/x"\n[agents.build]\ntools = ["raed"]', "agents.build.tools: no tool called raed"),
+        ('model = "openai/x"\n[permission]\nread = "maybe"', "permission.read: '\\*' = 'maybe'"),
+    ],
+)
+def test_a_refused_turn_leaves_no_session_behind(workspace: Path, toml: str, message: str) -> None:
+    # Each refused `lspilot run` (or editor ask) left an empty, untitled session in the list.
+    (workspace / "lspilot.toml").write_text(toml)
+    runtime = Runtime.open(workspace)
+    with pytest.raises(ConfigError, match=message):
+        runtime.loop(Human())
+    assert runtime.store.sessions(workspace.resolve()) == []
+    runtime.store.close()
+
+
 def test_the_server_fields_checked_are_the_registrys() -> None:
     assert set(SERVER_FIELDS) == set(registry._FIELDS)  # pyright: ignore[reportPrivateUsage]
 
