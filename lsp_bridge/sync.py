@@ -109,6 +109,10 @@ class Synchronizer:
                 sent = conn.open_documents.get(current.uri)
                 if sent is not None and sent[0] != current.version:
                     self.ensure_open(conn, current)
+                elif sent is None and _unsaved_in_editor(current) and _serves(conn, current.path):
+                    # Questions about other files see it too, as the editor shows it (not
+                    # as the disk has it: references would point at the wrong lines).
+                    self.ensure_open(conn, current)
             conn.synced_version = latest
         return doc
 
@@ -173,6 +177,16 @@ class Synchronizer:
                     "workspace/didChangeWatchedFiles",
                     lsp.DidChangeWatchedFilesParams(changes=events),
                 )
+
+
+def _unsaved_in_editor(doc: Document) -> bool:
+    """An editor holds the document with text the disk does not have (not a proposed change's
+    text, which only the question about it sees)."""
+    return doc.overlay and doc.pins > 0
+
+
+def _serves(conn: ServerConnection, path: Path) -> bool:
+    return conn.spec.handles(path.name) and path.is_relative_to(conn.root)
 
 
 def watched_file_globs(conn: ServerConnection) -> list[str | lsp.RelativePattern]:

@@ -113,6 +113,28 @@ async def test_overlay_text_wins_over_disk(project: Callable[[str], Path], bridg
     assert _errors((await bridge.diagnostics_after_change(app)).value) == []
 
 
+async def test_an_editors_unsaved_text_is_what_questions_about_other_files_see(
+    project: Callable[[str], Path], bridge_factory: Factory
+) -> None:
+    # The editor's unsaved text reached the server only when a question was about that very file:
+    # references asked from calc.py came from app.py on disk, and missed an unsaved new file.
+    root = project("py_project")
+    bridge = bridge_factory(root)
+    app, calc, new = root / "app.py", root / "pkg/calc.py", root / "new.py"
+    await bridge.references(calc, position(calc, "total_area"))  # the server has loaded
+    bridge.open_document(app, "# two new lines\n# at the top\n" + app.read_text())
+    bridge.open_document(new, "from pkg.calc import total_area\n\ntotal_area([])\n")
+    refs = await bridge.references(calc, position(calc, "total_area"))
+    assert sorted(where(root, loc) for loc in refs.value) == [
+        ("app.py", 3),
+        ("app.py", 10),
+        ("new.py", 1),
+        ("new.py", 3),
+        ("pkg/calc.py", 4),
+        ("pkg/calc.py", 9),
+    ]
+
+
 async def test_outside_edit_on_disk_is_seen_by_next_request(
     project: Callable[[str], Path], bridge_factory: Factory
 ) -> None:
