@@ -1,7 +1,7 @@
 /** lspilot.findReferences / goToImplementation / showCallers: the daemon's answer in VS Code's peek UI. */
 import * as vscode from "vscode";
 import { readFile } from "node:fs/promises";
-import { answerFiles, answerPlaces, NAVIGATIONS } from "./core/navigation";
+import { answerFiles, answerPlaces, NAVIGATIONS, serverRoot } from "./core/navigation";
 import { log, reportError } from "./log";
 import type { Server } from "./server";
 
@@ -23,7 +23,7 @@ export function navigationCommands(server: Server): vscode.Disposable[] {
               position: { line: position.line, character: position.character },
             }),
         );
-        const root = vscode.workspace.getWorkspaceFolder(editor.document.uri)?.uri.fsPath ?? "";
+        const root = serverRoot(vscode.workspace.workspaceFolders?.map((folder) => folder.uri.fsPath), process.cwd());
         const lines = await linesOfFiles(answerFiles(root, answer));
         const locations = answerPlaces(root, answer, (file) => lines.get(file)).map(
           (place) =>

@@ -18,6 +18,16 @@ export const NAVIGATIONS: Record<string, NavigateOperation> = {
   showCallers: "incomingCalls",
 };
 
+/**
+ * The folder an answer's relative paths are relative to: the daemon's workspace, which is the
+ * first workspace folder (else, with no folder open, the working directory it inherited) —
+ * not the folder of the file the cursor is in, which is another one in a multi-root workspace
+ * or none for a file outside them.
+ */
+export function serverRoot(folders: readonly string[] | undefined, cwd: string): string {
+  return folders?.[0] ?? cwd;
+}
+
 /** The lines of a file (as LSP splits them), when the caller has them: columns need them. */
 export type LinesOf = (file: string) => string[] | undefined;
 
