@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import re
 import sys
@@ -149,6 +150,10 @@ async def run(args: argparse.Namespace) -> int:
     try:
         await loop.initialize()
         result = await loop.run_turn(args.prompt)
+    except asyncio.CancelledError:  # Ctrl-C, SIGTERM: which session to go on with (--session)
+        if not args.json:  # there, turn.end carries it
+            print(f"session {loop.env.session.id} (cancelled)", file=sys.stderr)
+        raise
     finally:
         await loop.env.close()
         runtime.store.close()

@@ -15,6 +15,7 @@ import pytest
 
 from daemon.config import ConfigError
 from daemon.scripted_model import ScriptedModel, Turn
+from daemon.store import Store
 from daemon.transcript import as_json
 
 from .conftest import LSPILOT
@@ -209,6 +210,24 @@ def test_sigterm_or_sighup_mid_tool_stops_its_command_and_keeps_the_session(
         check=False,
     )
     assert (again.returncode, again.stdout) == (0, "resumed\n"), again.stderr  # its lock was released
+
+
+def test_ctrl_c_says_which_session_to_go_on_with(workspace: Path, fake: ScriptedModel) -> None:
+    # A turn that ended printed "session ID" on stderr; a cancelled one printed nothing, and the
+    # session had to be looked up to continue it.
+    os.mkfifo(workspace / "started")
+    wait = {"command": "echo $$ > started; exec sleep 300", "description": "Wait", "timeout": 600000}
+    script(fake, Turn(tool_calls=[("bash", wait)]))
+    command = [LSPILOT, "run", "wait", "--root", str(workspace), "--yes"]
+    model = ["--model", "openai/scripted", "--api-base", fake.api_base]
+    proc = subprocess.Popen([*command, *model], stderr=subprocess.PIPE, text=True, env=os.environ)
+    (workspace / "started").read_text()
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    store = Store(workspace.parent / "data" / "lspilot.db")
+    [session] = store.sessions(workspace.resolve())
+    store.close()
+    assert (proc.returncode, stderr) == (130, f"session {session['id']} (cancelled)\n")
 
 
 async def test_a_session_goes_on_with_the_agent_it_ran_with(workspace: Path, fake: ScriptedModel) -> None:
