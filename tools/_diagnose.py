@@ -22,6 +22,8 @@ from lsprotocol import types as lsp
 from lsp_bridge import Answer, Bridge, BridgeError
 from lsp_bridge.documents import uri_to_path
 
+from ._lsp_read_rules import UNQUOTED_MESSAGES, read_denied, unquoted_messages
+from ._lsp_source import Sources
 from .base import ToolError
 from .changes import Applied, FileChange
 from .context import ToolContext, is_within
@@ -43,6 +45,8 @@ class FileReport:
     new: list[str] = field(default_factory=list[str])
     old: int = 0
     note: str = ""
+    #: Names and values a read-denied file holds were cut from the messages (``unquoted_messages``).
+    unquoted: bool = False
 
 
 def _bridge(ctx: ToolContext) -> Bridge | None:
@@ -58,6 +62,8 @@ class Probe:
         self.bridge = _bridge(ctx)
         self.changes = [c for c in changes if self.bridge and self.bridge.registry.for_file(c.target)]
         self.others = others
+        #: The read rules' denials (None: none): the report shows no more than read would.
+        self.hidden = read_denied(ctx)
         edit_settings = ctx.env.settings.get("tools", {}).get("edit", {})
         self.severities = {lsp.DiagnosticSeverity.Error}
         if isinstance(edit_settings, dict) and edit_settings.get("warnings"):  # pyright: ignore[reportUnknownMemberType]
@@ -127,11 +133,14 @@ class Probe:
                     refs = await self.bridge.references(change.path, symbol.selection_range.start, False)
                     for span in refs.value:
                         path = uri_to_path(span[0])
-                        if path not in changed and is_within(path, self.ctx.root):
+                        if path not in changed and is_within(path, self.ctx.root) and self._shown(path):
                             uses[path] += 1
             except BridgeError as error:
                 log.info("no dependents of %s: %s", change.path, error)
         return [path for path, _n in uses.most_common(MAX_OTHER_FILES)]
+
+    def _shown(self, path: Path) -> bool:
+        return self.hidden is None or not self.hidden(self.ctx.relative(path))
 
     def start_after(self) -> bool:
         """Ask for the diagnostics of the new text now, while the sink writes it (the bridge reads
@@ -209,6 +218,7 @@ class Probe:
             report.note = "; ".join(answer.notes)
         old = Counter(self._before.get(path, Counter[Key]()))
         lines = text.split("\n")
+        new: list[tuple[Path, lsp.Diagnostic]] = []
         for diagnostic in sorted(answer.value, key=lambda d: (d.range.start.line, d.range.start.character)):
             if diagnostic.severity not in self.severities:
                 continue
@@ -217,7 +227,11 @@ class Probe:
                 old[key] -= 1
                 report.old += 1
             else:
-                report.new.append(format_diagnostic(diagnostic, lines))
+                new.append((path, diagnostic))
+        if self.hidden is not None and new:  # messages quote what the server inferred elsewhere
+            sources = Sources(self.ctx.root, self.bridge, self.hidden)
+            report.unquoted = await unquoted_messages(sources, new)
+        report.new = [format_diagnostic(diagnostic, lines) for _path, diagnostic in new]
         return report
 
 
@@ -276,7 +290,7 @@ def render(reports: list[FileReport], ctx: ToolContext) -> str:
             body = report.new[:MAX_PER_FILE]
             if len(report.new) > MAX_PER_FILE:
                 body.append(f"... and {len(report.new) - MAX_PER_FILE} more")
-            blocks.append("\n".join([head, *body]))
+            blocks.append("\n".join([head, *body, *([UNQUOTED_MESSAGES] if report.unquoted else [])]))
         if report.old:
             blocks.append(f"({shown}: {report.old} problem(s) that were there before are not shown.)")
         if report.note:

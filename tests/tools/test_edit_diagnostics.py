@@ -178,3 +178,21 @@ async def test_a_stop_while_diagnostics_are_awaited_still_reports_the_written_ed
         "Edited a.py: replaced 1 occurrence (line 1).\n(a.py: diagnostics not checked: the call was stopped)"
     )
     assert (root / "a.py").read_text() == "x = 2  # HANG\n"
+
+
+async def test_what_a_denied_file_holds_is_not_quoted_and_its_breakage_not_reported(h: Harness) -> None:
+    # The lsp tool cut these already; the edit tools' report still quoted the denied file's value
+    # ("Literal['s3cr3t']") and reported the errors in the denied file itself.
+    (h.root / "pkg/vault.py").write_text(
+        'from typing import Final\n\nfrom pkg.calc import total_area\n\nAPI_KEY: Final = "s3cr3t"\n'
+        "print(total_area([]))\n"
+    )
+    h.env.permissions.rules.append(Rule("read", "pkg/vault.py", "deny"))
+    imports = "from pkg.shapes import Circle, Square"
+    uses = f"{imports}\nfrom pkg.vault import API_KEY\n\nKEY: int = API_KEY"
+    text = output(await h.ok("edit", {"filePath": "app.py", "oldString": imports, "newString": uses}))
+    assert "s3cr3t" not in text and 'Type "Literal[…]" is not assignable to declared type "int"' in text
+    assert text.endswith("were left out of the messages.)")
+    renamed = (h.root / "pkg/calc.py").read_text().replace("total_area", "sum_area")
+    text = output(await h.ok("write", {"filePath": "pkg/calc.py", "content": renamed}))
+    assert "app.py" in text and "vault" not in text
