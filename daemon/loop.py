@@ -34,7 +34,8 @@ from .agents import Agent
 from .model import ModelSettings, Step, ToolCall, arguments_text, stream_step
 from .prompt import system_prompt
 from .provider_errors import classify, describe, explain, retry_after
-from .store import Store, StoreError
+from .store import Store
+from .store_errors import StoreError
 
 log = logging.getLogger(__name__)
 

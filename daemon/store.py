@@ -25,6 +25,7 @@ from tools import FileStamp, Todo
 
 from . import jsontext, lease
 from .config import ConfigError
+from .store_errors import BUSY_SECONDS, LOCKED, Connection, StoreError, explain
 
 MIGRATIONS: list[str] = [
     """
@@ -104,44 +105,6 @@ def _statements(script: str) -> list[str]:
     return statements
 
 
-class StoreError(ConfigError):
-    """The database cannot be written now, for a reason outside lspilot: another process holds it
-    locked, the disk is full or read-only. The message names the file and what to do."""
-
-    def __init__(self, path: Path, error: sqlite3.OperationalError) -> None:
-        self.name = error.sqlite_errorname
-        if self.name in ("SQLITE_BUSY", "SQLITE_LOCKED"):
-            why = (
-                f"another process has held it locked for more than {BUSY_SECONDS} s (a sqlite3 shell "
-                "or a database browser with a transaction open?): close that, then try again"
-            )
-        else:
-            why = "check the disk and the folder's permissions, or set LSPILOT_DATA_DIR to another place"
-        super().__init__(f"cannot write the session database {path} ({error}): {why}")
-
-
-class _Connection(sqlite3.Connection):
-    """``sqlite3.Connection`` whose errors from outside lspilot (``OUTSIDE``) are ``StoreError``s:
-    a turn that meets one ends saying so, not as a failed model call or a bug with a traceback."""
-
-    def __init__(self, database: Path, *args: Any, **kwargs: Any) -> None:
-        super().__init__(database, *args, **kwargs)
-        self.path = database
-
-    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
-        try:
-            return super().execute(sql, parameters)
-        except sqlite3.OperationalError as error:
-            if not error.sqlite_errorname.startswith(OUTSIDE):
-                raise
-            raise StoreError(self.path, error) from None
-
-
-#: SQLite's errors (and their extended forms) that a user fixes outside lspilot.
-OUTSIDE = ("SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_FULL", "SQLITE_READONLY", "SQLITE_IOERR")
-BUSY_SECONDS = 5
-
-
 class Store:
     def __init__(self, path: Path) -> None:
         """Open (creating or migrating) the database; a ``ConfigError`` naming the file when it is
@@ -149,9 +112,9 @@ class Store:
         self.path = path
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(path, isolation_level=None, factory=_Connection)
+            self.db = sqlite3.connect(path, isolation_level=None, factory=Connection)
         except (OSError, sqlite3.Error) as error:
-            raise ConfigError(_unusable(path, error)) from None
+            raise ConfigError(explain(path, error)) from None
         try:
             # First: two daemons may open the file at once.
             self.db.execute(f"PRAGMA busy_timeout={BUSY_SECONDS * 1000}")
@@ -163,7 +126,7 @@ class Store:
         except BaseException as error:
             self.db.close()
             if isinstance(error, sqlite3.Error):
-                raise ConfigError(_unusable(path, error)) from None
+                raise ConfigError(explain(path, error)) from None
             raise
 
     def _wal(self) -> None:
@@ -174,7 +137,7 @@ class Store:
                 self.db.execute("PRAGMA journal_mode=WAL")
                 return
             except StoreError as error:
-                if attempt == WAL_TRIES - 1 or error.name not in ("SQLITE_BUSY", "SQLITE_LOCKED"):
+                if attempt == WAL_TRIES - 1 or not error.name.startswith(LOCKED):
                     raise
                 time.sleep(0.1)  # blocking, like the busy timeout itself: the store is synchronous
 
@@ -305,14 +268,6 @@ class Store:
         fields = ", ".join(f"'{name}', {name}" for name in columns)
         sql = f"SELECT json_group_array(json_object({fields})) FROM {table} WHERE {where}"
         return json.loads(self.db.execute(sql, args).fetchone()[0])
-
-
-def _unusable(path: Path, error: BaseException) -> str:
-    reason = getattr(error, "strerror", None) or str(error)
-    return (
-        f"{path} cannot be used as lspilot's session database ({reason}): move it away if it is "
-        "damaged, check that its folder is writable, or set LSPILOT_DATA_DIR to use another place"
-    )
 
 
 Row = dict[str, Any]

@@ -1,5 +1,6 @@
 """The session database held locked by another process (a sqlite3 shell or a database browser with
-a transaction open) past the busy timeout: one line naming the file and what to do."""
+a transaction open) past the busy timeout, or damaged after it was opened: one line naming the file
+and what to do."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.scripted_model import ScriptedModel, Turn
+from daemon.store import Store
 
 from .conftest import LSPILOT
 from .looping import Human, make_loop, workspace
@@ -80,3 +82,32 @@ async def test_a_turn_that_meets_the_lock_ends_naming_the_database_not_the_model
     again = await loop.run_turn("once more")  # the session goes on once the lock is gone
     assert (again.stop_reason, again.text) == ("end", "again")
     loop.store.close()
+
+
+def test_a_database_damaged_inside_is_named_in_one_line(empty_workspace: Path, tmp_path: Path) -> None:
+    # Its header is sound, so it opened; reading the damaged pages ended in a traceback
+    # ("sqlite3.DatabaseError: database disk image is malformed").
+    database = tmp_path / "data" / "lspilot.db"
+    store = Store(database)
+    for _ in range(100):
+        store.create_session(empty_workspace.resolve(), title="a session")
+    store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    store.close()
+    size = database.stat().st_size
+    with database.open("r+b") as file:  # every page but the first, which holds the header
+        file.seek(4096)
+        file.write(b"\xff" * (size - 4096))
+    ran = subprocess.run(
+        [LSPILOT, "sessions", "list"],
+        cwd=empty_workspace,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (ran.returncode, ran.stdout) == (1, "")
+    assert ran.stderr == (
+        f"lspilot: {database} cannot be used as lspilot's session database (database disk image is "
+        "malformed): move it away if it is damaged, check that its folder is writable and the disk not "
+        "full, or set LSPILOT_DATA_DIR to use another place\n"
+    )
