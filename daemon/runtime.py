@@ -128,6 +128,8 @@ class Runtime:
             bridge=bridge,
             changes=changes,
         )
+        if parent is not None:  # what the parent's agent may not do, its subagent may not either
+            env.permissions.parent = parent.permissions
         if not agent.subagent and "task" not in self.registry.tools:
             from .task import Task  # noqa: PLC0415 - task imports the loop, as does this module
 

@@ -27,7 +27,7 @@ from ._lsp_format import plural
 from ._lsp_resolve import Target, workspace_files
 from ._lsp_source import IDENTIFIER, KEYWORDS, Sources
 from .context import ToolContext, real_path
-from .permission import PermissionDenied, wildcard_any, wildcard_match
+from .permission import PermissionDenied, wildcard_any
 
 #: Said under a hover that ``unquoted`` cut.
 UNQUOTED = (
@@ -64,8 +64,7 @@ def read_denied(ctx: ToolContext) -> Callable[[str], bool] | None:
     """Whether the ``read`` rules deny a workspace-relative path (None when no rule denies
     anything, as by default: then nothing is checked)."""
     engine = ctx.env.permissions
-    denies = [r.pattern for r in engine.rules if r.action == "deny" and wildcard_match("read", r.permission)]
-    candidates = wildcard_any(denies)
+    candidates = wildcard_any(engine.denial_patterns("read"))
     if candidates is None:
         return None
     fullmatch = candidates.fullmatch

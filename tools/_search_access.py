@@ -56,7 +56,7 @@ class ReadCheck:
             return
         self.rules = [r for r in self.engine.rules if wildcard_match("read", r.permission)]
         self.approvals = [r for r in self.engine.approvals.rules if wildcard_match("read", r.permission)]
-        risky = [r.pattern for r in self.rules if r.action == "deny" or self._asks(r)]
+        risky = [r.pattern for r in self.rules if self._asks(r)] + self.engine.denial_patterns("read")
         if self.contents and self.exempt is not None and all(r.pattern != "*" for r in self.rules):
             risky.append("*")  # a path no rule matches is asked for
         self.candidates = wildcard_any(risky)
@@ -80,7 +80,8 @@ class ReadCheck:
         if self.candidates.fullmatch(path) is None:
             return True
         rule = evaluate("read", path, self.rules)
-        if rule is not None and rule.action == "deny":
+        assert self.engine is not None
+        if (rule is not None and rule.action == "deny") or self.engine.inherited_denial("read", path):
             self.blocked[name] = "deny"
         elif self._asks(rule) and evaluate("read", path, self.approvals) is None:
             self.blocked[name] = "ask"

@@ -196,22 +196,51 @@ class ApprovalStore:
 
 
 class PermissionEngine:
+    """The rules of one session. A subagent's session has its ``parent``'s engine (the session
+    that started it): what the parent's rules deny is denied here too, so a read-only agent cannot
+    edit through a subagent whose own rules would let it."""
+
     def __init__(self, rules: Iterable[Rule], approvals: ApprovalStore, asker: Asker) -> None:
         self.rules = list(rules)
         self.approvals = approvals
         self.asker = asker
+        self.parent: PermissionEngine | None = None
 
     def action(self, permission: str, pattern: str) -> Action:
-        """What happens to ``pattern`` now: a configured deny always wins over an approval."""
+        """What happens to ``pattern`` now: a configured deny (here or in a parent) always wins
+        over an approval."""
         rule = evaluate(permission, pattern, self.rules)
         configured: Action = rule.action if rule else "ask"
+        if configured != "deny" and self.inherited_denial(permission, pattern) is not None:
+            return "deny"
         if configured == "ask" and evaluate(permission, pattern, self.approvals.rules):
             return "allow"
         return configured
 
+    def inherited_denial(self, permission: str, pattern: str) -> Rule | None:
+        """The rule of a parent session's engine that denies ``pattern`` (None without one)."""
+        engine = self.parent
+        while engine is not None:
+            rule = evaluate(permission, pattern, engine.rules)
+            if rule is not None and rule.action == "deny":
+                return rule
+            engine = engine.parent
+        return None
+
+    def denial_patterns(self, permission: str) -> list[str]:
+        """The patterns of every rule for ``permission`` that denies, here or in a parent: a path
+        none of them matches is not denied (a search checks only the paths that match one)."""
+        own = [
+            r.pattern for r in self.rules if r.action == "deny" and wildcard_match(permission, r.permission)
+        ]
+        return [*own, *self.parent.denial_patterns(permission)] if self.parent else own
+
     def denied_outright(self, permission: str) -> bool:
         """True when the last catch-all rule for ``permission`` denies and no later rule lets any
-        pattern through: a tool governed by it is then not offered to the model at all."""
+        pattern through (here or in a parent): a tool governed by it is then not offered to the
+        model at all."""
+        if self.parent is not None and self.parent.denied_outright(permission):
+            return True
         relevant = [r for r in self.rules if wildcard_match(permission, r.permission)]
         if not relevant:
             return False
@@ -226,6 +255,8 @@ class PermissionEngine:
         denied = [p for p, a in actions.items() if a == "deny"]
         if denied:
             rule = evaluate(request.permission, denied[0], self.rules)
+            if rule is None or rule.action != "deny":
+                rule = self.inherited_denial(request.permission, denied[0])
             source = f" (rule {rule.permission} {rule.pattern!r} = deny in {rule.source})" if rule else ""
             raise PermissionDenied(
                 f"Permission denied: {request.permission} {denied[0]}{source}. "
