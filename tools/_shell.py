@@ -37,7 +37,7 @@ from ._shell_commands import COMMAND_TABLES, Analysis, setting
 from ._shell_paths import State
 from ._shell_sessions import Sessions
 from ._shell_words import Word, expand, stdin_feed, stdin_script, word
-from .permission import PermissionRequest
+from .permission import PermissionRequest, literal
 
 MAX_DEPTH = 8  # nested bash -c / eval strings analyzed before giving up (then: exact + outside)
 _FORKS = frozenset({"subshell", "pipeline", "command_substitution", "process_substitution"})
@@ -298,7 +298,7 @@ def analyze(command: str, cwd: Path, root: Path, trusted: Sequence[Path] = ()) -
         visitor.script(trap, state.fork())
     visitor.check_sources()
     if not visitor.result.commands and command.strip():
-        visitor.result.commands.append((command.strip(), command.strip()))
+        visitor.result.commands.append((command.strip(), literal(command.strip())))
     return visitor.result
 
 
@@ -328,6 +328,6 @@ def requests_for(command: str, result: Analysis) -> list[PermissionRequest]:
             )
         )
     patterns = _unique(p for p, _ in result.commands) or [command.strip()]
-    always = _unique(a for _, a in result.commands) or patterns
+    always = _unique(a for _, a in result.commands) or [literal(p) for p in patterns]
     requests.append(PermissionRequest("bash", patterns, always, f"Run: {command.strip()}", dict(meta)))
     return requests

@@ -42,6 +42,7 @@ from ._shell_specs import (
 )
 from ._shell_stdin import STDIN_READERS, reads_stdin
 from ._shell_words import Word, option_value, parse_options
+from .permission import literal
 
 #: Tables of what command names run (``BASH_CMDS[NAME]=PATH``, ``BASH_ALIASES[NAME]=CODE``).
 COMMAND_TABLES = frozenset({"BASH_CMDS", "BASH_ALIASES"})
@@ -102,7 +103,7 @@ class Commands(ABC):
 
     # -- recording -------------------------------------------------------------------------------
     def _record(self, pattern: str, always: str | None) -> int:
-        self.result.commands.append((pattern, always or pattern))
+        self.result.commands.append((pattern, always or literal(pattern)))
         return len(self.result.commands) - 1
 
     def _outside(self, pattern: str) -> None:
@@ -180,9 +181,9 @@ class Commands(ABC):
             prefix = " ".join(w.shown for w in form[:count]) if count is not None else None
             if prefix is not None and form is written and prefix != " ".join(w.shown for w in words[:count]):
                 prefix = None  # the braces are in the prefix: only the expanded form by prefix
-            entries.append((text, text if prefix is None else prefix + " *"))
+            entries.append((text, literal(text) if prefix is None else literal(prefix) + " *"))
             if hijack:
-                entries.append((f"{hijack} {text}", f"{hijack} {text}"))
+                entries.append((f"{hijack} {text}", literal(f"{hijack} {text}")))
         self.result.commands[slot : slot + 1] = entries
         return None if hijack else count
 

@@ -25,7 +25,7 @@ from lsp_bridge import Bridge
 
 from .base import ToolError
 from .changes import ChangeSink, DiskChanges
-from .permission import PermissionEngine, PermissionRequest
+from .permission import PermissionEngine, PermissionRequest, literal
 from .truncate import OutputLimits
 
 if TYPE_CHECKING:
@@ -390,7 +390,7 @@ class ToolContext:
             PermissionRequest(
                 "external_directory",
                 patterns=[str(folder / "*")],
-                always=[str(folder / "*")],
+                always=[os.path.join(literal(str(folder)), "*")],  # that folder, whatever its name
                 title=f"{title} outside the workspace: {real}",
                 metadata={"path": str(real)},
             )

@@ -51,6 +51,9 @@ class Rule:
     source: str = "default"
 
 
+#: Permissions whose patterns are files' (workspace-relative or absolute) paths.
+NAMED = frozenset({"read", "edit", "lsp"})
+
 DEFAULT_RULES: tuple[Rule, ...] = (
     Rule("*", "*", "allow"),
     Rule("read", "*.env", "ask"),
@@ -64,18 +67,29 @@ DEFAULT_RULES: tuple[Rule, ...] = (
 )
 
 
+#: A pattern's pieces: an escaped wildcard (``\\*``, ``\\?``), a wildcard, or literal text.
+_PIECES = re.compile(r"\\[*?]|[*?]|[^*?\\]+|\\")
+_PIECE_REGEX = {"*": ".*", "?": ".", "\\*": re.escape("*"), "\\?": re.escape("?")}
+
+
 @lru_cache(maxsize=1024)
 def _wildcard_regex(pattern: str) -> re.Pattern[str]:
     body = pattern
     tail = ""
     if body.endswith(" *"):  # "git log *" also matches the bare "git log"
         body, tail = body[:-2], "( .*)?"
-    parts = (".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in body)
+    parts = (_PIECE_REGEX.get(piece) or re.escape(piece) for piece in _PIECES.findall(body))
     return re.compile("".join(parts) + tail, re.DOTALL)
 
 
+def literal(text: str) -> str:
+    """A pattern matching ``text`` only: its ``*`` and ``?`` escaped (``\\*``, ``\\?``)."""
+    return re.sub(r"([*?])", r"\\\1", text)
+
+
 def wildcard_match(text: str, pattern: str) -> bool:
-    """Whole-string match where ``*`` is any run of characters and ``?`` any one character."""
+    """Whole-string match where ``*`` is any run of characters and ``?`` any one character
+    (``\\*`` and ``\\?`` are those characters themselves)."""
     if pattern == "*":
         return True
     if "*" not in pattern and "?" not in pattern:  # most rules name a tool or a path outright
@@ -120,12 +134,20 @@ def rules_from_config(table: Mapping[str, Any], source: str) -> list[Rule]:
 
 @dataclass
 class PermissionRequest:
+    """An ask: ``patterns`` are what is asked for, ``always`` the rules an "always" reply adds.
+    For a permission whose patterns name a file (``NAMED``), an ``always`` pattern that is one of
+    the patterns approves that file only, whatever its name holds (a file called ``*.py``)."""
+
     permission: str
     patterns: list[str]
     always: list[str]
     title: str
     metadata: dict[str, Any] = field(default_factory=dict[str, Any])
     call_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.permission in NAMED:
+            self.always = [literal(p) if p in self.patterns else p for p in self.always]
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,16 @@ async def test_always_approves_the_prefix_for_later_calls(tmp_path: Path) -> Non
     assert len(h.human.asked) == 1 and h.human.asked[0].always == ["echo *"]
 
 
+async def test_always_for_an_exact_command_approves_that_command_only(tmp_path: Path) -> None:
+    h = _harness(tmp_path)
+    h.human.replies = [Reply("always"), Reply("reject", "no")]
+    assert (await _call(h, "git --no-pager log -- '*.py'")).error is None  # no prefix: exactly
+    assert h.human.asked[0].always == ["git --no-pager log -- '\\*.py'"]
+    outcome = await _call(h, "git --no-pager log -- 'x.py' --output=y.py")
+    assert outcome.error is not None and outcome.error.startswith("The user rejected bash")
+    assert (await _call(h, "git --no-pager log -- '*.py'")).error is None and len(h.human.asked) == 2
+
+
 @pytest.mark.parametrize(
     "command",
     [

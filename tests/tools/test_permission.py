@@ -39,6 +39,15 @@ from .conftest import Harness, ScriptedHuman, make_harness
         ("rm -rf /", "rm *", True),
         ("(a+b).py", "(a+b).py", True),  # regex characters are literal
         ("x", "*", True),
+        ("*.py", "\\*.py", True),  # an escaped wildcard is the character itself
+        ("src/a.py", "\\*.py", False),
+        ("a?", "a\\?", True),
+        ("ab", "a\\?", False),
+        ("a\\b", "a\\b", True),  # a backslash before anything else is a backslash
+        ("x\\*", "x\\\\*", True),  # literal("x\\*"): a backslash, then an escaped star
+        ("x\\yz", "x\\\\*", False),
+        ("x *", "x \\*", True),  # no trailing " *" of a command
+        ("x", "x \\*", False),
     ],
 )
 def test_wildcards(text: str, pattern: str, matches: bool) -> None:
@@ -239,3 +248,33 @@ async def test_lsp_questions_about_the_whole_workspace_ask_for_pattern_star(tmp_
     denied = make_harness(root, tmp_path / "data", [Rule("lsp", "*", "allow"), Rule("lsp", "*", "deny")])
     outcome = await denied.call("lsp", {"operation": "findReferences", "symbol": "area"})
     assert outcome.error is not None and outcome.error.startswith("Permission denied: lsp *"), outcome.error
+
+
+async def test_always_for_a_file_named_with_wildcards_approves_that_file_only(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    h = make_harness(root, tmp_path / "data")
+    h.human.replies = [Reply("always"), Reply("reject", "no")]
+    assert (await h.call("write", {"filePath": "*.txt", "content": "x\n"})).error is None
+    assert h.human.asked[0].always == ["\\*.txt"]
+    outcome = await h.call("write", {"filePath": "src/secret.txt", "content": "y\n"})
+    assert outcome.error == "The user rejected edit src/secret.txt and said: no"
+    assert not (root / "src" / "secret.txt").exists() and len(h.human.asked) == 2
+    assert (await h.call("write", {"filePath": "*.txt", "content": "z\n"})).error is None  # approved
+    assert len(h.human.asked) == 2
+
+
+async def test_always_for_an_outside_folder_named_with_wildcards_approves_that_folder(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    for folder in ("a*", "ab"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "f.txt").write_text(f"in {folder}\n")
+    h = make_harness(root, tmp_path / "data")
+    h.human.replies = [Reply("always")]
+    assert (await h.call("read", {"filePath": str(tmp_path / "a*" / "f.txt")})).error is None
+    assert h.human.asked[0].always == [f"{tmp_path}/a\\*/*"]
+    outcome = await h.call("read", {"filePath": str(tmp_path / "ab" / "f.txt")})
+    assert outcome.error is not None and outcome.error.startswith("The user rejected external_directory")
+    assert (await h.call("read", {"filePath": str(tmp_path / "a*" / "f.txt")})).error is None
+    assert len(h.human.asked) == 2

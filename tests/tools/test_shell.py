@@ -19,6 +19,7 @@ import pytest
 from tools._arity import always_prefix
 from tools._shell import permission_requests
 from tools._shell_words import MAX_WORDS, braces, parse_options
+from tools.permission import literal
 
 Row = tuple[str, list[str], list[tuple[str, str]]]
 
@@ -188,7 +189,7 @@ def check_row(tree: dict[str, Path], command: str, outside: list[str], bash: lis
     """A row of a table: the requests ``command`` raises are exactly ``outside`` and ``bash``."""
     root = tree["root"]
     requests = permission_requests(_fill(command, tree), root, root, [tree["data"] / "tool-output"])
-    expected_bash = [(_fill(p, tree), _fill(p if a == "=" else a, tree)) for p, a in bash]
+    expected_bash = [(_fill(p, tree), _fill(literal(p) if a == "=" else a, tree)) for p, a in bash]
     got = [(r.permission, r.patterns, r.always) for r in requests]
     want = [("external_directory", [_fill(o, tree) for o in outside], [_fill(o, tree) for o in outside])]
     want = want if outside else []
