@@ -28,6 +28,7 @@ from tools.diff import Hunk, apply_hunks, hunks
 from .buffers import Buffers
 from .editor import Editor, field_of
 from .follow import Follower
+from .review_merge import onto_edited
 
 log = logging.getLogger(__name__)
 
@@ -226,24 +227,19 @@ class EditorChanges:
         if final is None:  # accepting a deletion deletes the file (None), not its lines
             final = _expected(proposal, decision, accepted)
         by_client = bool(answer.get("appliedByClient"))
-        current = self.buffers.text(change.path)  # the file may have been opened meanwhile: fine
-        if not by_client and current is not None and not _holds(current, change.before):
-            where = ctx.relative(change.path)
-            note = f"{where} changed in the editor during the review; nothing was applied. Read it again."
-            return Applied(change, None, "rejected", note)
+        # Refused before anything is approved when the user's typing and the change meet; the
+        # file may have been opened meanwhile: fine. ``_write`` merges with the buffer as it is then.
+        if not by_client and (landing := self._landing(ctx, change, final)).status == "rejected":
+            return landing
         await ctx.approved()
         if by_client:
-            written = final
+            written, merged = final, ""
         elif (result := await self._write(ctx, change, final)).status == "rejected":
             return result
         else:
-            written = result.written
-        return Applied(
-            change,
-            written,
-            "applied" if final == change.after else "partial",
-            _note(proposal, decision, accepted, final, feedback),
-        )
+            written, merged = result.written, result.note
+        note = " ".join(filter(None, [_note(proposal, decision, accepted, final, feedback), merged]))
+        return Applied(change, written, "applied" if written == change.after else "partial", note)
 
     async def _write(self, ctx: ToolContext, change: FileChange, text: str | None) -> Applied:
         """Into the editor's buffer when the file is open there, else atomically on disk. A file
@@ -261,29 +257,36 @@ class EditorChanges:
             final = FileChange(change.path, change.before, text, change.move_to, change.encoding)
             await write_to_disk(ctx, [final])
             return Applied(change, text, "applied")
-        if (stale := self._unseen_edits(ctx, change)) is not None:  # the edits are relative to it
-            return stale
-        edits = _line_edits(hunks(self.buffers.text(change.target) or "", text), None)
+        landing = self._landing(ctx, change, text)  # on the buffer as it is now, in this loop step
+        if landing.status == "rejected" or landing.written is None:
+            return landing
+        edits = _line_edits(hunks(self.buffers.text(change.target) or "", landing.written), None)
         applied, reason = await self.editor.apply_edit(_document_edit(change.target, version, edits))
         if not applied:
             reason = reason or "the editor refused the edit"
             return Applied(change, None, "rejected", f"The editor could not apply the change: {reason}.")
-        await self.buffers.settle(change.target, version, text)
-        return Applied(change, text, "applied")
+        await self.buffers.settle(change.target, version, landing.written)
+        return landing
 
-    def _unseen_edits(self, ctx: ToolContext, change: FileChange) -> Applied | None:
-        """A rejection when the buffer no longer holds what the change was made on."""
-        if _holds(self.buffers.text(change.path), change.before):
-            return None
+    def _landing(self, ctx: ToolContext, change: FileChange, text: str | None) -> Applied:
+        """What accepting ``text`` (None: deleting) puts in the editor's buffer of ``change.path``:
+        ``text`` while the buffer holds what the change was made on (or the file is not open);
+        after the user typed there, ``text`` merged with their edits ("partial", not applied yet)
+        or, where the two meet, a rejection. A deletion or a move would lose their edits: refused."""
+        current = self.buffers.text(change.path)
+        if current is None or _holds(current, change.before):
+            return Applied(change, text, "applied")
         where = ctx.relative(change.path)
-        note = f"{where} in the editor differs from what the change was made on; nothing was applied."
-        return Applied(change, None, "rejected", note + " Read it again.")
+        if text is None or change.move_to is not None:
+            note = f"{where} changed in the editor since the change was proposed; nothing was applied."
+            return Applied(change, None, "rejected", note + " Read it again.")
+        return onto_edited(change, text, current, where)
 
     async def _move_in_editor(self, ctx: ToolContext, change: FileChange, text: str) -> Applied:
         """The editor renames the file and its buffer, then the new text goes into that buffer
         (unsaved, like every change to an open buffer)."""
         assert change.move_to is not None
-        if (stale := self._unseen_edits(ctx, change)) is not None:
+        if (stale := self._landing(ctx, change, text)).status == "rejected":
             return stale
         old, new = change.path.as_uri(), change.move_to.as_uri()
         parts: list[types.TextDocumentEdit | types.RenameFile] = [types.RenameFile(old_uri=old, new_uri=new)]
@@ -299,7 +302,7 @@ class EditorChanges:
         return Applied(change, text, "applied")
 
     async def _delete_in_editor(self, ctx: ToolContext, change: FileChange) -> Applied:
-        if (stale := self._unseen_edits(ctx, change)) is not None:  # unsaved work would be lost
+        if (stale := self._landing(ctx, change, None)).status == "rejected":  # unsaved work would be lost
             return stale
         edit = types.WorkspaceEdit(document_changes=[types.DeleteFile(uri=change.path.as_uri())])
         applied, reason = await self.editor.apply_edit(edit)

@@ -1,8 +1,9 @@
 """Diffs of proposed changes: the unified text people read, and hunks a reviewer accepts one by one.
 
 ``hunks`` cuts a change into its separate blocks (no context lines, no merging of nearby blocks),
-so an editor can show each block and apply only those the user accepts with ``apply_hunks``.
-Lines keep their own line endings: joining them gives back the exact text.
+so an editor can show each block and apply only those the user accepts with ``apply_hunks``;
+``merge`` puts two changes of one text together when their blocks are apart. Lines keep their own
+line endings: joining them gives back the exact text.
 """
 
 from __future__ import annotations
@@ -75,3 +76,45 @@ def apply_hunks(before: str, blocks: Iterable[Hunk], accepted_ids: Iterable[str]
         at = start + hunk.old_lines
     out += old[at:]
     return "".join(out)
+
+
+@dataclass(frozen=True)
+class Merge:
+    """Two changes of one base text in one: ``text`` is None when they conflict. ``theirs`` are
+    the blocks of the second change; ``conflicts`` the pairs (ours, theirs) that meet."""
+
+    text: str | None
+    theirs: list[Hunk]
+    conflicts: list[tuple[Hunk, Hunk]]
+
+
+def merge(base: str, ours: str, theirs: str) -> Merge:
+    """A three-way merge by lines of ``ours`` and ``theirs``, both changed from ``base``. As in
+    git, blocks of the two conflict when they share a base line or touch (no unchanged line
+    between them; two insertions at one place touch); otherwise each lands where it was made."""
+    mine, yours = hunks(base, ours), hunks(base, theirs)
+    conflicts = [(o, t) for o in mine for t in yours if _meet(o, t)]
+    if conflicts:
+        return Merge(None, yours, conflicts)
+    old = split_lines(base)
+    out: list[str] = []
+    at = 0
+    for block in sorted(mine + yours, key=lambda h: h.old_start):
+        out += old[at : block.old_start - 1]
+        out.append(block.new_text)
+        at = block.old_start - 1 + block.old_lines
+    out += old[at:]
+    return Merge("".join(out), yours, [])
+
+
+def _meet(a: Hunk, b: Hunk) -> bool:
+    return a.old_start <= b.old_start + b.old_lines and b.old_start <= a.old_start + a.old_lines
+
+
+def lines_of(block: Hunk) -> str:
+    """The base lines ``block`` changes, as people say it: "line 4", "lines 4-6", "after line 3"
+    (an insertion), "before line 1"."""
+    first, count = block.old_start, block.old_lines
+    if count == 0:
+        return "before line 1" if first == 1 else f"after line {first - 1}"
+    return f"line {first}" if count == 1 else f"lines {first}-{first + count - 1}"

@@ -103,7 +103,7 @@ async def test_typing_after_the_agent_read_the_buffer_makes_it_read_again(
     assert "a.py has changed in the editor since you last read it" in tool_results(fake)[-1]
 
 
-async def test_a_stale_base_version_applies_nothing(
+async def test_typing_on_the_changed_line_during_the_review_applies_nothing_and_names_it(
     connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
 ) -> None:
     source = workspace / "a.py"
@@ -111,12 +111,13 @@ async def test_a_stale_base_version_applies_nothing(
     editor: Editor = await connect("neovim", FULL)
     editor.open(source)
 
-    editor.while_reviewing = lambda: editor.change(source.as_uri(), "# typed\n" + source.read_text())
+    mine = source.read_text().replace("r * r", "r ** 2")
+    editor.while_reviewing = lambda: editor.change(source.as_uri(), mine)
     editor.review_answers.append({"decision": "accept"})
     result = await editor.command("lspilot.ask", {"prompt": "more digits"})
     assert result["stopReason"] == "end"
-    assert editor.applied == [] and "3.14159" not in source.read_text()
-    assert "changed in the editor during the review" in tool_results(fake)[-1]
+    assert editor.applied == [] and editor.buffers[source.as_uri()][0] == mine
+    assert "the user edited line 2, on the change of line 2" in tool_results(fake)[-1]
 
 
 async def test_a_file_opened_during_its_review_gets_the_change_in_its_buffer(

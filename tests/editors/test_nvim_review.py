@@ -203,7 +203,8 @@ def test_an_answer_right_after_typing_is_judged_on_the_typed_text(
     editor: Editor, fake: ScriptedModel
 ) -> None:
     # Neovim debounces didChange (150 ms) and flushes before requests, not before replies: the
-    # daemon must see the line typed just before the accept (it refuses), not the older text.
+    # daemon must see the line typed just before the accept, not the older text. Typed far from
+    # the change (line 6; the change is on line 2), both land.
     read_then(fake, "a.py", ("edit", {"filePath": "a.py", "oldString": "3.14", "newString": "22 / 7"}))
     editor.ask("approximate pi")
     editor.pending(1)
@@ -213,10 +214,27 @@ def test_an_answer_right_after_typing_is_judged_on_the_typed_text(
     """)
     assert editor.finished() == "end"
     told = tool_results(fake)[-1]
-    assert "a.py changed in the editor during the review; nothing was applied" in told, told
-    assert editor.buffer("a.py") == TWO_FUNCTIONS.replace("'circle'", "'typed'").splitlines()
+    assert "The user also edited a.py since the change was proposed (line 6 of the text" in told, told
+    typed = TWO_FUNCTIONS.replace("'circle'", "'typed'")
+    assert editor.buffer("a.py") == typed.replace("3.14", "22 / 7").splitlines()
+    # Typed on the line next to the change (line 1), nothing lands and the lines are named.
+    read_then(fake, "a.py", ("edit", {"filePath": "a.py", "oldString": "22 / 7", "newString": "3.1416"}))
+    editor.ask("more digits")
+    editor.pending(1)
+    editor.lua("""
+        vim.api.nvim_buf_set_lines(vim.fn.bufnr('a.py'), 0, 1, false, {"def area(r):  # typed"})
+        vim.cmd('Lspilot accept-all')
+    """)
+    assert editor.finished() == "end"
+    refused = (
+        "a.py changed in the editor since the change was proposed, on or next to the lines the "
+        "accepted change edits: the user edited line 1, next to the change of line 2 (line numbers "
+        "of the text the change was made on); nothing was applied. Read it again."
+    )
+    assert refused in tool_results(fake)[-1], tool_results(fake)
+    assert editor.buffer("a.py")[:2] == ["def area(r):  # typed", "    return 22 / 7 * r * r"]
     # The user, who accepted, reads why nothing changed (the call itself completed).
-    assert "    ✗ a.py changed in the editor during the review; nothing was applied." in editor.chat()
+    assert f"    ✗ {refused}" in editor.chat(), editor.chat()
     # An ask right after editing another buffer reads that buffer's newest text.
     fake.turns.extend([Turn(tool_calls=[("read", {"filePath": "b.py"})]), Turn(text="ok")])
     editor.lua("vim.cmd('split b.py'); vim.cmd('wincmd p')")

@@ -1,4 +1,5 @@
-"""Unified diffs and hunks: separate blocks, stable ids, and partial application."""
+"""Unified diffs and hunks: separate blocks, stable ids, partial application, and three-way
+merges of an accepted change with what the user typed meanwhile."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tools.diff import Hunk, apply_hunks, hunks, split_lines, unified_diff
+from tools.diff import Hunk, apply_hunks, hunks, lines_of, merge, split_lines, unified_diff
 
 BEFORE = "a\nb\nc\nd\ne\nf\n"
 AFTER = "a\nB\nc\nd\ne\nf\ng\n"
@@ -56,3 +57,92 @@ def test_all_hunks_give_after_none_give_before(
     grown = sum(h.new_lines - h.old_lines for h in blocks if h.id in chosen)
     assert len(split_lines(partial)) == len(split_lines(old)) + grown
     assert apply_hunks(partial, hunks(partial, new), [h.id for h in hunks(partial, new)]) == new
+
+
+def edited(text: str, changes: dict[int, str]) -> str:
+    """``text`` with each 1-based line replaced (by lines with their endings: "" deletes it)."""
+    lines = split_lines(text)
+    for line, new in changes.items():
+        lines[line - 1] = new
+    return "".join(lines)
+
+
+NINE = "".join(f"{n}\n" for n in range(1, 10))
+PROPOSED = {3: "three\n", 7: "seven\n"}  # the agent's change: h1 on line 3, h2 on line 7
+
+
+@pytest.mark.parametrize(
+    ("typed", "accepted", "expected"),
+    [
+        ({1: "one\n"}, ["h1", "h2"], {1: "one\n", 3: "three\n", 7: "seven\n"}),  # above
+        ({9: "nine\n"}, ["h1", "h2"], {3: "three\n", 7: "seven\n", 9: "nine\n"}),  # below
+        ({5: "five\n"}, ["h1", "h2"], {3: "three\n", 5: "five\n", 7: "seven\n"}),  # between
+        ({5: ""}, ["h1", "h2"], {3: "three\n", 5: "", 7: "seven\n"}),  # a line between deleted
+        ({5: "5\nnew\n"}, ["h1", "h2"], {3: "three\n", 5: "5\nnew\n", 7: "seven\n"}),  # inserted
+        ({1: "", 9: "9\nten\n"}, ["h1", "h2"], {1: "", 3: "three\n", 7: "seven\n", 9: "9\nten\n"}),
+        ({3: "3 typed\n"}, ["h2"], {3: "3 typed\n", 7: "seven\n"}),  # on h1, which was rejected
+        ({8: "eight\n"}, ["h1"], {3: "three\n", 8: "eight\n"}),  # next to h2, which was rejected
+    ],
+)
+def test_edits_apart_from_the_accepted_hunks_merge(
+    typed: dict[int, str], accepted: list[str], expected: dict[int, str]
+) -> None:
+    ours = apply_hunks(NINE, hunks(NINE, edited(NINE, PROPOSED)), accepted)
+    merged = merge(NINE, ours, edited(NINE, typed))
+    assert (merged.text, merged.conflicts) == (edited(NINE, expected), [])
+    assert [lines_of(h) for h in merged.theirs] == [lines_of(h) for h in hunks(NINE, edited(NINE, typed))]
+
+
+@pytest.mark.parametrize(
+    ("typed", "conflicts"),
+    [
+        ({3: "3 typed\n"}, [("line 3", "line 3")]),  # the same line
+        ({2: "two\n"}, [("line 3", "line 2")]),  # the line above
+        ({8: "eight\n"}, [("line 7", "line 8")]),  # the line below
+        ({3: "", 4: ""}, [("line 3", "lines 3-4")]),  # lines the hunk changes deleted
+        ({3: "3\nnew\n"}, [("line 3", "after line 3")]),  # an insertion right after it
+        ({2: "two\n", 8: "eight\n"}, [("line 3", "line 2"), ("line 7", "line 8")]),
+        ({4: "four\n", 5: "five\n", 6: "six\n"}, [("line 3", "lines 4-6"), ("line 7", "lines 4-6")]),
+    ],
+)
+def test_edits_on_or_next_to_an_accepted_hunk_conflict(
+    typed: dict[int, str], conflicts: list[tuple[str, str]]
+) -> None:
+    merged = merge(NINE, edited(NINE, PROPOSED), edited(NINE, typed))
+    assert merged.text is None
+    assert [(lines_of(o), lines_of(t)) for o, t in merged.conflicts] == conflicts
+
+
+def test_crlf_lines_and_a_missing_final_newline_are_kept() -> None:
+    crlf = NINE.replace("\n", "\r\n")
+    merged = merge(crlf, edited(crlf, {7: "seven\r\n"}), edited(crlf, {1: "one\r\n"}))
+    assert merged.text == edited(crlf, {1: "one\r\n", 7: "seven\r\n"})
+    assert merge(crlf, edited(crlf, {7: "seven\r\n"}), edited(crlf, {6: "six\r\n"})).text is None
+    bare = "1\n2\n3\n4\n5"  # no final newline
+    assert merge(bare, edited(bare, {1: "one\n"}), edited(bare, {5: "five"})).text == "one\n2\n3\n4\nfive"
+    assert merge(bare, edited(bare, {1: "one\n"}), edited(bare, {5: "5\n"})).text == "one\n2\n3\n4\n5\n"
+    assert merge(bare, edited(bare, {5: "5\n6\n"}), edited(bare, {2: "two\n"})).text == "1\ntwo\n3\n4\n5\n6\n"
+    assert merge(bare, edited(bare, {5: "5\n6\n"}), edited(bare, {4: "four\n"})).conflicts
+
+
+def test_two_insertions_at_one_place_conflict_and_lines_are_named_as_people_say_them() -> None:
+    [(ours, theirs)] = merge(NINE, "mine\n" + NINE, "yours\n" + NINE).conflicts
+    assert (lines_of(ours), lines_of(theirs)) == ("before line 1", "before line 1")
+    assert lines_of(hunks(NINE, NINE + "end\n")[0]) == "after line 9"
+    assert lines_of(hunks(NINE, edited(NINE, {2: "", 3: "", 4: ""}))[0]) == "lines 2-4"
+
+
+@settings(max_examples=400, deadline=None)
+@given(base=lines, ours=lines, theirs=lines)
+def test_a_merge_keeps_each_side_and_does_not_depend_on_which_is_ours(
+    base: list[str], ours: list[str], theirs: list[str]
+) -> None:
+    old, mine, yours = "".join(base), "".join(ours), "".join(theirs)
+    assert merge(old, mine, old).text == mine and merge(old, old, yours).text == yours
+    merged = merge(old, mine, yours)
+    assert merge(old, yours, mine).text == merged.text
+    if merged.text is not None:  # each side's blocks, all of them, and nothing else
+        grown = sum(h.new_lines - h.old_lines for h in [*hunks(old, mine), *merged.theirs])
+        assert len(split_lines(merged.text)) == len(split_lines(old)) + grown
+    else:
+        assert merged.conflicts and all(o in hunks(old, mine) for o, _ in merged.conflicts)

@@ -1,0 +1,100 @@
+"""The user types in a file while its change is under review (`lspilot serve` with a scripted
+editor): the accepted hunks land on top of what they typed when the two are on separate lines,
+and nothing lands, the lines named, when they meet."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from daemon.scripted_model import ScriptedModel, Turn
+
+from .serving import FULL, Editor, connect, tool_results, workspace
+
+__all__ = ["connect", "workspace"]  # the fixtures, shared with test_serve
+
+# Five functions, four lines each: `return N` is on line 4N - 2.
+SOURCE = "".join(f"def f{n}():\n    return {n}\n\n\n" for n in range(1, 6))
+PROPOSAL = SOURCE.replace("return 2\n", "return 20\n").replace("return 4\n", "return 40\n")
+
+
+def read_then_write(fake: ScriptedModel, workspace: Path) -> None:
+    """a.py holds SOURCE; the model reads it, proposes PROPOSAL (hunks h1: line 6, h2: line 14)
+    and says ok."""
+    (workspace / "a.py").write_text(SOURCE)
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("read", {"filePath": "a.py"})]),
+            Turn(tool_calls=[("write", {"filePath": "a.py", "content": PROPOSAL})]),
+            Turn(text="ok"),
+        ]
+    )
+
+
+def typed(text: str, line: int, new: str) -> str:
+    """``text`` with its 1-based ``line`` replaced by ``new``."""
+    lines = text.split("\n")
+    lines[line - 1] = new
+    return "\n".join(lines)
+
+
+async def test_an_accepted_hunk_lands_on_top_of_what_the_user_typed_between_the_hunks(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    read_then_write(fake, workspace)
+    uri = (workspace / "a.py").as_uri()
+    editor: Editor = await connect("neovim", FULL)
+    editor.open(workspace / "a.py")
+    mine = typed(SOURCE, 10, "    return 3  # typed")  # between the two hunks, 3 lines from each
+    editor.while_reviewing = lambda: editor.change(uri, mine)
+    editor.review_answers.append({"decision": "partial", "acceptedHunkIds": ["h2"]})
+    assert (await editor.command("lspilot.ask", {"prompt": "bigger"}))["stopReason"] == "end"
+    assert editor.buffers[uri][0] == mine.replace("return 4\n", "return 40\n")
+    assert (workspace / "a.py").read_text() == SOURCE  # into the buffer, unsaved
+    assert tool_results(fake)[-1] == (
+        "Replaced a.py (20 lines).\nThe user changed or partly accepted the change to a.py (The user "
+        "applied hunks h2 and rejected h1. The user also edited a.py since the change was proposed "
+        "(line 10 of the text the change was made on); their edits were kept and the accepted change "
+        "applied around them.); read it again before changing it further."
+    )
+    call = [u for u in editor.updates if u["kind"] == "toolCall" and u["status"] == "completed"][-1]
+    assert [f["status"] for f in call["metadata"]["files"]] == ["partial"]
+
+
+async def test_an_edit_next_to_an_accepted_hunk_applies_nothing_and_names_the_lines(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    read_then_write(fake, workspace)
+    uri = (workspace / "a.py").as_uri()
+    editor: Editor = await connect("neovim", FULL)
+    editor.open(workspace / "a.py")
+    mine = typed(SOURCE, 15, "# typed")  # the line right after h2
+    editor.while_reviewing = lambda: editor.change(uri, mine)
+    editor.review_answers.append({"decision": "accept"})
+    assert (await editor.command("lspilot.ask", {"prompt": "bigger"}))["stopReason"] == "end"
+    assert editor.applied == [] and editor.buffers[uri][0] == mine
+    assert tool_results(fake)[-1] == (
+        "Nothing was changed.\na.py is unchanged: a.py changed in the editor since the change was "
+        "proposed, on or next to the lines the accepted change edits: the user edited line 15, next "
+        "to the change of line 14 (line numbers of the text the change was made on); nothing was "
+        "applied. Read it again."
+    )
+
+
+async def test_a_proposal_the_user_edited_in_vs_code_lands_with_what_they_typed_in_the_file(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    read_then_write(fake, workspace)
+    uri = (workspace / "a.py").as_uri()
+    editor: Editor = await connect("visual-studio-code", FULL)
+    editor.open(workspace / "a.py")
+    mine = "# typed at the top\n" + SOURCE  # on the left side of the review diff, the real buffer
+    editor.while_reviewing = lambda: editor.change(uri, mine)
+    final = PROPOSAL.replace("return 20\n", "return 21\n")  # edited on the proposed side
+    editor.review_answers.append({"decision": "accept", "finalText": final})
+    assert (await editor.command("lspilot.ask", {"prompt": "bigger"}))["stopReason"] == "end"
+    assert editor.buffers[uri][0] == "# typed at the top\n" + final
+    told = tool_results(fake)[-1]
+    assert "The user modified the proposal before accepting it" in told, told
+    assert "The user also edited a.py since the change was proposed (before line 1 of the text" in told, told
