@@ -53,6 +53,8 @@ class Rule:
 
 #: Permissions whose patterns are files' (workspace-relative or absolute) paths.
 NAMED = frozenset({"read", "edit", "lsp"})
+#: Permissions whose patterns are paths.
+PATHS = NAMED | {"external_directory"}
 
 DEFAULT_RULES: tuple[Rule, ...] = (
     Rule("*", "*", "allow"),
@@ -118,7 +120,9 @@ class PermissionConfigError(ValueError):
 
 
 def rules_from_config(table: Mapping[str, Any], source: str) -> list[Rule]:
-    """Rules from a ``[permission]`` table: ``edit = "ask"`` or ``bash = {"git log *" = "allow"}``."""
+    """Rules from a ``[permission]`` table: ``edit = "ask"`` or ``bash = {"git log *" = "allow"}``.
+    A path pattern (``NAMED`` and ``external_directory``) starting with ``~/`` starts in the home
+    folder, as the paths it is matched with do (``read = {"~/.ssh/*" = "deny"}``)."""
     rules: list[Rule] = []
     for permission, value in table.items():
         entries: Mapping[str, Any] = value if isinstance(value, Mapping) else {"*": value}  # pyright: ignore[reportUnknownVariableType]
@@ -128,7 +132,10 @@ def rules_from_config(table: Mapping[str, Any], source: str) -> list[Rule]:
                     f"{source}: permission.{permission}: {pattern!r} = {action!r}; "
                     f"expected one of {', '.join(ACTIONS)}"
                 )
-            rules.append(Rule(permission, str(pattern), action, source))
+            text = str(pattern)
+            if permission in PATHS and (text == "~" or text.startswith("~/")):
+                text = os.path.expanduser(text)
+            rules.append(Rule(permission, text, action, source))
     return rules
 
 

@@ -278,3 +278,23 @@ async def test_always_for_an_outside_folder_named_with_wildcards_approves_that_f
     assert outcome.error is not None and outcome.error.startswith("The user rejected external_directory")
     assert (await h.call("read", {"filePath": str(tmp_path / "a*" / "f.txt")})).error is None
     assert len(h.human.asked) == 2
+
+
+async def test_rules_for_paths_under_the_home_folder_may_start_with_tilde(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("PRIVATE KEY\n")
+    (home / "notes.txt").write_text("notes\n")
+    monkeypatch.setenv("HOME", str(home))
+    config = {"read": {"~/.ssh/*": "deny"}, "external_directory": {"~/*": "allow"}}
+    rules = rules_from_config({**config, "bash": {"cat ~/*": "ask"}}, "user config")
+    assert [r.pattern for r in rules] == [f"{home}/.ssh/*", f"{home}/*", "cat ~/*"]  # commands as written
+    root = tmp_path / "ws"
+    root.mkdir()
+    h = make_harness(root, tmp_path / "data", rules)
+    outcome = await h.call("read", {"filePath": "~/.ssh/id_rsa"})
+    assert outcome.error is not None
+    assert outcome.error.startswith(f"Permission denied: read {home}/.ssh/id_rsa")
+    assert (await h.call("read", {"filePath": "~/notes.txt"})).error is None and h.human.asked == []
