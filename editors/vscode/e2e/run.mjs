@@ -6,8 +6,9 @@
 // during the review (nothing applied), not an editor failure from a stale version. In a third,
 // the driver accepts and rejects with the cursor on the original side of the diff: the hunks at
 // the cursor there must be the ones decided. In a fourth, it edits the proposal and cancels the
-// turn: the review must close and a.py stay as it was. Prints the outcome as JSON on the last
-// line; exits non-zero on failure.
+// turn: the review must close and a.py stay as it was. Then a window without a folder opens, where
+// the driver asks: no daemon may serve it (the model must not hear it). Prints the outcome as
+// JSON on the last line; exits non-zero on failure.
 //
 // Needs CODE_SERVER (its bin/code-server) and CHROMIUM (a chromium binary): e2e/setup.sh DIR
 // leaves both in DIR (scripts/dev test: .cache/vscode-e2e).
@@ -99,17 +100,26 @@ try {
     server.stderr.on("data", seen);
     server.on("exit", (code) => reject(new Error(`code-server exited ${code}`)));
   });
-  const written = new Promise((resolve) => {
+  const writtenTo = (file) => new Promise((resolve) => {
+    const read = () => {
+      try { resolve(JSON.parse(fs.readFileSync(file, "utf8"))); } catch (error) { resolve({ ok: false, error: String(error) }); }
+    };
     const watcher = fs.watch(dir, () => {
-      if (!fs.existsSync(out)) return;
+      if (!fs.existsSync(file)) return;
       watcher.close();
-      try { resolve(JSON.parse(fs.readFileSync(out, "utf8"))); } catch (error) { resolve({ ok: false, error: String(error) }); }
+      read();
     });
   });
+  const written = writtenTo(out);
   browser = await puppeteer.launch({ executablePath: chromium, headless: true, args: ["--no-sandbox", "--disable-gpu"], env: { ...process.env, TMPDIR: dir } });
   const page = await browser.newPage();
   await page.goto(`${url}?folder=${encodeURIComponent(ws)}`);
   const result = await written;
+  // A window without a folder: the driver asks there. The daemon must not start (it would take
+  // the directory it runs in for its workspace), so the model never hears that ask.
+  const withoutFolder = writtenTo(out + ".empty");
+  await (await browser.newPage()).goto(`${url}?ew=true`);
+  const empty = await withoutFolder;
   const state = await (await fetch(apiBase.replace(/\/v1$/, "") + "/requests")).json();
   // What the model was told last in its 4th request (the write's result) and its 7th (the edit's).
   const lastTold = (request) => request?.messages.filter((m) => m.role === "tool").at(-1)?.content ?? "";
@@ -120,8 +130,10 @@ try {
   const ok = result.ok && followed && result.text === expected && result.dirty === true && /rejected h2/.test(told)
     && result.typedText === "# mine\n" + expected && /a\.py changed in the editor during the review; nothing was applied/.test(toldAgain)
     && result.fromOriginal === TYPED.replace("'circle'", "'ring'") && result.cancelled === result.fromOriginal;
-  console.log(JSON.stringify({ ok, ...result, told, toldAgain }));
-  process.exitCode = ok ? 0 : 1;
+  const heardWithoutFolder = state.requests.some((r) => JSON.stringify(r.messages).includes("asked without a folder"));
+  const okWithoutFolder = empty.ok && !heardWithoutFolder;
+  console.log(JSON.stringify({ ...result, ok: ok && okWithoutFolder, told, toldAgain, empty, heardWithoutFolder }));
+  process.exitCode = ok && okWithoutFolder ? 0 : 1;
 } finally {
   await browser?.close();
   for (const child of children.reverse()) {

@@ -34,11 +34,21 @@ export class Server implements vscode.Disposable {
 
   /** The daemon's client, starting it first if needed; undefined when it cannot start. */
   async ready(): Promise<LspilotClient | undefined> {
+    if (!hasFolder()) {
+      void vscode.window.showInformationMessage("lspilot: open a folder first; the agent works in the workspace's first folder");
+      return undefined;
+    }
     if (!this.running) await this.start();
     return this.running ? this.lspilot : undefined;
   }
 
+  /**
+   * Start the daemon, in a window with a folder only: without one the daemon would take the
+   * directory it runs in (the editor's: the home folder or "/") as its workspace, where the
+   * agent reads without asking. Adding a first folder reloads the window, which starts it.
+   */
   async start(): Promise<void> {
+    if (!hasFolder()) return void log().info("no folder is open: lspilot serve starts in a window with one");
     const { serverPath, serverEnv, follow } = settings();
     const serverOptions: ServerOptions = {
       command: serverPath,
@@ -111,6 +121,10 @@ export class Server implements vscode.Disposable {
     void this.stop();
     this.stateChanged.dispose();
   }
+}
+
+function hasFolder(): boolean {
+  return (vscode.workspace.workspaceFolders?.length ?? 0) > 0;
 }
 
 /**

@@ -137,7 +137,18 @@ async function drive(out) {
   }
 }
 
+/** In a window without a folder: ask, and write that the ask came back to $LSPILOT_E2E_OUT.empty. */
+async function driveWithoutFolder(out) {
+  try {
+    await vscode.commands.executeCommand("lspilot.ask", { prompt: "asked without a folder" });
+    report(out, { ok: true });
+  } catch (error) {
+    report(out, { ok: false, error: String((error && error.stack) || error) });
+  }
+}
+
 exports.activate = () => {
   const out = process.env.LSPILOT_E2E_OUT;
-  if (out) void drive(out);
+  if (out && !vscode.workspace.workspaceFolders) void driveWithoutFolder(out + ".empty");
+  else if (out) void drive(out);
 };
