@@ -2,8 +2,9 @@
 // and the test-only driver extension, open a workspace, let the driver ask, accept the first
 // hunk and reject the second in the review diff, then check the open document, what the model
 // was told, and that following the agent showed the file it read first. In a second turn the
-// driver types into a.py and at once accepts its review: the model must hear that a.py changed
-// during the review (nothing applied), not an editor failure from a stale version. In a third,
+// driver types into a.py and at once accepts its review: the accepted hunk lands around the typed
+// line and the model hears that the user also edited a.py, not an editor failure from a stale
+// version. In a third,
 // the driver accepts and rejects with the cursor on the original side of the diff: the hunks at
 // the cursor there must be the ones decided. In a fourth, it edits the proposal and cancels the
 // turn: the review must close and a.py stay as it was. Then a window without a folder opens, where
@@ -128,7 +129,7 @@ try {
   const expected = TWO.replace("3.14 * r * r", "undefined_pi * r * r");
   const followed = result.followed?.path.endsWith("/b.py") && result.followed.line === 2;
   const ok = result.ok && followed && result.text === expected && result.dirty === true && /rejected h2/.test(told)
-    && result.typedText === "# mine\n" + expected && /a\.py changed in the editor during the review; nothing was applied/.test(toldAgain)
+    && result.typedText === "# mine\n" + expected.replace("'circle'", "'round'") && /also edited a\.py since the change was proposed/.test(toldAgain)
     && result.fromOriginal === TYPED.replace("'circle'", "'ring'") && result.cancelled === result.fromOriginal;
   const heardWithoutFolder = state.requests.some((r) => JSON.stringify(r.messages).includes("asked without a folder"));
   const okWithoutFolder = empty.ok && !heardWithoutFolder;
