@@ -138,7 +138,22 @@ async def run(args: argparse.Namespace) -> int:
         sys.stdout.write(jsontext.valid_unicode(json.dumps(asdict(event), default=str)) + "\n")
         sys.stdout.flush()
 
-    listener = as_json if args.json else Renderer(sys.stdout, sys.stdout.isatty(), root, notes=sys.stderr)
+    shown = as_json if args.json else Renderer(sys.stdout, sys.stdout.isatty(), root, notes=sys.stderr)
+    task = asyncio.current_task()
+    assert task is not None
+    reader_gone: list[BrokenPipeError] = []
+
+    def listener(event: Event) -> None:
+        """``shown``, and when the reader goes away (``lspilot run ... | head``) the turn stops, as
+        a writer killed by SIGPIPE would, instead of going on unseen (each event a traceback)."""
+        if reader_gone:
+            return
+        try:
+            shown(event)
+        except BrokenPipeError as error:
+            reader_gone.append(error)
+            task.cancel()
+
     loop = runtime.loop(
         TerminalAsker(yes=args.yes),
         session_id=args.session,
@@ -151,6 +166,8 @@ async def run(args: argparse.Namespace) -> int:
         await loop.initialize()
         result = await loop.run_turn(args.prompt)
     except asyncio.CancelledError:  # Ctrl-C, SIGTERM: which session to go on with (--session)
+        if reader_gone:
+            raise reader_gone[0] from None  # the CLI exits quietly with 141
         if not args.json:  # there, turn.end carries it
             print(f"session {loop.env.session.id} (cancelled)", file=sys.stderr)
         raise

@@ -191,6 +191,26 @@ def test_run_dash_reads_the_prompt_from_stdin(
     )
 
 
+def test_run_stops_when_its_reader_goes_away(
+    empty_workspace: Path, fake: ScriptedModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `lspilot run ... | head -1` went on with the turn after head had gone, writing a "listener
+    # failed" traceback on stderr for every event, and exited 0.
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
+    os.mkfifo(empty_workspace / "go")  # the command waits until the reader has gone
+    wait = {"command": "cat go", "description": "Wait"}
+    fake.turns.extend([Turn(text="first line\n", tool_calls=[("bash", wait)]), Turn(text="more\n" * 50)])
+    argv = [LSPILOT, "run", "hi", "--yes", "--model", "openai/scripted", "--api-base", fake.api_base]
+    proc = subprocess.Popen(argv, cwd=empty_workspace, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline() == b"first line\n"
+    proc.stdout.close()
+    (empty_workspace / "go").write_text("")
+    assert proc.wait(timeout=120) == 141
+    assert proc.stderr.read() == b""
+    proc.stderr.close()
+
+
 def test_a_log_folder_that_cannot_be_made_is_one_warning_not_a_traceback(
     empty_workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
