@@ -2,7 +2,8 @@
 
 Files (later ones win): ``<user config dir>/config.toml``, ``<workspace>/lspilot.toml``,
 ``<workspace>/.lspilot/config.toml``. Permissions are the exception: the user's rules are applied
-after the project's, so a repository's config cannot loosen what its user has tightened.
+after the project's, so a repository's config cannot loosen what its user has tightened (see
+``Config.permission_rules`` for where an agent's rules go).
 ``LSPILOT_DATA_DIR`` moves the data dir (installed servers, logs, saved outputs, sessions).
 """
 
@@ -19,6 +20,8 @@ import platformdirs
 if TYPE_CHECKING:  # imported where used: `lspilot serve` must answer its editor before lsprotocol loads
     from lsp_bridge import BridgeConfig
     from tools import OutputLimits, Rule
+
+    from .agents import Agent
 
 
 class ConfigError(Exception):
@@ -67,19 +70,26 @@ class Config:
                 return f"{file}: "
         return ""
 
-    def permission_rules(self, agent_rules: tuple[Rule, ...] = ()) -> list[Rule]:
-        """Defaults, then the agent's, then the project's, then the user's rules (last match wins)."""
+    def permission_rules(self, agent: Agent | None = None) -> list[Rule]:
+        """The rules for ``agent``, the last match winning: the defaults; the project's rules,
+        then the project's for the agent; the user's; the agent's own restrictions; the user's
+        for the agent. So a repository cannot loosen what its user set, a rule for every agent
+        (``bash = "allow"``) does not open up the plan agent, and only the user's rules for an
+        agent loosen its restrictions."""
         from tools import DEFAULT_RULES, rules_from_config  # noqa: PLC0415
 
         user = user_config_dir()
-        ordered = sorted(self.layers, key=lambda layer: layer[0].is_relative_to(user))
-        rules = [*DEFAULT_RULES, *agent_rules]
-        for file, table in ordered:
+        layers: dict[bool, list[Rule]] = {False: [], True: []}  # by "is the user's"
+        for file, table in self.layers:
             try:
-                rules += rules_from_config(table.get("permission", {}), str(file))
+                layers[file.is_relative_to(user)] += rules_from_config(table.get("permission", {}), str(file))
             except ValueError as error:
                 raise ConfigError(str(error)) from None
-        return rules
+        own: dict[bool, list[Rule]] = {False: [], True: []}
+        for file, rules in agent.configured_rules if agent else ():
+            own[file.is_relative_to(user)] += rules
+        restrictions = agent.rules if agent else ()
+        return [*DEFAULT_RULES, *layers[False], *own[False], *layers[True], *restrictions, *own[True]]
 
     def output_limits(self) -> OutputLimits:
         """``[tools] max_lines / max_bytes``; sub-tables (``[tools.bash]``, ...) belong to one tool each."""
@@ -254,7 +264,8 @@ def load(workspace: Path) -> Config:
     for file in files(workspace):
         if file.is_file():
             try:
-                table = tomllib.loads(file.read_text(encoding="utf-8"))
+                # utf-8-sig: Notepad and PowerShell start UTF-8 with a byte order mark, which TOML refuses
+                table = tomllib.loads(file.read_text(encoding="utf-8-sig"))
             except tomllib.TOMLDecodeError as error:
                 raise ConfigError(f"{file}: invalid TOML: {error}") from None
             except UnicodeDecodeError as error:

@@ -109,6 +109,15 @@ def test_a_refused_turn_leaves_no_session_behind(workspace: Path, toml: str, mes
     runtime.store.close()
 
 
+def test_a_config_file_starting_with_a_byte_order_mark_is_read(workspace: Path) -> None:
+    # As Notepad and PowerShell save UTF-8; refused with "Invalid statement (at line 1, column 1)".
+    (workspace / "lspilot.toml").write_bytes(
+        b'\xef\xbb\xbfmodel = "openai/x"\r\n[permission]\r\nbash = "deny"\r\n'
+    )
+    raw = Runtime.open(workspace).cfg.raw
+    assert (raw["model"], raw["permission"]) == ("openai/x", {"bash": "deny"})
+
+
 def test_the_server_fields_checked_are_the_registrys() -> None:
     assert set(SERVER_FIELDS) == set(registry._FIELDS)  # pyright: ignore[reportPrivateUsage]
 
