@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -24,7 +24,11 @@ class Agent:
     name: str
     description: str
     prompt: str = BASE_PROMPT
+    #: The built-in agent's own restrictions (plan: no edits, no commands).
     rules: tuple[Rule, ...] = ()
+    #: ``[agents.NAME.permission]`` of each config file that has one, in the files' order
+    #: (``Config.permission_rules`` places the project's and the user's apart).
+    configured_rules: tuple[tuple[Path, tuple[Rule, ...]], ...] = ()
     tools: frozenset[str] | None = None  # None: every tool the permissions allow
     model: str | None = None
     subagent: bool = False
@@ -67,8 +71,10 @@ class AgentConfigError(ValueError):
     pass
 
 
-def agents_from_config(table: dict[str, Any], source: str) -> dict[str, Agent]:
-    """``[agents.NAME]`` tables: description, prompt, model, tools, permission, max_steps, subagent."""
+def agents_from_config(table: dict[str, Any], file: Path) -> dict[str, Agent]:
+    """``[agents.NAME]`` tables of ``file``: description, prompt, model, tools, permission,
+    max_steps, subagent."""
+    source = str(file)
     known = {"description", "prompt", "model", "tools", "permission", "max_steps", "subagent"}
     agents: dict[str, Agent] = {}
     for name, raw in table.items():
@@ -107,7 +113,8 @@ def agents_from_config(table: dict[str, Any], source: str) -> dict[str, Agent]:
             name=name,
             description=spec.get("description", base.description),
             prompt=spec.get("prompt", base.prompt),
-            rules=(*base.rules, *rules),
+            rules=base.rules,
+            configured_rules=((file, tuple(rules)),) if rules else (),
             tools=frozenset(cast(list[str], tools)) if tools is not None else base.tools,
             model=spec.get("model", base.model),
             subagent=subagent,
@@ -118,10 +125,13 @@ def agents_from_config(table: dict[str, Any], source: str) -> dict[str, Agent]:
 
 
 def configured_agents(layers: Iterable[tuple[Path, dict[str, Any]]]) -> dict[str, Agent]:
-    """The built-in agents, overridden and extended by each config layer's ``[agents]`` in turn."""
+    """The built-in agents, overridden and extended by each config layer's ``[agents]`` in turn
+    (an agent a later file defines again keeps the permission rules the earlier files gave it)."""
     agents = dict(BUILTIN)
     for file, table in layers:
-        agents.update(agents_from_config(table.get("agents", {}), str(file)))
+        for name, agent in agents_from_config(table.get("agents", {}), file).items():
+            earlier = agents[name].configured_rules if name in agents else ()
+            agents[name] = replace(agent, configured_rules=(*earlier, *agent.configured_rules))
     return agents
 
 

@@ -60,8 +60,7 @@ def run(args: argparse.Namespace) -> int:
         cfg,
         MemorySession("check-command"),
         TerminalAsker(yes=False),
-        agent=agent.name,
-        agent_rules=agent.rules,
+        agent=agent,
     )
     engine = env.permissions
     requests = permission_requests(args.cmd, env.root, env.root, [env.output_dir])

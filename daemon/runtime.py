@@ -123,8 +123,7 @@ class Runtime:
             self.cfg,
             session,
             asker,
-            agent=agent.name,
-            agent_rules=agent.rules,
+            agent=agent,
             bridge=bridge,
             changes=changes,
         )

@@ -11,7 +11,6 @@ from tools import (
     ChangeSink,
     DiskChanges,
     PermissionEngine,
-    Rule,
     SessionState,
     ToolEnv,
     ToolRegistry,
@@ -19,6 +18,7 @@ from tools import (
 )
 
 from . import config as configuration
+from .agents import BUILTIN, Agent
 from .redact import REDACTOR, scrub_outcome
 
 
@@ -35,8 +35,7 @@ def environment(
     session: SessionState,
     asker: Asker,
     *,
-    agent: str = "build",
-    agent_rules: tuple[Rule, ...] = (),
+    agent: Agent = BUILTIN["build"],
     bridge: Bridge | None = None,
     changes: ChangeSink | None = None,
 ) -> ToolEnv:
@@ -45,7 +44,7 @@ def environment(
     edits go (default: an ``edit`` ask, then the disk)."""
     data = configuration.data_dir()
     engine = PermissionEngine(
-        cfg.permission_rules(agent_rules), ApprovalStore.for_project(data, cfg.workspace), asker
+        cfg.permission_rules(agent), ApprovalStore.for_project(data, cfg.workspace), asker
     )
     bridge_config = cfg.bridge()
     return ToolEnv(
@@ -54,7 +53,7 @@ def environment(
         permissions=engine,
         data_dir=data,
         limits=cfg.output_limits(),
-        agent=agent,
+        agent=agent.name,
         bridge_factory=(lambda: bridge) if bridge else lambda: Bridge(cfg.workspace, bridge_config),
         owns_bridge=bridge is None,
         changes=changes or DiskChanges(),

@@ -69,6 +69,28 @@ def test_the_agents_rules_apply(workspace: Path) -> None:
     assert check(workspace, "ls", "--agent", "plan")["decision"] == "deny"
 
 
+def test_plan_stays_read_only_whatever_the_config_allows_all_agents(workspace: Path, tmp_path: Path) -> None:
+    # The agent's rules came before every config file's, so `bash = "allow"` (meant for build)
+    # let plan run `rm -rf src`. Only the user's rules for the agent itself can loosen it; a
+    # repository's cannot, neither for plan nor against the user's own rules.
+    user = tmp_path / "user-config"
+    user.mkdir()
+    (user / "config.toml").write_text('[permission]\nbash = "allow"\nedit = "allow"\n')
+    assert check(workspace, "rm -rf src")["decision"] == "allow"
+    assert check(workspace, "rm -rf src", "--agent", "plan")["decision"] == "deny"
+    (workspace / "lspilot.toml").write_text(
+        '[agents.plan.permission]\nbash = { "pytest *" = "allow" }\n'
+        '[agents.build.permission]\nbash = { "git push *" = "allow" }\n'
+    )
+    assert check(workspace, "pytest -q", "--agent", "plan")["decision"] == "deny"
+    (user / "config.toml").write_text(
+        '[permission]\nbash = { "git push *" = "ask" }\n[agents.plan.permission]\nbash = { "pytest *" = "allow" }\n'
+    )
+    assert check(workspace, "pytest -q", "--agent", "plan")["decision"] == "allow"
+    assert check(workspace, "rm -rf src", "--agent", "plan")["decision"] == "deny"
+    assert check(workspace, "git push origin main")["decision"] == "ask"
+
+
 def test_remembered_always_approvals_count(workspace: Path, tmp_path: Path) -> None:
     ApprovalStore.for_project(tmp_path / "data", workspace).add("bash", ["npm test *"])
     assert check(workspace, "npm test -- --watch=false")["decision"] == "allow"
