@@ -8,7 +8,8 @@
 // the driver accepts and rejects with the cursor on the original side of the diff: the hunks at
 // the cursor there must be the ones decided. In a fourth, it edits the proposal and cancels the
 // turn: the review must close and a.py stay as it was. Then a window without a folder opens, where
-// the driver asks: no daemon may serve it (the model must not hear it). Prints the outcome as
+// the driver asks: no daemon may serve it (the model must not hear it), and a prompt sent from the
+// chat view there must come back into its box. Prints the outcome as
 // JSON on the last line; exits non-zero on failure.
 //
 // Needs CODE_SERVER (its bin/code-server) and CHROMIUM (a chromium binary): e2e/setup.sh DIR
@@ -37,6 +38,14 @@ const PROPOSAL = TWO.replace("3.14 * r * r", "undefined_pi * r * r").replace("'c
 // h1 changes the typed line, h2 the name; the driver decides both from the original side.
 const TYPED = "# mine\n" + TWO.replace("3.14 * r * r", "undefined_pi * r * r");
 const THIRD = TYPED.replace("# mine", "# theirs").replace("'circle'", "'ring'");
+
+/** The frame of `page` (a webview's, nested) holding `selector`, once it is there. */
+async function frameWith(page, selector) {
+  for (;;) {
+    for (const frame of page.frames()) if (await frame.$(selector).catch(() => null)) return frame;
+    await new Promise((resolve) => setTimeout(resolve, 200)); // look again: webviews load on their own
+  }
+}
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "lspilot-e2e-"));
 const children = [];
@@ -119,8 +128,14 @@ try {
   // A window without a folder: the driver asks there. The daemon must not start (it would take
   // the directory it runs in for its workspace), so the model never hears that ask.
   const withoutFolder = writtenTo(out + ".empty");
-  await (await browser.newPage()).goto(`${url}?ew=true`);
+  const page2 = await browser.newPage();
+  await page2.goto(`${url}?ew=true`);
   const empty = await withoutFolder;
+  // There, a prompt sent from the chat view, which no turn takes, goes back into its box.
+  const chat = await frameWith(page2, "#prompt");
+  await chat.type("#prompt", "kept prompt");
+  await chat.click("#send");
+  await chat.waitForFunction(() => document.getElementById("prompt").value === "kept prompt", { timeout: 0 });
   const state = await (await fetch(apiBase.replace(/\/v1$/, "") + "/requests")).json();
   // What the model was told last in its 4th request (the write's result) and its 7th (the edit's).
   const lastTold = (request) => request?.messages.filter((m) => m.role === "tool").at(-1)?.content ?? "";

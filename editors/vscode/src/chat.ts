@@ -59,22 +59,25 @@ export class Chat implements vscode.Disposable {
 
   /** The ask command: from a code action (arguments given) or an input box (the selection as context). */
   private async askCommand(args?: Partial<AskArgs>): Promise<void> {
-    if (args?.prompt) return this.ask({ ...args, prompt: args.prompt });
+    if (args?.prompt) return void (await this.ask({ ...args, prompt: args.prompt }));
     const prompt = await vscode.window.showInputBox({ title: "Ask lspilot", prompt: "What should the agent do?", ignoreFocusOut: true });
     if (prompt) await this.ask({ prompt, ...selectionContext() });
   }
 
-  async ask(args: AskArgs): Promise<void> {
+  /** Run a turn; false when none ran to its end (refused, no daemon, failed): the chat keeps the prompt. */
+  async ask(args: AskArgs): Promise<boolean> {
     const lspilot = await this.server?.ready();
-    if (!lspilot) return;
+    if (!lspilot) return false;
     void vscode.commands.executeCommand("lspilot.chat.focus");
     try {
       const result = await this.state.ask(lspilot, args);
       log().info(`turn ${result.turnId} ended: ${result.stopReason}`);
       if (result.stopReason === "error") void vscode.window.showWarningMessage("lspilot: the turn ended with an error (see the chat)");
+      return true;
     } catch (error) {
       if (error instanceof Error && error.message === STILL_RUNNING) void vscode.window.showWarningMessage(`lspilot: ${STILL_RUNNING}`);
-      else await reportError("ask failed", error);
+      else void reportError("ask failed", error);
+      return false;
     } finally {
       this.showStatus(); // a refused ask leaves the running turn's item
     }

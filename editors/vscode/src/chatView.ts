@@ -40,8 +40,10 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
 
   private receive(message: FromView): void {
     switch (message.type) {
-      case "ask":
-        void this.chat.ask({ prompt: message.prompt });
+      case "ask": // a prompt no turn took goes back into the box (it was cleared on sending)
+        void this.chat.ask({ prompt: message.prompt }).then((ran) => {
+          if (!ran) void this.view?.webview.postMessage({ type: "restore", prompt: message.prompt });
+        });
         break;
       case "cancel":
         void vscode.commands.executeCommand("lspilot.cancel");
@@ -115,6 +117,7 @@ function page(nonce: string, cspSource: string): string {
   prompt.addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) send(); });
   function div(cls, text) { const d = document.createElement("div"); d.className = cls; d.textContent = text; return d; }
   window.addEventListener("message", ({ data }) => {
+    if (data.type === "restore" && !prompt.value) prompt.value = data.prompt;
     if (data.type !== "render") return;
     const atBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 20;
     log.replaceChildren();

@@ -137,10 +137,14 @@ async function drive(out) {
   }
 }
 
-/** In a window without a folder: ask, and write that the ask came back to $LSPILOT_E2E_OUT.empty. */
+/**
+ * In a window without a folder: ask, open the chat view (e2e/run.mjs sends a prompt there), and
+ * write that the ask came back to $LSPILOT_E2E_OUT.empty.
+ */
 async function driveWithoutFolder(out) {
   try {
     await vscode.commands.executeCommand("lspilot.ask", { prompt: "asked without a folder" });
+    await vscode.commands.executeCommand("lspilot.chat.focus");
     report(out, { ok: true });
   } catch (error) {
     report(out, { ok: false, error: String((error && error.stack) || error) });
