@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -141,17 +142,17 @@ async def run(args: argparse.Namespace) -> int:
     shown = as_json if args.json else Renderer(sys.stdout, sys.stdout.isatty(), root, notes=sys.stderr)
     task = asyncio.current_task()
     assert task is not None
-    reader_gone: list[BrokenPipeError] = []
+    unwritable: list[OSError] = []
 
     def listener(event: Event) -> None:
-        """``shown``, and when the reader goes away (``lspilot run ... | head``) the turn stops, as
-        a writer killed by SIGPIPE would, instead of going on unseen (each event a traceback)."""
-        if reader_gone:
+        """``shown``; when the output cannot be written (the reader of ``lspilot run ... | head``
+        went away, a full disk) the turn stops, instead of going on unseen, each event a traceback."""
+        if unwritable:
             return
         try:
             shown(event)
-        except BrokenPipeError as error:
-            reader_gone.append(error)
+        except OSError as error:
+            unwritable.append(error)
             task.cancel()
 
     loop = runtime.loop(
@@ -166,8 +167,9 @@ async def run(args: argparse.Namespace) -> int:
         await loop.initialize()
         result = await loop.run_turn(args.prompt)
     except asyncio.CancelledError:  # Ctrl-C, SIGTERM: which session to go on with (--session)
-        if reader_gone:
-            raise reader_gone[0] from None  # the CLI exits quietly with 141
+        if unwritable:
+            task.uncancel()
+            return _unwritable(unwritable[0])
         if not args.json:  # there, turn.end carries it
             print(f"session {loop.env.session.id} (cancelled)", file=sys.stderr)
         raise
@@ -182,3 +184,15 @@ async def run(args: argparse.Namespace) -> int:
             print("(the model ended its turn without a word of answer)", file=sys.stderr)
         print(f"session {result.session_id}", file=sys.stderr)
     return EXIT.get(result.stop_reason, 1)
+
+
+def _unwritable(error: OSError) -> int:
+    """The exit status once the output could not be written and the turn was stopped."""
+    if isinstance(error, BrokenPipeError):
+        raise error  # as a writer killed by SIGPIPE: the CLI exits quietly with 141
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # what is buffered goes nowhere
+    print(
+        f"lspilot run: cannot write the output ({error.strerror or error}); the turn was stopped",
+        file=sys.stderr,
+    )
+    return 1

@@ -211,6 +211,29 @@ def test_run_stops_when_its_reader_goes_away(
     proc.stderr.close()
 
 
+def test_run_stops_when_its_output_cannot_be_written(
+    empty_workspace: Path, fake: ScriptedModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `lspilot run ... > file` on a full disk wrote a traceback for every event, then ended in one.
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
+    fake.turns.append(Turn(text="an answer\n"))
+    argv = [LSPILOT, "run", "hi", "--model", "openai/scripted", "--api-base", fake.api_base]
+    with open("/dev/full", "wb") as full:  # a disk that is always full
+        ran = subprocess.run(
+            argv,
+            cwd=empty_workspace,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert (ran.returncode, ran.stderr) == (
+        1,
+        "lspilot run: cannot write the output (No space left on device); the turn was stopped\n",
+    )
+
+
 def test_a_log_folder_that_cannot_be_made_is_one_warning_not_a_traceback(
     empty_workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
