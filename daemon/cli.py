@@ -146,7 +146,7 @@ def _unusable_session(db: Store, session_id: str, workspace: Path) -> str | None
     Its read times and todos are of its own project; one that was moved goes on from here."""
     home = db.session_root(session_id)
     if home is None:
-        return f"no session {session_id}"
+        return f"no session {session_id!r}"
     if home != workspace and home.exists():
         shown = jsontext.valid_text(str(home))
         return f"session {session_id} belongs to {shown}; use it there (--root {shown})"

@@ -337,7 +337,7 @@ class Hub:
 
     def history(self, args: SessionArgs) -> dict[str, Any]:
         if self.runtime.store.session_root(args.sessionId) is None:
-            raise CommandError(f"no session {args.sessionId}")
+            raise CommandError(f"no session {args.sessionId!r}")
         return transcript.as_json(self.runtime.store, args.sessionId)
 
     async def close(self) -> None:

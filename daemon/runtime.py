@@ -103,7 +103,7 @@ class Runtime:
         else:
             root = self.store.session_root(session_id)
             if root is None:
-                raise UsageError(f"no session {session_id}")
+                raise UsageError(f"no session {session_id!r}")
             if root != self.cfg.workspace and root.exists():  # its history is of another project
                 shown = shown_path(str(root))
                 raise UsageError(

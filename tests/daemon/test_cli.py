@@ -66,10 +66,14 @@ def test_output_cut_short_by_its_reader_ends_quietly(empty_workspace: Path, tmp_
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["run", "hi", "--model", "m/x", "--session", "nope"], "lspilot: no session nope\n"),
+        (["run", "hi", "--model", "m/x", "--session", "nope"], "lspilot: no session 'nope'\n"),
         (["run", "hi", "--model", "m/x", "--agent", "nope"], "lspilot: no agent called 'nope'; agents:"),
         (["check-command", "ls", "--agent", "nope"], "lspilot: no agent called 'nope'; agents: build,"),
-        (["tool", "read", "{}", "--session", "nope"], "lspilot tool: no session nope\n"),
+        (["tool", "read", "{}", "--session", "nope"], "lspilot tool: no session 'nope'\n"),
+        # an odd id reached the terminal as it was: nothing to see, or an escape sequence acting
+        (["run", "hi", "--model", "m/x", "--session", ""], "lspilot: no session ''\n"),
+        (["run", "hi", "--session", "\x1b]0;x\x07"], "lspilot: no session '\\x1b]0;x\\x07'\n"),
+        (["tool", "read", "{}", "--session", "a\nb"], "lspilot tool: no session 'a\\nb'\n"),
         (["tool", "raed", "{}"], "lspilot tool: no tool called 'raed'; tools: apply_patch, bash,"),
         # these exited 1 saying "needs its arguments as a JSON object, not list" (or "not valid
         # JSON" for a JSON string), to the model

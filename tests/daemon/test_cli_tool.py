@@ -105,7 +105,7 @@ def test_session_state_persists_across_processes(workspace: Path, tmp_path: Path
         text=True,
         check=False,
     )
-    assert missing.returncode == 2 and "no session ses_missing" in missing.stderr
+    assert missing.returncode == 2 and "no session 'ses_missing'" in missing.stderr
 
 
 async def test_a_tool_in_a_session_that_another_process_runs_is_refused(

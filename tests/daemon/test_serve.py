@@ -115,7 +115,7 @@ async def test_malformed_arguments_are_a_json_rpc_error_naming_the_problem(
         await editor.command("lspilot.history")
     with pytest.raises(Exception, match=r"lspilot.ask takes one object argument, got one list"):
         await editor.command("lspilot.ask", ["explain this"])
-    with pytest.raises(Exception, match=r"no session nope"):
+    with pytest.raises(Exception, match=r"no session 'nope'"):
         await editor.command("lspilot.history", {"sessionId": "nope"})
     assert await editor.command("lspilot.sessions") == []
 
