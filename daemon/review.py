@@ -233,13 +233,14 @@ class EditorChanges:
             return landing
         await ctx.approved()
         if by_client:
-            written, merged = final, ""
+            written, merged, onto = final, "", None
         elif (result := await self._write(ctx, change, final)).status == "rejected":
             return result
         else:
-            written, merged = result.written, result.note
+            written, merged, onto = result.written, result.note, result.onto
         note = " ".join(filter(None, [_note(proposal, decision, accepted, final, feedback), merged]))
-        return Applied(change, written, "applied" if written == change.after else "partial", note)
+        status = "applied" if written == change.after else "partial"
+        return Applied(change, written, status, note, onto)
 
     async def _write(self, ctx: ToolContext, change: FileChange, text: str | None) -> Applied:
         """Into the editor's buffer when the file is open there, else atomically on disk. A file

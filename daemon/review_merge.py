@@ -31,7 +31,7 @@ def onto_edited(change: FileChange, text: str, buffer: str, where: str) -> Appli
         f"The user also edited {where} since the change was proposed ({typed} {NUMBERED}); their "
         "edits were kept and the accepted change applied around them."
     )
-    return Applied(change, merged.text, "partial", note)
+    return Applied(change, merged.text, "partial", note, onto=buffer)
 
 
 def _share(a: Hunk, b: Hunk) -> bool:

@@ -143,8 +143,9 @@ class Proposal:
         for item in self.applied:
             change = item.change
             moved = ctx.relative(change.move_to) if change.move_to else None
-            after = item.written if item.status != "rejected" else change.before
-            parts.append(unified_diff(change.before or "", after or "", ctx.relative(change.path), moved))
+            before = item.onto if item.onto is not None else change.before
+            after = item.written if item.status != "rejected" else before
+            parts.append(unified_diff(before or "", after or "", ctx.relative(change.path), moved))
         return "".join(parts)
 
     def result(self, ctx: ToolContext, title: str, done: list[str], metadata: dict[str, Any]) -> ToolResult:
@@ -163,10 +164,10 @@ class Proposal:
             if item.status == "rejected":
                 lines.append(f"{shown} is unchanged: {item.note or 'the user rejected the change.'}")
             elif item.written != item.change.after:
-                said = f" ({item.note})" if item.note else ""
+                said = f": {item.note.rstrip('.')}." if item.note else "."
                 lines.append(
-                    f"The user changed or partly accepted the change to {shown}{said}; read it again "
-                    "before changing it further."
+                    f"The change to {shown} did not land as proposed{said} Read it again before "
+                    "changing it further."
                 )
         diagnostics = render(self.reports, ctx)
         return "\n".join([*lines, *([diagnostics] if diagnostics else [])])

@@ -55,6 +55,10 @@ class Applied:
     written: str | None
     status: Literal["applied", "partial", "rejected"]
     note: str = ""
+    #: The text ``written`` replaced when it was not ``change.before``: the user typed in the file
+    #: during the review, and the change was merged with their edits. What the change did is
+    #: the difference from this text (their own lines are not part of it).
+    onto: str | None = None
 
 
 class ChangeSink(Protocol):

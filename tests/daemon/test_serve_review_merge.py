@@ -53,13 +53,16 @@ async def test_an_accepted_hunk_lands_on_top_of_what_the_user_typed_between_the_
     assert editor.buffers[uri][0] == mine.replace("return 4\n", "return 40\n")
     assert (workspace / "a.py").read_text() == SOURCE  # into the buffer, unsaved
     assert tool_results(fake)[-1] == (
-        "Replaced a.py (20 lines).\nThe user changed or partly accepted the change to a.py (The user "
-        "applied hunks h2 and rejected h1. The user also edited a.py since the change was proposed "
-        "(line 10 of the text the change was made on); their edits were kept and the accepted change "
-        "applied around them.); read it again before changing it further."
+        "Replaced a.py (20 lines).\nThe change to a.py did not land as proposed: The user applied "
+        "hunks h2 and rejected h1. The user also edited a.py since the change was proposed (line 10 of "
+        "the text the change was made on); their edits were kept and the accepted change applied "
+        "around them. Read it again before changing it further."
     )
     call = [u for u in editor.updates if u["kind"] == "toolCall" and u["status"] == "completed"][-1]
     assert [f["status"] for f in call["metadata"]["files"]] == ["partial"]
+    # The diff is what the change did: the user's own line is not in it as if the agent wrote it.
+    changed = [line for line in call["metadata"]["diff"].splitlines() if line[:1] in "+-"]
+    assert changed == ["--- a/a.py", "+++ b/a.py", "-    return 4", "+    return 40"]
 
 
 async def test_an_edit_next_to_an_accepted_hunk_applies_nothing_and_names_the_lines(

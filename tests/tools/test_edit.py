@@ -333,10 +333,7 @@ async def test_the_sink_decides_and_the_tool_reports_it(h: Harness) -> None:
     )
     assert path.read_text() == "a = 100\nb = 2\n"
     assert outcome.result is not None
-    assert (
-        "The user changed or partly accepted the change to p.py (kept the first hunk)"
-        in outcome.result.output
-    )
+    assert "The change to p.py did not land as proposed: kept the first hunk." in outcome.result.output
     assert outcome.result.metadata["files"][0]["status"] == "partial"
     assert "+a = 100" in outcome.result.metadata["diff"] and "b = 200" not in outcome.result.metadata["diff"]
     again = await h.call("edit", edit("p.py", "b = 2", "b = 3"))  # not recorded as read: read again
