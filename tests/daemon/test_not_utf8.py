@@ -61,7 +61,7 @@ def test_a_workspace_whose_path_is_not_utf8_keeps_its_sessions(
 
     elsewhere = lspilot(empty_workspace, "run", "hi", "--session", session, *model)
     assert (elsewhere.returncode, elsewhere.stderr) == (
-        1,
+        2,
         f"lspilot: session {session} belongs to {shown}; continue it there (--root {shown})\n",
     )
 
