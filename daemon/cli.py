@@ -250,7 +250,7 @@ def _sessions(args: argparse.Namespace) -> int:
             for row in store.sessions(root):
                 stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(row["updated"]))
                 state = "  (running)" if row["id"] in running else ""
-                print(f"{row['id']}  {stamp}  {row['agent']:8} {row['title']}{state}")
+                print(f"{row['id']}  {stamp}  {row['agent']:8} {jsontext.shown(row['title'])}{state}")
             return 0
         if not args.id:
             print(
@@ -264,8 +264,10 @@ def _sessions(args: argparse.Namespace) -> int:
         if args.action == "export" and args.format == "json":
             exported = json.dumps(transcript.as_json(store, args.id), indent=1)
             print(jsontext.valid_unicode(exported, lambda value: json.dumps(value, indent=1)))
-        else:
+        elif args.action == "export":  # to a file, as it is
             print(transcript.as_markdown(store, args.id))
+        else:  # a prompt's, a file's or the model's escape sequences would act on the terminal
+            print(jsontext.shown(transcript.as_markdown(store, args.id), keep="\n"))
         return 0
     finally:
         store.close()

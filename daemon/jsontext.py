@@ -1,4 +1,4 @@
-"""JSON that every reader takes: no lone surrogates.
+"""JSON that every reader takes (no lone surrogates), and text a terminal shows without acting on it.
 
 A file name that is not UTF-8 (``caf\\xe9.py`` from a Latin-1 system) is carried in ``str`` with
 its undecodable bytes as lone surrogates (``os.fsdecode``), in tool metadata and events.
@@ -73,3 +73,17 @@ def valid_text(text: str) -> str:
     from tools.context import shown_path  # noqa: PLC0415 - rare, and heavy for serve's start
 
     return _SURROGATE.sub("\ufffd", shown_path(text))
+
+
+#: Control characters (but tab) of text that is not ours: a file's escape sequences in a diff, or
+#: the model's, or a prompt's in a session's title, would act on the terminal (retitle it, hide
+#: text, write the clipboard).
+CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+
+
+def shown(text: str, keep: str = "") -> str:
+    """``text`` as the terminal shows it: valid Unicode (``valid_text``: a name that is
+    not UTF-8 as ``\\xe9``, a provider's lone surrogate as U+FFFD), each control character but a
+    tab, and those in ``keep``, as ``\\xNN``."""
+    text = valid_text(text.replace("\r\n", "\n"))
+    return CONTROL.sub(lambda m: m[0] if m[0] in keep else f"\\x{ord(m[0]):02x}", text)

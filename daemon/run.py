@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import json
 import os
-import re
 import sys
 from collections.abc import Callable
 from dataclasses import asdict
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from . import jsontext
+from .jsontext import shown
 from .loop import Event
 from .runtime import Runtime
 from .terminal import TerminalAsker
@@ -113,19 +113,6 @@ class Renderer:
         self.notes.flush()
 
 
-#: Control characters (but tab) of text that is not ours: a file's escape sequences in a diff, or
-#: the model's, would act on the terminal (retitle it, hide text, write the clipboard).
-CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
-
-
-def shown(text: str, keep: str = "") -> str:
-    """``text`` as the terminal shows it: valid Unicode (``jsontext.valid_text``: a name that is
-    not UTF-8 as ``\\xe9``, a provider's lone surrogate as U+FFFD), each control character but a
-    tab, and those in ``keep``, as ``\\xNN``."""
-    text = jsontext.valid_text(text.replace("\r\n", "\n"))
-    return CONTROL.sub(lambda m: m[0] if m[0] in keep else f"\\x{ord(m[0]):02x}", text)
-
-
 async def run(args: argparse.Namespace) -> int:
     if args.prompt == "-":  # as bytes: text that is not UTF-8 is kept as the tools show it
         args.prompt = sys.stdin.buffer.read().decode(errors="surrogateescape")
@@ -139,18 +126,18 @@ async def run(args: argparse.Namespace) -> int:
         sys.stdout.write(jsontext.valid_unicode(json.dumps(asdict(event), default=str)) + "\n")
         sys.stdout.flush()
 
-    shown = as_json if args.json else Renderer(sys.stdout, sys.stdout.isatty(), root, notes=sys.stderr)
+    show = as_json if args.json else Renderer(sys.stdout, sys.stdout.isatty(), root, notes=sys.stderr)
     task = asyncio.current_task()
     assert task is not None
     unwritable: list[OSError] = []
 
     def listener(event: Event) -> None:
-        """``shown``; when the output cannot be written (the reader of ``lspilot run ... | head``
+        """``show``; when the output cannot be written (the reader of ``lspilot run ... | head``
         went away, a full disk) the turn stops, instead of going on unseen, each event a traceback."""
         if unwritable:
             return
         try:
-            shown(event)
+            show(event)
         except OSError as error:
             unwritable.append(error)
             task.cancel()

@@ -105,6 +105,23 @@ def test_an_argument_naming_nothing_there_is_a_usage_error(
     assert ran.stderr.startswith(message) and len(ran.stderr.splitlines()) == 1, ran.stderr
 
 
+def test_sessions_list_and_show_do_not_let_a_session_act_on_the_terminal(
+    empty_workspace: Path, tmp_path: Path
+) -> None:
+    # A title from a prompt (`cat build.log | lspilot run -`) or an answer holding an escape
+    # sequence retitled the terminal when listed or shown; lspilot run already showed them as \x1b.
+    store = Store(tmp_path / "data" / "lspilot.db")
+    session = store.create_session(empty_workspace.resolve(), title="log \x1b]0;pwned\x07 line")
+    store.add_part(store.add_message(session, "assistant", "turn"), "text", "\x1b[2Jcleared\tand tab")
+    store.close()
+    listed = lspilot(empty_workspace, "sessions", "list").stdout
+    assert listed.endswith("build    log \\x1b]0;pwned\\x07 line\n") and "\x1b" not in listed
+    shown = lspilot(empty_workspace, "sessions", "show", session).stdout
+    assert "\\x1b[2Jcleared\tand tab" in shown and "\x1b" not in shown
+    exported = lspilot(empty_workspace, "sessions", "export", session, "--format", "markdown").stdout
+    assert "\x1b[2Jcleared\tand tab" in exported  # a file gets it as it is
+
+
 def test_sessions_show_without_an_id_says_what_is_missing(empty_workspace: Path) -> None:
     ran = lspilot(empty_workspace, "sessions", "show")
     assert (ran.returncode, ran.stderr) == (
