@@ -104,9 +104,15 @@ export class Transcript {
       case "turnEnd":
         this.running = false;
         for (const entry of this.entries) if (entry.type === "review") entry.settled = true;
-        this.entries.push({ type: "end", stopReason: update.stopReason, ...(update.error ? { error: update.error } : {}) });
+        this.entries.push({ type: "end", stopReason: update.stopReason, ...(this.unsaid(update.error) ? { error: update.error } : {}) });
         break;
     }
+  }
+
+  /** An error a turn ends with, unless the status line just above said it (the daemon sends both). */
+  private unsaid(error: string | null | undefined): error is string {
+    const last = this.entries.at(-1);
+    return !!error && !(last?.type === "status" && last.text === `error: ${error}`);
   }
 
   /** A review link's file (and where a move takes it), once the review request has told us. */
