@@ -295,7 +295,7 @@ def _parser() -> argparse.ArgumentParser:
     tool.set_defaults(run=lambda a: stopping.run(_run_tool(a)))
     run = sub.add_parser("run", help="run one agent turn in the terminal")
     run.add_argument("prompt", help="what the agent should do; - reads it from stdin (git diff | ... -)")
-    run.add_argument("--model", help="litellm model name (default: config or LSPILOT_MODEL)")
+    run.add_argument("--model", help="litellm model name (default: the agent's, LSPILOT_MODEL, config)")
     run.add_argument("--api-base", help="the provider's base URL (default: config or LSPILOT_API_BASE)")
     run.add_argument("--root", default=".", help="workspace root (default: the current directory)")
     run.add_argument("--agent", help="build (default), plan, or one from the config")

@@ -67,8 +67,9 @@ class Runtime:
         return agent
 
     def model(self, agent: Agent, model: str | None = None, api_base: str | None = None) -> ModelSettings:
+        """The model named for this turn, else the agent's own, else LSPILOT_MODEL, else the config's."""
         raw = self.cfg.raw
-        name = model or os.environ.get("LSPILOT_MODEL") or agent.model or raw.get("model")
+        name = model or agent.model or os.environ.get("LSPILOT_MODEL") or raw.get("model")
         if not name:
             raise ConfigError(
                 "no model configured: set `model` in lspilot.toml, LSPILOT_MODEL, or pass --model "

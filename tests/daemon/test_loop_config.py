@@ -195,3 +195,20 @@ def test_an_agent_naming_a_tool_that_does_not_exist_is_refused(workspace: Path) 
         f"{workspace / 'lspilot.toml'}: agents.build.tools: no tool called raed; tools: "
     )
     assert "read, skill, task" in message and "invalid" not in message
+
+
+def test_an_agents_own_model_wins_over_the_environments(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With LSPILOT_MODEL exported (as the docs and the editors' settings set it), the model an
+    # agent's config names was never used.
+    (workspace / "lspilot.toml").write_text(
+        'model = "openai/x"\n[agents.review]\nmodel = "openai/reviewer"\n'
+    )
+    monkeypatch.setenv("LSPILOT_MODEL", "openai/from-env")
+    runtime = Runtime.open(workspace)
+    assert runtime.model(runtime.agent("review")).model == "openai/reviewer"
+    assert runtime.model(runtime.agent("build")).model == "openai/from-env"
+    assert runtime.model(runtime.agent("review"), "openai/asked").model == "openai/asked"
+    monkeypatch.delenv("LSPILOT_MODEL")
+    assert runtime.model(runtime.agent("build")).model == "openai/x"
