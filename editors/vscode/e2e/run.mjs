@@ -10,7 +10,8 @@
 // turn: the review must close and a.py stay as it was. Then a window without a folder opens, where
 // the driver asks: no daemon may serve it (the model must not hear it), and a prompt sent from the
 // chat view there must come back into its box. Prints the outcome as
-// JSON on the last line; exits non-zero on failure.
+// JSON on the last line; exits non-zero on failure. Every wait (here and in the driver) has its
+// own limit: a scenario that hangs fails within a minute, saying what it waited for.
 //
 // Needs CODE_SERVER (its bin/code-server) and CHROMIUM (a chromium binary): e2e/setup.sh DIR
 // leaves both in DIR (scripts/dev test: .cache/vscode-e2e).
@@ -39,12 +40,27 @@ const PROPOSAL = TWO.replace("3.14 * r * r", "undefined_pi * r * r").replace("'c
 const TYPED = "# mine\n" + TWO.replace("3.14 * r * r", "undefined_pi * r * r");
 const THIRD = TYPED.replace("# mine", "# theirs").replace("'circle'", "'ring'");
 
+/**
+ * `promise`, or an error naming `what` after `seconds`: a scenario that regresses into a hang
+ * fails here, with what it waited for, and the finally below still stops code-server and
+ * Chromium (pytest's timeout would kill only this process, after minutes).
+ */
+function within(seconds, what, promise) {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`waited ${seconds} s for ${what}`)), seconds * 1000);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 /** The frame of `page` (a webview's, nested) holding `selector`, once it is there. */
-async function frameWith(page, selector) {
-  for (;;) {
+async function frameWith(page, selector, seconds) {
+  const deadline = Date.now() + seconds * 1000;
+  while (Date.now() < deadline) {
     for (const frame of page.frames()) if (await frame.$(selector).catch(() => null)) return frame;
     await new Promise((resolve) => setTimeout(resolve, 200)); // look again: webviews load on their own
   }
+  throw new Error(`waited ${seconds} s for a webview holding ${selector}`);
 }
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "lspilot-e2e-"));
@@ -110,32 +126,36 @@ try {
     server.stderr.on("data", seen);
     server.on("exit", (code) => reject(new Error(`code-server exited ${code}`)));
   });
-  const writtenTo = (file) => new Promise((resolve) => {
-    const read = () => {
-      try { resolve(JSON.parse(fs.readFileSync(file, "utf8"))); } catch (error) { resolve({ ok: false, error: String(error) }); }
-    };
-    const watcher = fs.watch(dir, () => {
-      if (!fs.existsSync(file)) return;
-      watcher.close();
-      read();
+  // What the driver writes to `file`; an error naming `what` when it wrote nothing in `seconds`.
+  const writtenTo = (file, seconds, what) => {
+    let watcher;
+    const read = new Promise((resolve) => {
+      watcher = fs.watch(dir, () => {
+        if (!fs.existsSync(file)) return;
+        watcher.close();
+        try { resolve(JSON.parse(fs.readFileSync(file, "utf8"))); } catch (error) { resolve({ ok: false, error: String(error) }); }
+      });
     });
-  });
-  const written = writtenTo(out);
+    return within(seconds, what, read).finally(() => watcher.close());
+  };
+  // The driver bounds each of its steps; this bounds a driver that never ran (no activation).
+  const written = writtenTo(out, 180, "the driver's result in the window with a folder");
   browser = await puppeteer.launch({ executablePath: chromium, headless: true, args: ["--no-sandbox", "--disable-gpu"], env: { ...process.env, TMPDIR: dir } });
   const page = await browser.newPage();
   await page.goto(`${url}?folder=${encodeURIComponent(ws)}`);
   const result = await written;
   // A window without a folder: the driver asks there. The daemon must not start (it would take
   // the directory it runs in for its workspace), so the model never hears that ask.
-  const withoutFolder = writtenTo(out + ".empty");
+  const withoutFolder = writtenTo(out + ".empty", 60, "the driver's result in the window without a folder");
   const page2 = await browser.newPage();
   await page2.goto(`${url}?ew=true`);
   const empty = await withoutFolder;
   // There, a prompt sent from the chat view, which no turn takes, goes back into its box.
-  const chat = await frameWith(page2, "#prompt");
+  const chat = await frameWith(page2, "#prompt", 60);
   await chat.type("#prompt", "kept prompt");
   await chat.click("#send");
-  await chat.waitForFunction(() => document.getElementById("prompt").value === "kept prompt", { timeout: 0 });
+  const restored = chat.waitForFunction(() => document.getElementById("prompt").value === "kept prompt", { timeout: 0 });
+  await within(60, "the prompt sent from the chat view without a folder to come back into its box", restored);
   const state = await (await fetch(apiBase.replace(/\/v1$/, "") + "/requests")).json();
   // What the model was told last in its 4th request (the write's result) and its 7th (the edit's).
   const lastTold = (request) => request?.messages.filter((m) => m.role === "tool").at(-1)?.content ?? "";

@@ -42,6 +42,18 @@ function untilNoReview() {
   });
 }
 
+/** The longest one step may take: a step that hangs fails the run with `what` it waited for. */
+const STEP_SECONDS = 60;
+
+/** `promise`, or an error naming `what` once it took longer than STEP_SECONDS. */
+function within(what, promise) {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`waited ${STEP_SECONDS} s for ${what}`)), STEP_SECONDS * 1000);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 // Written whole, then renamed: the watcher never sees half a file.
 function report(out, result) {
   fs.writeFileSync(out + ".part", JSON.stringify(result));
@@ -68,20 +80,20 @@ async function drive(out) {
       }),
     ];
     const asking = vscode.commands.executeCommand("lspilot.ask", { prompt: "rename things" });
-    const editor = await untilReview();
+    const editor = await within("the first review", untilReview());
     steps.push(`review shown: ${editor.document.uri.path}`);
     await vscode.window.showTextDocument(editor.document, { viewColumn: editor.viewColumn });
     await vscode.commands.executeCommand("lspilot.acceptHunk");
     await vscode.commands.executeCommand("lspilot.rejectHunk");
     steps.push("accepted h1, rejected h2");
-    await asking;
+    await within("the first turn to end", asking);
     for (const listener of following) listener.dispose();
     steps.push("turn ended");
     const text = document.getText();
     // The user types in the file under review and accepts at once: vscode-languageclient holds
     // that didChange back (up to 250 ms), and the daemon must judge the accept on the new text.
     const again = vscode.commands.executeCommand("lspilot.ask", { prompt: "once more" });
-    const second = await untilReview(editor.document.uri.path);
+    const second = await within("the second review", untilReview(editor.document.uri.path));
     steps.push(`second review shown: ${second.document.uri.path}`);
     await vscode.window.showTextDocument(second.document, { viewColumn: second.viewColumn });
     const typed = new vscode.WorkspaceEdit();
@@ -89,13 +101,13 @@ async function drive(out) {
     if (!(await vscode.workspace.applyEdit(typed))) throw new Error("could not type into a.py");
     await vscode.commands.executeCommand("lspilot.acceptHunk");
     steps.push("typed into a.py, accepted h1");
-    await again;
+    await within("the second turn to end", again);
     steps.push("second turn ended");
     const typedText = document.getText();
     // The keys act on the hunk at the cursor on either side of the diff: on the original side
     // (the file itself), accept the second hunk, then reject the first.
     const thrice = vscode.commands.executeCommand("lspilot.ask", { prompt: "and once more" });
-    const third = await untilReview(second.document.uri.path);
+    const third = await within("the third review", untilReview(second.document.uri.path));
     steps.push(`third review shown: ${third.document.uri.path}`);
     const isOriginal = (editor) => editor?.document.uri.toString() === document.uri.toString();
     const focused = isOriginal(vscode.window.activeTextEditor)
@@ -108,7 +120,7 @@ async function drive(out) {
           });
         });
     await vscode.commands.executeCommand("workbench.action.compareEditor.focusSecondarySide");
-    const original = await focused;
+    const original = await within("the original side of the diff to take the focus", focused);
     steps.push(`original side focused in: ${vscode.window.tabGroups.activeTabGroup.activeTab?.label}`);
     const at = async (line, command) => {
       original.selection = new vscode.Selection(line, 0, line, 0);
@@ -117,19 +129,19 @@ async function drive(out) {
     await at(6, "lspilot.acceptHunk"); // return 'circle'
     await at(0, "lspilot.rejectHunk"); // # mine
     steps.push("on the original side: accepted the hunk at line 7, rejected the one at line 1");
-    await thrice;
+    await within("the third turn to end", thrice);
     steps.push("third turn ended");
     const fromOriginal = document.getText();
     // The user edits the proposed side of the fourth review, then cancels the turn: the review
     // closes (left to itself, VS Code held the dirty diff open behind a "save changes?" prompt).
     const fourth = vscode.commands.executeCommand("lspilot.ask", { prompt: "one last time" });
-    const last = await untilReview(third.document.uri.path);
+    const last = await within("the fourth review", untilReview(third.document.uri.path));
     const mine = new vscode.WorkspaceEdit();
     mine.insert(last.document.uri, new vscode.Position(0, 0), "# my idea\n");
     if (!(await vscode.workspace.applyEdit(mine))) throw new Error("could not edit the proposal");
     await vscode.commands.executeCommand("lspilot.cancel");
-    await fourth;
-    await untilNoReview();
+    await within("the cancelled fourth turn to end", fourth);
+    await within("the cancelled review to close", untilNoReview());
     steps.push("edited the fourth proposal, cancelled: its review closed");
     report(out, { ok: true, steps, followed, text, dirty: document.isDirty, typedText, fromOriginal, cancelled: document.getText() });
   } catch (error) {
@@ -143,7 +155,7 @@ async function drive(out) {
  */
 async function driveWithoutFolder(out) {
   try {
-    await vscode.commands.executeCommand("lspilot.ask", { prompt: "asked without a folder" });
+    await within("the ask without a folder to come back", vscode.commands.executeCommand("lspilot.ask", { prompt: "asked without a folder" }));
     await vscode.commands.executeCommand("lspilot.chat.focus");
     report(out, { ok: true });
   } catch (error) {
