@@ -11,7 +11,8 @@ M.defaults = {
   root_markers = { '.git', 'lspilot.toml', '.lspilot', 'pyproject.toml', 'package.json' },
   -- Start the daemon when a file is opened (false: on the first :Lspilot command).
   autostart = false,
-  -- Where the daemon logs; nil: the daemon's default (see :checkhealth lspilot).
+  -- The file :Lspilot log and :checkhealth show (the daemon does not read it: LSPILOT_DATA_DIR
+  -- in cmd_env moves its log); nil: where the daemon logs by default.
   log_file = nil,
   -- Follow the agent: show each place it reads, finds or changes in one reused window
   -- (:Lspilot follow switches it).
