@@ -52,7 +52,7 @@ class ToolRegistry:
     tools: dict[str, Tool[Any]] = field(default_factory=dict[str, Tool[Any]])
     before: list[BeforeHook] = field(default_factory=list[BeforeHook])
     after: list[AfterHook] = field(default_factory=list[AfterHook])
-    #: Custom tool files or plugins that failed to load, with why (shown by ``lspilot tool --list``).
+    #: Custom tool files or plugins that failed to load, with why (``lspilot tool`` prints them).
     load_errors: list[str] = field(default_factory=list[str])
 
     def register(self, tool: Tool[Any]) -> None:
