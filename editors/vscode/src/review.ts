@@ -23,8 +23,9 @@ class ProposalFiles implements vscode.FileSystemProvider {
     this.emitter.fire([{ type: known ? vscode.FileChangeType.Changed : vscode.FileChangeType.Created, uri }]);
   }
 
-  drop(prefix: string): void {
-    for (const key of [...this.files.keys()]) if (key.startsWith(prefix)) this.files.delete(key);
+  /** Forget the files of every proposal `keep` refuses (the first part of the path is its id). */
+  drop(keep: (proposalId: string) => boolean): void {
+    for (const key of [...this.files.keys()]) if (!keep(vscode.Uri.parse(key).path.split("/")[1] ?? "")) this.files.delete(key);
   }
 
   watch(): vscode.Disposable {
@@ -244,23 +245,25 @@ export class ReviewUi implements vscode.Disposable, vscode.CodeLensProvider {
       .flatMap((group) => group.tabs)
       .filter((tab) => tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.toString() === right);
     if (tabs.length) await vscode.window.tabGroups.close(tabs);
-    this.files.drop(`${SCHEME}:/${proposal.id}/`);
+    this.files.drop((id) => id !== proposal.id);
   }
 
   /**
-   * The daemon cancelled or the review ended elsewhere: close what is left open. A proposed side
-   * the user edited is saved first (into memory), as {@link close} does: closed dirty, the diff
-   * stayed open behind VS Code's "save changes?" prompt.
+   * The daemon cancelled or the review ended elsewhere: close what is left open and forget the
+   * proposals of reviews that are over. A proposed side the user edited is saved first (into
+   * memory), as {@link close} does: closed dirty, the diff stayed open behind VS Code's "save
+   * changes?" prompt.
    */
   async closeStale(): Promise<void> {
-    const live = new Set(this.queue.proposals.map((p) => `/${p.id}/`));
-    const stale = (uri: vscode.Uri) => uri.scheme === SCHEME && ![...live].some((prefix) => uri.path.startsWith(prefix));
+    const live = new Set(this.queue.proposals.map((p) => p.id));
+    const stale = (uri: vscode.Uri) => uri.scheme === SCHEME && !live.has(uri.path.split("/")[1] ?? "");
     const tabs = vscode.window.tabGroups.all
       .flatMap((group) => group.tabs)
       .filter((tab) => tab.input instanceof vscode.TabInputTextDiff && stale(tab.input.modified));
     for (const document of vscode.workspace.textDocuments) {
       if (document.isDirty && stale(document.uri)) await document.save();
     }
+    this.files.drop((id) => live.has(id)); // after the saves, which write them again
     if (tabs.length) await vscode.window.tabGroups.close(tabs);
   }
 }

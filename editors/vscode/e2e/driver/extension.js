@@ -143,6 +143,9 @@ async function drive(out) {
     await within("the cancelled fourth turn to end", fourth);
     await within("the cancelled review to close", untilNoReview());
     steps.push("edited the fourth proposal, cancelled: its review closed");
+    // Its in-memory proposal went with it (they were kept for as long as the window lived).
+    const kept = await vscode.workspace.fs.stat(last.document.uri).then(() => true, () => false);
+    if (kept) throw new Error(`the cancelled review's proposal is still kept: ${last.document.uri}`);
     report(out, { ok: true, steps, followed, text, dirty: document.isDirty, typedText, fromOriginal, cancelled: document.getText() });
   } catch (error) {
     report(out, { ok: false, steps, error: String((error && error.stack) || error) });
