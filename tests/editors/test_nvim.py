@@ -187,6 +187,15 @@ def test_checkhealth_reports_ok(editor: Editor) -> None:
     assert editor.lua("return vim.api.nvim_buf_get_name(0)") == str(data_dir() / "logs" / "lspilot.log")
 
 
+def test_checkhealth_without_the_executable_says_how_to_get_it(editor: Editor) -> None:
+    # It said `pip install lspilot`: a package of that name on PyPI is not this repository's.
+    editor.lua("require('lspilot.config').options.cmd = { 'no-such-lspilot', 'serve' }")
+    editor.lua("vim.cmd('checkhealth lspilot')")
+    report = "\n".join(cast(list[str], editor.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")))
+    assert "ERROR `no-such-lspilot` not found" in report, report
+    assert "pip install" not in report and ".venv/bin/lspilot" in report, report
+
+
 def test_cancel_during_a_turn_stops_it_and_clears_pending_reviews(
     editor: Editor, fake: ScriptedModel
 ) -> None:

@@ -71,7 +71,9 @@ function M.check()
 
   local exe = vim.fn.exepath(opts.cmd[1])
   if exe == '' then
-    return h.error('`' .. opts.cmd[1] .. '` not found', { 'install lspilot (pip install lspilot) or set `cmd`' })
+    return h.error('`' .. opts.cmd[1] .. '` not found', {
+      'put lspilot on PATH (`scripts/dev demo` in its repository makes .venv/bin/lspilot), or set `cmd`',
+    })
   end
   h.ok('executable: ' .. exe)
 
