@@ -17,7 +17,8 @@ commands and redirections are resolved against the working directory (followed t
 logically as bash does, so ``cd link/..`` is where the link sits; ``~``, ``~+``, ``..`` and symlinks
 resolved: ``_shell_paths.py``); any outside the workspace gives an ``external_directory`` pattern
 ``/dir/*``. A value only known at run time (``$VAR``, ``$(...)``, ``~-``, a glob reaching up, a
-script a shell reads from a pipe) counts as outside, named by its text. ``permission_requests``
+script a shell reads from a pipe) counts as outside, named by its text; "always" approves the folder,
+or that text exactly (``$HOME/\\*``, not every path under ``$HOME``). ``permission_requests``
 returns the ``external_directory`` request (if any) first, then the ``bash`` request.
 """
 
@@ -322,7 +323,7 @@ def requests_for(command: str, result: Analysis) -> list[PermissionRequest]:
             PermissionRequest(
                 "external_directory",
                 list(result.outside),
-                list(result.outside),
+                list(result.outside.values()),
                 f"Command reaches outside the workspace: {', '.join(result.outside)}",
                 meta,
             )

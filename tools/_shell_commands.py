@@ -58,8 +58,9 @@ class Analysis:
     #: One per command: (pattern, always pattern); the always pattern equals the pattern when only
     #: the exact command may be approved.
     commands: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
-    #: ``external_directory`` patterns: ``/dir/*``, or the text of a value unknown until run time.
-    outside: list[str] = field(default_factory=list[str])
+    #: ``external_directory`` patterns, each with its "always" pattern: ``/dir/*`` (always: that
+    #: folder), or the text of a value unknown until run time (always: that text exactly).
+    outside: dict[str, str] = field(default_factory=dict[str, str])
     #: The script files programs run that were read (``sed -f FILE``), or looked for: path ->
     #: SHA-256 of the bytes read, None when there was none (``_shell_sources.stale``).
     sources: dict[str, str | None] = field(default_factory=dict[str, str | None])
@@ -106,17 +107,17 @@ class Commands(ABC):
         self.result.commands.append((pattern, always or literal(pattern)))
         return len(self.result.commands) - 1
 
-    def _outside(self, pattern: str) -> None:
-        if pattern not in self.result.outside:
-            self.result.outside.append(pattern)
+    def _outside(self, pattern: str, always: str | None = None) -> None:
+        """Record an ``external_directory`` pattern; without ``always`` it is approved exactly."""
+        self.result.outside.setdefault(pattern, always or literal(pattern))
 
     def path(self, path: Word, state: State) -> None:
         if self.remote:  # on another machine or in a container: that place is outside already
             return
         self.named.append(absolute(path, state) or "")
-        pattern = outside(path, state, self.trusted)
-        if pattern is not None:
-            self._outside(pattern)
+        found = outside(path, state, self.trusted)
+        if found is not None:
+            self._outside(*found)
 
     # -- variables -------------------------------------------------------------------------------
     def sets(self, name: str | None, state: State) -> bool:

@@ -7,7 +7,8 @@ run time is kept as the text that set it. It also knows which of the variables p
 only known at run time. ``absolute`` and ``resolve`` turn a word into a
 path from there (``~``, ``~+``, ``..`` expanded, a glob cut to the folder it starts in, symlinks
 resolved by ``resolve``); ``outside`` gives the ``external_directory`` pattern of a path that leaves
-the trusted folders: ``/dir/*``, or the word's text when its value is only known at run time.
+the trusted folders: ``/dir/*``, or the word's text when its value is only known at run time, with
+the "always" pattern that approves just that (the folder, or the text with ``*`` and ``?`` escaped).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from ._shell_words import SPECIAL, Word, climbs
 from .context import is_within
+from .permission import literal
 
 #: Device files a redirection or file command may use without leaving the workspace.
 HARMLESS = frozenset(
@@ -84,8 +86,11 @@ def resolve(path: Word, state: State) -> Path | None:
     return None if value is None else Path(os.path.realpath(value))
 
 
-def outside(path: Word, state: State, trusted: Sequence[Path]) -> str | None:
-    """The ``external_directory`` pattern for ``path``, or None when it stays in ``trusted``."""
+def outside(path: Word, state: State, trusted: Sequence[Path]) -> tuple[str, str] | None:
+    """The ``external_directory`` pattern for ``path`` and its "always" pattern, or None when it
+    stays in ``trusted``. A folder's always pattern is that folder, whatever its name holds
+    (``/a\\*b/*``); a value only known at run time can only be approved as the text asked
+    (``$HOME/\\*``, not every path under ``$HOME``)."""
     if path.value is not None and (path.value in HARMLESS or path.value.startswith("/dev/fd/")):
         return None
     if path.value == "-" or path.raw.startswith(("<(", ">(")):  # stdin; a pipe to analyzed commands
@@ -93,8 +98,9 @@ def outside(path: Word, state: State, trusted: Sequence[Path]) -> str | None:
     real = resolve(path, state)
     if real is None:
         relative = isinstance(state.cwd, str) and not (path.raw.startswith(("/", "~", "$")))
-        return f"{state.cwd}/{path.raw}" if relative else path.raw
+        text = f"{state.cwd}/{path.raw}" if relative else path.raw
+        return text, literal(text)
     if any(is_within(real, folder) for folder in trusted):
         return None
     folder = real if real.is_dir() else real.parent
-    return str(folder / "*")
+    return str(folder / "*"), os.path.join(literal(str(folder)), "*")

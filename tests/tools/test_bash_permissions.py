@@ -210,3 +210,41 @@ async def test_a_home_set_by_a_loop_is_not_the_home_folder(
     outcome = await _call(h, f"for HOME in {tmp_path}; do cat ~/secret; done")
     assert outcome.error is not None and "rejected" in outcome.error
     assert [(r.permission, r.patterns) for r in h.human.asked] == [("external_directory", ["~/secret"])]
+
+
+async def test_always_for_a_value_known_at_run_time_approves_that_text_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ls $HOME/*`` is asked as the text ``$HOME/*``; its "always" must not become the wildcard
+    ``$HOME/*``, which also matched ``$HOME/.ssh/id_rsa``."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("PRIVATE KEY\n")
+    monkeypatch.setenv("HOME", str(home))
+    h = _harness(tmp_path, [Rule("bash", "*", "allow")])
+    h.human.replies = [Reply("always")]
+    assert (await _call(h, "ls $HOME/*")).error is None
+    assert [(r.patterns, r.always) for r in h.human.asked] == [(["$HOME/*"], ["$HOME/\\*"])]
+    outcome = await _call(h, "cat $HOME/.ssh/id_rsa")
+    assert outcome.error is not None and "rejected external_directory $HOME/.ssh/id_rsa" in outcome.error
+    assert (await _call(h, "ls $HOME/*")).error is None and len(h.human.asked) == 2
+
+
+async def test_always_for_an_outside_folder_approves_that_folder(tmp_path: Path) -> None:
+    """A folder named outright is approved as a folder (later commands in it run unasked), by its
+    name: a folder called ``a*b`` does not approve ``axb``."""
+    h = _harness(tmp_path, [Rule("bash", "*", "allow")])
+    for name in ("other", "a*b", "axb"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "f.txt").write_text(f"in {name}\n")
+    h.human.replies = [Reply("always"), Reply("always")]
+    assert (await _call(h, "ls ../other/")).error is None
+    assert (await _call(h, f"cat '{tmp_path}/a*b/f.txt'")).error is None
+    assert [(r.patterns, r.always) for r in h.human.asked] == [
+        ([f"{tmp_path}/other/*"], [f"{tmp_path}/other/*"]),
+        ([f"{tmp_path}/a*b/*"], [f"{tmp_path}/a\\*b/*"]),
+    ]
+    outcome = await _call(h, f"cat {tmp_path}/other/f.txt")
+    assert outcome.result is not None and outcome.result.output.startswith("in other\n")
+    outcome = await _call(h, f"cat {tmp_path}/axb/f.txt")
+    assert outcome.error is not None and f"rejected external_directory {tmp_path}/axb/*" in outcome.error

@@ -191,10 +191,18 @@ def check_row(tree: dict[str, Path], command: str, outside: list[str], bash: lis
     requests = permission_requests(_fill(command, tree), root, root, [tree["data"] / "tool-output"])
     expected_bash = [(_fill(p, tree), _fill(literal(p) if a == "=" else a, tree)) for p, a in bash]
     got = [(r.permission, r.patterns, r.always) for r in requests]
-    want = [("external_directory", [_fill(o, tree) for o in outside], [_fill(o, tree) for o in outside])]
-    want = want if outside else []
+    outside = [_fill(o, tree) for o in outside]
+    want = [("external_directory", outside, [_outside_always(o) for o in outside])] if outside else []
     want.append(("bash", _unique([p for p, _ in expected_bash]), _unique([a for _, a in expected_bash])))
     assert got == want
+
+
+def _outside_always(pattern: str) -> str:
+    """The "always" pattern of an outside pattern in a table: a folder (``/dir/*``) is approved as
+    that folder, the text of a value only known at run time (``$HOME/*``) as that text only."""
+    if pattern.startswith("/") and pattern.endswith("/*"):
+        return f"{literal(pattern[:-2])}/*"
+    return literal(pattern)
 
 
 def _unique(items: list[str]) -> list[str]:
