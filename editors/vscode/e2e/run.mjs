@@ -7,7 +7,9 @@
 // version. In a third,
 // the driver accepts and rejects with the cursor on the original side of the diff: the hunks at
 // the cursor there must be the ones decided. In a fourth, it edits the proposal and cancels the
-// turn: the review must close and a.py stay as it was. Then a window without a folder opens, where
+// turn: the review must close, its proposal be forgotten and a.py stay as it was. In a fifth, it
+// rejects the whole file and cancels the turn while the feedback box is open: the rejection must
+// end quietly once the box closes. Then a window without a folder opens, where
 // the driver asks: no daemon may serve it (the model must not hear it), and a prompt sent from the
 // chat view there must come back into its box. Prints the outcome as
 // JSON on the last line; exits non-zero on failure. Every wait (here and in the driver) has its
@@ -86,6 +88,8 @@ try {
     { text: "done thrice" },
     { tool_calls: [["read", { filePath: "a.py" }]] },
     { tool_calls: [["edit", { filePath: "a.py", oldString: "'ring'", newString: "'torus'" }]] },  // cancelled
+    { tool_calls: [["read", { filePath: "a.py" }]] },
+    { tool_calls: [["edit", { filePath: "a.py", oldString: "'ring'", newString: "'cone'" }]] },  // cancelled while rejecting
   ]));
   const model = spawn(python, ["-m", "daemon.scripted_model", script], { cwd: repo, stdio: ["pipe", "pipe", "inherit"] });
   children.push(model);

@@ -218,6 +218,8 @@ export class ReviewUi implements vscode.Disposable, vscode.CodeLensProvider {
         prompt: "Tell the agent why (optional; Escape rejects without a word)",
         ignoreFocusOut: true,
       });
+      // The review may have ended while the box was open (its turn cancelled, the daemon gone).
+      if (!this.queue.get(proposal.id)) return;
       this.queue.rejectAll(proposal.id, feedback || undefined);
     }
     await this.close(proposal);

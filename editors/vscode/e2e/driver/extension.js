@@ -3,7 +3,8 @@
 // accepts the first hunk and rejects the second in the review diff; asks again, types a line into
 // a.py while its next review is open and at once accepts that review's hunk; asks a third time
 // and decides that review's hunks with the cursor on the original side of its diff; asks a fourth
-// time, edits the proposal and cancels the turn; then writes what happened to $LSPILOT_E2E_OUT.
+// time, edits the proposal and cancels the turn; asks a fifth time, rejects the whole file and
+// cancels the turn while the feedback box is open; then writes what happened to $LSPILOT_E2E_OUT.
 const fs = require("node:fs");
 const vscode = require("vscode");
 
@@ -146,6 +147,17 @@ async function drive(out) {
     // Its in-memory proposal went with it (they were kept for as long as the window lived).
     const kept = await vscode.workspace.fs.stat(last.document.uri).then(() => true, () => false);
     if (kept) throw new Error(`the cancelled review's proposal is still kept: ${last.document.uri}`);
+    // A fifth review ends (its turn is cancelled) while "Reject the whole file" asks for feedback:
+    // once the box is closed the command ends quietly (it failed: no proposal under review).
+    const fifth = vscode.commands.executeCommand("lspilot.ask", { prompt: "try again" });
+    await within("the fifth review", untilReview(last.document.uri.path));
+    const rejecting = vscode.commands.executeCommand("lspilot.rejectAll");
+    await vscode.commands.executeCommand("lspilot.cancel");
+    await within("the cancelled fifth turn to end", fifth);
+    await within("the fifth review to close", untilNoReview());
+    await vscode.commands.executeCommand("workbench.action.closeQuickOpen");
+    await within("the rejection to end once its feedback box closed", rejecting);
+    steps.push("cancelled the fifth turn while its rejection asked for feedback: the rejection ended quietly");
     report(out, { ok: true, steps, followed, text, dirty: document.isDirty, typedText, fromOriginal, cancelled: document.getText() });
   } catch (error) {
     report(out, { ok: false, steps, error: String((error && error.stack) || error) });
