@@ -109,7 +109,26 @@ class Config:
                 raise ConfigError(
                     f"{self._file('tools', key)}[tools] {key} must be a positive integer, not {value!r}"
                 )
+        self._check_tool_tables(table)
         return OutputLimits(**limits)
+
+    def _check_tool_tables(self, table: dict[str, Any]) -> None:
+        """``[tools.bash]`` and ``[tools.edit]``: a mistake in the one dropped the bash tool with a
+        traceback, in the other it was ignored (``warnings = "false"`` turned warnings on)."""
+        from tools import ToolError  # noqa: PLC0415
+        from tools.bash import BashSettings  # noqa: PLC0415
+
+        try:
+            BashSettings.from_settings({"tools": {"bash": table.get("bash", {})}})
+        except ToolError as error:
+            raise ConfigError(f"{self._file('tools', 'bash')}{error}") from None
+        edit: Any = table.get("edit", {})
+        where = f"{self._file('tools', 'edit')}[tools.edit]"  # a table: other values are refused above
+        unknown = sorted(set(edit) - {"warnings"})  # pyright: ignore[reportUnknownArgumentType]
+        if unknown:
+            raise ConfigError(f"{where}: unknown settings {unknown}; known: ['warnings']")
+        if not isinstance(edit.get("warnings", False), bool):
+            raise ConfigError(f"{where} warnings must be true or false, not {edit['warnings']!r}")
 
     def bridge(self) -> BridgeConfig:
         from lsp_bridge import BridgeConfig  # noqa: PLC0415

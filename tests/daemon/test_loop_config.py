@@ -58,6 +58,12 @@ def test_config_errors_name_the_file_and_key(workspace: Path) -> None:
         ('[lsp]\nrequest_timeout = "30"', "\\[lsp\\] request_timeout must be a positive number, not '30'"),
         ("[lsp]\nservers = 3", "\\[lsp\\] servers must be a table"),
         ("[tools]\nbash = 'yes'", "unknown \\[tools\\] settings: \\['bash'\\]"),
+        # the bash tool was dropped with a traceback, and the turn went on without it
+        ("[tools.bash]\nkill_grace = 1", "unknown \\[tools.bash\\] setting 'kill_grace'; known:"),
+        ("[tools.bash]\nmax_timeout_ms = '9'", "\\[tools.bash\\] max_timeout_ms must be a positive integer"),
+        # ignored, or "false" taken as true
+        ("[tools.edit]\nwarning = true", "\\[tools.edit\\]: unknown settings \\['warning'\\]; known:"),
+        ("[tools.edit]\nwarnings = 'false'", "\\[tools.edit\\] warnings must be true or false, not 'false'"),
         # litellm sent these as they were: a connection error retried ~30 s, or the provider's 400
         ("[provider_options]\ntimeout = 'soon'", "provider_options.timeout must be a number, not 'soon'"),
         ("[provider_options]\nmax_tokens = 1.5", "provider_options.max_tokens must be an integer, not 1.5"),
