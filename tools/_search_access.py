@@ -8,7 +8,6 @@ rules to each file found, as the read tool would.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Literal
 
 from ._ripgrep import FileFilter, file_filter
 from .context import ToolContext, is_within, real_path, relative_text, shown_path
-from .permission import PermissionEngine, Rule, evaluate, wildcard_any, wildcard_match
+from .permission import AnyPattern, PermissionEngine, Rule, evaluate, nfc, wildcard_any, wildcard_match
 
 Verdict = Literal["show", "deny", "ask"]
 
@@ -47,7 +46,7 @@ class ReadCheck:
     exempt: Rule | None = None
     rules: list[Rule] = field(default_factory=list[Rule])
     approvals: list[Rule] = field(default_factory=list[Rule])
-    candidates: re.Pattern[str] | None = None
+    candidates: AnyPattern | None = None
     #: Files kept out so far, with why (each file once, however many batches name it).
     blocked: dict[bytes, Verdict] = field(default_factory=dict[bytes, Verdict])
 
@@ -75,8 +74,8 @@ class ReadCheck:
             return False
         assert self.candidates is not None
         path = self.prefix + os.fsdecode(name[self.strip :])
-        if not path.isascii():  # as read's rules see it: bytes that are not UTF-8 as \xNN
-            path = shown_path(path)
+        if not path.isascii():  # as read's rules see it: bytes that are not UTF-8 as \xNN, and
+            path = nfc(shown_path(path))  # composed as the rules are (macOS writes names decomposed)
         if self.candidates.fullmatch(path) is None:
             return True
         rule = evaluate("read", path, self.rules)

@@ -4,7 +4,8 @@ Rules come in layers, later layers winning: the defaults, the agent's, the proje
 user config's (so a cloned repository's config cannot loosen what its user tightened). Within the
 combined list the last matching rule wins; no match means ask. An "always" reply adds allow rules
 for the request's ``always`` patterns and is remembered per project, but never overrides a rule
-that denies.
+that denies. Patterns and what they are matched with are compared in Unicode normal form C
+(``nfc``): a rule typed ``café/*`` applies to a file whose name macOS stored decomposed.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import logging
 import os
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -74,9 +76,16 @@ _PIECES = re.compile(r"\\[*?]|[*?]|[^*?\\]+|\\")
 _PIECE_REGEX = {"*": ".*", "?": ".", "\\*": re.escape("*"), "\\?": re.escape("?")}
 
 
+def nfc(text: str) -> str:
+    """``text`` in Unicode normal form C: where rules meet paths both sides are compared so, since
+    the same name may be stored composed (``é``, as typed) or decomposed (``e`` + U+0301, as macOS
+    writes names), and a rule must not miss a file for the form of its name."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
+
+
 @lru_cache(maxsize=1024)
 def _wildcard_regex(pattern: str) -> re.Pattern[str]:
-    body = pattern
+    body = nfc(pattern)
     tail = ""
     if body.endswith(" *"):  # "git log *" also matches the bare "git log"
         body, tail = body[:-2], "( .*)?"
@@ -91,19 +100,30 @@ def literal(text: str) -> str:
 
 def wildcard_match(text: str, pattern: str) -> bool:
     """Whole-string match where ``*`` is any run of characters and ``?`` any one character
-    (``\\*`` and ``\\?`` are those characters themselves)."""
+    (``\\*`` and ``\\?`` are those characters themselves); both compared in ``nfc`` form."""
     if pattern == "*":
         return True
     if "*" not in pattern and "?" not in pattern:  # most rules name a tool or a path outright
-        return text == pattern
-    return _wildcard_regex(pattern).fullmatch(text) is not None
+        return text == pattern or nfc(text) == nfc(pattern)
+    return _wildcard_regex(pattern).fullmatch(nfc(text)) is not None
 
 
-def wildcard_any(patterns: Iterable[str]) -> re.Pattern[str] | None:
+@dataclass(frozen=True)
+class AnyPattern:
+    """Several patterns in one regex (``wildcard_any``)."""
+
+    regex: re.Pattern[str]
+
+    def fullmatch(self, text: str) -> re.Match[str] | None:
+        """Where ``wildcard_match`` matches ``text`` for one of the patterns (``text`` in ``nfc``)."""
+        return self.regex.fullmatch(nfc(text))
+
+
+def wildcard_any(patterns: Iterable[str]) -> AnyPattern | None:
     """One regex whose ``fullmatch`` succeeds where ``wildcard_match`` does for any of ``patterns``
     (None when there are none): a file search tests each path once rather than once per rule."""
     bodies = sorted({_wildcard_regex(pattern).pattern for pattern in patterns})
-    return re.compile("|".join(f"(?:{body})" for body in bodies), re.DOTALL) if bodies else None
+    return AnyPattern(re.compile("|".join(f"(?:{body})" for body in bodies), re.DOTALL)) if bodies else None
 
 
 def evaluate(permission: str, pattern: str, rules: Iterable[Rule]) -> Rule | None:
