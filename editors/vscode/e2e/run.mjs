@@ -9,7 +9,8 @@
 // the cursor there must be the ones decided. In a fourth, it edits the proposal and cancels the
 // turn: the review must close, its proposal be forgotten and a.py stay as it was. In a fifth, it
 // rejects the whole file and cancels the turn while the feedback box is open: the rejection must
-// end quietly once the box closes. Then a window without a folder opens, where
+// end quietly once the box closes. Then it kills the daemon and asks while vscode-languageclient
+// restarts it: the ask must run in the restarted daemon, and no second daemon start. Then a window without a folder opens, where
 // the driver asks: no daemon may serve it (the model must not hear it), and a prompt sent from the
 // chat view there must come back into its box. Prints the outcome as
 // JSON on the last line; exits non-zero on failure. Every wait (here and in the driver) has its
@@ -90,6 +91,7 @@ try {
     { tool_calls: [["edit", { filePath: "a.py", oldString: "'ring'", newString: "'torus'" }]] },  // cancelled
     { tool_calls: [["read", { filePath: "a.py" }]] },
     { tool_calls: [["edit", { filePath: "a.py", oldString: "'ring'", newString: "'cone'" }]] },  // cancelled while rejecting
+    { text: "back after the crash" },
   ]));
   const model = spawn(python, ["-m", "daemon.scripted_model", script], { cwd: repo, stdio: ["pipe", "pipe", "inherit"] });
   children.push(model);
@@ -165,14 +167,16 @@ try {
   const lastTold = (request) => request?.messages.filter((m) => m.role === "tool").at(-1)?.content ?? "";
   const told = lastTold(state.requests[3]);
   const toldAgain = lastTold(state.requests[6]);
+  const heardAfterCrash = state.requests.some((r) => JSON.stringify(r.messages).includes("after the crash"));
   const expected = TWO.replace("3.14 * r * r", "undefined_pi * r * r");
   const followed = result.followed?.path.endsWith("/b.py") && result.followed.line === 2;
   const ok = result.ok && followed && result.text === expected && result.dirty === true && /rejected h2/.test(told)
     && result.typedText === "# mine\n" + expected.replace("'circle'", "'round'") && /also edited a\.py since the change was proposed/.test(toldAgain)
-    && result.fromOriginal === TYPED.replace("'circle'", "'ring'") && result.cancelled === result.fromOriginal;
+    && result.fromOriginal === TYPED.replace("'circle'", "'ring'") && result.cancelled === result.fromOriginal
+    && heardAfterCrash;
   const heardWithoutFolder = state.requests.some((r) => JSON.stringify(r.messages).includes("asked without a folder"));
   const okWithoutFolder = empty.ok && !heardWithoutFolder;
-  console.log(JSON.stringify({ ...result, ok: ok && okWithoutFolder, told, toldAgain, empty, heardWithoutFolder }));
+  console.log(JSON.stringify({ ...result, ok: ok && okWithoutFolder, told, toldAgain, heardAfterCrash, empty, heardWithoutFolder }));
   process.exitCode = ok && okWithoutFolder ? 0 : 1;
 } finally {
   await browser?.close();

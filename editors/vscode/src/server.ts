@@ -21,6 +21,8 @@ import { openSettings, settings } from "./settings";
 export class Server implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private attached: DisposableLike[] = [];
+  /** Our start under way, which a second start joins. */
+  private starting: Promise<void> | undefined;
   private readonly stateChanged = new vscode.EventEmitter<boolean>();
   /** Fires true when the daemon is up, false when it stopped. */
   readonly onDidChangeRunning = this.stateChanged.event;
@@ -46,9 +48,18 @@ export class Server implements vscode.Disposable {
    * Start the daemon, in a window with a folder only: without one the daemon would take the
    * directory it runs in (the editor's: the home folder or "/") as its workspace, where the
    * agent reads without asking. Adding a first folder reloads the window, which starts it.
+   * A start under way is waited for, never doubled: ours, or vscode-languageclient's restart of
+   * a daemon that crashed (a second client ran a second daemon beside the restarted one).
    */
-  async start(): Promise<void> {
+  start(): Promise<void> {
+    this.starting ??= this.launch().finally(() => (this.starting = undefined));
+    return this.starting;
+  }
+
+  private async launch(): Promise<void> {
     if (!hasFolder()) return void log().info("no folder is open: lspilot serve starts in a window with one");
+    if (this.client?.state === State.Starting) return this.restarted(this.client);
+    await this.stop(); // a client that gave up restarting, or never started: its handlers go with it
     const { serverPath, serverEnv, follow } = settings();
     const serverOptions: ServerOptions = {
       command: serverPath,
@@ -80,13 +91,21 @@ export class Server implements vscode.Disposable {
       await client.start();
       log().info(`started ${serverPath} serve`);
     } catch (error) {
-      this.client = undefined;
-      this.lspilot = undefined;
+      await this.stop();
       // Not awaited: the message stays until the user acts, and start() must not wait for that.
       void reportError(`could not start "${serverPath} serve"`, error, "Configure", "Show Log").then((choice) => {
         if (choice === "Configure") void openSettings();
         if (choice === "Show Log") log().show(true);
       });
+    }
+  }
+
+  /** Wait for vscode-languageclient's restart of a crashed daemon (it says itself if that fails). */
+  private async restarted(client: LanguageClient): Promise<void> {
+    try {
+      await client.start(); // the start under way
+    } catch (error) {
+      log().warn(`the restart of lspilot serve failed: ${String(error)}`);
     }
   }
 
@@ -108,11 +127,13 @@ export class Server implements vscode.Disposable {
     this.lspilot = undefined;
     for (const d of this.attached) d.dispose();
     this.attached = [];
-    if (client?.isRunning()) await client.stop();
-    await client?.dispose();
+    if (!client) return;
+    if (client.state === State.Starting) await client.start().catch(() => undefined); // cannot stop while starting
+    await client.dispose().catch(() => undefined); // it logs a failed stop; one that never started has none
   }
 
   async restart(): Promise<void> {
+    await this.starting;
     await this.stop();
     await this.start();
   }

@@ -4,7 +4,8 @@
 // a.py while its next review is open and at once accepts that review's hunk; asks a third time
 // and decides that review's hunks with the cursor on the original side of its diff; asks a fourth
 // time, edits the proposal and cancels the turn; asks a fifth time, rejects the whole file and
-// cancels the turn while the feedback box is open; then writes what happened to $LSPILOT_E2E_OUT.
+// cancels the turn while the feedback box is open; kills the daemon and asks while it restarts;
+// then writes what happened to $LSPILOT_E2E_OUT.
 const fs = require("node:fs");
 const vscode = require("vscode");
 
@@ -24,6 +25,34 @@ function untilReview(skip) {
         resolve(editor);
       }
     });
+  });
+}
+
+/**
+ * The `lspilot serve` processes of this extension host (the lspilot extension runs here too),
+ * from /proc: a daemon's parent is the extension host, its arguments end in "serve".
+ */
+function daemons() {
+  const pids = [];
+  for (const name of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, "utf8");
+      const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      const args = fs.readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0").filter(Boolean);
+      if (parent === process.pid && args.at(-1) === "serve") pids.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+/** Resolves once `predicate` holds, looked at every 50 ms (a process gives no event here). */
+function until(predicate) {
+  return new Promise((resolve) => {
+    const look = () => (predicate() ? resolve() : setTimeout(look, 50));
+    look();
   });
 }
 
@@ -158,6 +187,16 @@ async function drive(out) {
     await vscode.commands.executeCommand("workbench.action.closeQuickOpen");
     await within("the rejection to end once its feedback box closed", rejecting);
     steps.push("cancelled the fifth turn while its rejection asked for feedback: the rejection ended quietly");
+    // The daemon crashes. An ask while vscode-languageclient restarts it waits for that daemon
+    // (it started a second client and daemon, both answering).
+    const before = daemons();
+    if (before.length !== 1) throw new Error(`${before.length} daemons ran before the crash: ${before}`);
+    process.kill(before[0], "SIGKILL");
+    await within("the crashed daemon's restart", until(() => daemons().some((pid) => pid !== before[0])));
+    await within("the ask during the restart", vscode.commands.executeCommand("lspilot.ask", { prompt: "after the crash" }));
+    const after = daemons();
+    if (after.length !== 1) throw new Error(`${after.length} daemons run after the crash: ${after}`);
+    steps.push("the daemon crashed; an ask while it restarted ran in the restarted one");
     report(out, { ok: true, steps, followed, text, dirty: document.isDirty, typedText, fromOriginal, cancelled: document.getText() });
   } catch (error) {
     report(out, { ok: false, steps, error: String((error && error.stack) || error) });
