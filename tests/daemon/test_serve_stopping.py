@@ -1,5 +1,5 @@
-"""`lspilot serve` stopped from outside while a turn runs a command: Ctrl-C on a daemon started by
-hand, and the daemon killed outright (``kill -9``, or the editor dying and taking it down)."""
+"""`lspilot serve` stopped from outside while a turn runs a command: SIGTERM, Ctrl-C on a daemon
+started by hand, and the daemon killed outright (``kill -9``, or the editor dying and taking it down)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import asyncio
 import os
 import signal
 from pathlib import Path
+
+import pytest
 
 from daemon.scripted_model import ScriptedModel, Turn
 from daemon.store import Store
@@ -49,16 +51,19 @@ async def _start_waiting_turn(
     return editor, int(pid)
 
 
-async def test_ctrl_c_stops_the_turn_and_exits_although_the_editor_keeps_stdin_open(
-    tmp_path: Path, workspace: Path, fake: ScriptedModel
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+async def test_a_signal_stops_the_turn_and_its_command_and_exits_although_stdin_stays_open(
+    tmp_path: Path, workspace: Path, fake: ScriptedModel, signum: signal.Signals
 ) -> None:
-    # Ctrl-C ended the turn, then the process waited at exit for the thread reading stdin.
+    # SIGTERM (the editor, systemd) or Ctrl-C (a daemon started by hand): killed at once, the
+    # daemon left the bash tool's command running (in a process group of its own) and the turn
+    # unrecorded; then it waited at exit for the thread reading stdin, which the editor keeps open.
     async with asyncio.timeout(120):
         editor, pid = await _start_waiting_turn(
             tmp_path, workspace, fake, "echo $$ > started; exec sleep 300"
         )
-        editor.proc.send_signal(signal.SIGINT)
-        assert await editor.proc.wait() == 128 + signal.SIGINT
+        editor.proc.send_signal(signum)
+        assert await editor.proc.wait() == 128 + signum
         await _gone(pid)
     store = Store(tmp_path / "data" / "lspilot.db")
     [session] = store.sessions(workspace.resolve())
