@@ -68,6 +68,12 @@ def _servers(args: argparse.Namespace) -> int:
     from lsp_bridge import BridgeError, ServerRegistry  # noqa: PLC0415
     from lsp_bridge import install as installer  # noqa: PLC0415
 
+    if args.action != "install" and args.names:
+        print(
+            f"lspilot servers {args.action}: takes no server names (servers install NAME... does)",
+            file=sys.stderr,
+        )
+        return 2
     cfg = configuration.load(Path.cwd())
     bridge_config = cfg.bridge()
     registry = ServerRegistry.from_config(bridge_config.servers)
@@ -241,6 +247,9 @@ def _sessions(args: argparse.Namespace) -> int:
     from .store import Store  # noqa: PLC0415
 
     root = Path(args.root).resolve()
+    if args.action == "list" and args.id:
+        print("lspilot sessions list: takes no session id (sessions show ID shows one)", file=sys.stderr)
+        return 2
     if args.action == "list":  # a path that is no folder would list nothing, as if it had none
         configuration.check_workspace(root)
     store = Store(configuration.data_dir() / "lspilot.db")

@@ -92,6 +92,9 @@ def test_output_cut_short_by_its_reader_ends_quietly(empty_workspace: Path, tmp_
             "lspilot lsp: no operation 'definitoin'; operations: goToDefinition,",
         ),
         (["servers", "install", "nope"], "lspilot servers install: unknown language server 'nope'; known:"),
+        # these listed everything, the id or names ignored
+        (["sessions", "list", "ses_1"], "lspilot sessions list: takes no session id (sessions show ID"),
+        (["servers", "status", "clangd"], "lspilot servers status: takes no server names (servers install"),
     ],
 )
 def test_an_argument_naming_nothing_there_is_a_usage_error(
