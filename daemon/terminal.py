@@ -13,9 +13,15 @@ CHOICES = {"o": "once", "once": "once", "a": "always", "always": "always", "r": 
 
 
 def _prompt(text: str) -> str:
+    """The line typed to ``text``; EOFError at the end of input (Ctrl-D, or a terminal gone:
+    every read then ends at once, so asking again would never stop)."""
     sys.stderr.write(text)
     sys.stderr.flush()
-    return sys.stdin.readline().strip()
+    line = sys.stdin.readline()
+    if not line:
+        sys.stderr.write("\n")
+        raise EOFError
+    return line.strip()
 
 
 async def _ask(text: str) -> str:
@@ -67,15 +73,20 @@ class TerminalAsker:
             sys.stderr.write(", ".join(request.patterns) + "\n")
             if request.always:
                 sys.stderr.write(f"  'always' would allow: {', '.join(request.always)}\n")
-            while True:
-                answer = await _ask("  allow [o]nce, [a]lways, or [r]eject? ")
-                if answer.lower() in CHOICES:
-                    break
+            try:
+                while True:
+                    answer = await _ask("  allow [o]nce, [a]lways, or [r]eject? ")
+                    if answer.lower() in CHOICES:
+                        break
+            except EOFError:  # Ctrl-D: no
+                return Reply("reject")
             kind = CHOICES[answer.lower()]
             if kind != "reject":
                 return Reply(kind)  # pyright: ignore[reportArgumentType]
-            feedback = await _ask("  tell the agent why or what to do instead (optional): ")
-            return Reply("reject", feedback or None)
+            with contextlib.suppress(EOFError):
+                feedback = await _ask("  tell the agent why or what to do instead (optional): ")
+                return Reply("reject", feedback or None)
+            return Reply("reject")
 
     async def question(self, question: str, options: list[str]) -> str:
         if not self.interactive:
@@ -86,7 +97,10 @@ class TerminalAsker:
             sys.stderr.write(f"\nlspilot asks: {question}\n")
             for number, option in enumerate(options, 1):
                 sys.stderr.write(f"  {number}. {option}\n")
-            answer = await _ask("  answer: ")
+            try:
+                answer = await _ask("  answer: ")
+            except EOFError:
+                raise ToolError("The user gave no answer; decide yourself and say so.") from None
             if answer.isdigit() and 1 <= int(answer) <= len(options):
                 return options[int(answer) - 1]
             return answer

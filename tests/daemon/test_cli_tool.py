@@ -170,6 +170,26 @@ def test_ctrl_c_at_the_prompt_exits_at_once(workspace: Path) -> None:
         os.close(leader)
 
 
+def test_ctrl_d_at_the_prompt_rejects(workspace: Path) -> None:
+    """End of input (Ctrl-D, or a terminal that went away) is no: the prompt was written again
+    and again, forever once the terminal was gone (each read ends at once at its end)."""
+    proc, leader, _seen = prompted(workspace)
+    os.write(leader, b"\x04")  # the terminal's end-of-file character
+    try:
+        stdout, _ = proc.communicate(timeout=30)
+        shown = b""
+        while select.select([leader], [], [], 0)[0]:
+            try:
+                shown += os.read(leader, 4096)
+            except OSError:  # the other end closed
+                break
+    finally:
+        proc.kill()
+        os.close(leader)
+    assert json.loads(stdout)["error"].startswith("The user rejected")
+    assert shown.count(b"[r]eject?") == 0 and b"tell the agent why" not in shown
+
+
 def test_version_is_the_distributions() -> None:
     project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]
     shown = subprocess.run([LSPILOT, "--version"], capture_output=True, text=True, check=True).stdout
