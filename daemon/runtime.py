@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from lsp_bridge import Bridge
-from tools import Asker, ChangeSink, ToolEnv, ToolRegistry
+from tools import Asker, ChangeSink, Rule, ToolEnv, ToolRegistry
 from tools.context import shown_path
+from tools.permission import PERMISSIONS, wildcard_match
 
 from . import config as configuration
 from . import tooling
@@ -141,6 +142,7 @@ class Runtime:
                 f"{agent.source}.tools: no tool called {', '.join(unknown)}; "
                 f"tools: {', '.join(sorted(tools))}"
             )
+        _check_permissions(env.permissions.rules, self.registry)
         if not session.id:  # only now: a turn refused above left an empty session behind
             session.id = self.store.create_session(self.cfg.workspace, agent.name)
         self.models[session.id] = settings
@@ -152,3 +154,16 @@ class Runtime:
             model=settings,
             listeners=listeners or [],
         )
+
+
+def _check_permissions(rules: list[Rule], registry: ToolRegistry) -> None:
+    """A configured rule must name a permission there is (``bsh = "deny"`` would protect nothing):
+    the engine's own, or a tool's (custom tools may bring their own)."""
+    known = sorted({*PERMISSIONS, *(t.permission for t in registry.tools.values() if t.permission)})
+    for rule in rules:
+        named = any(wildcard_match(name, rule.permission) for name in known)
+        if named or rule.source in ("default", "agent"):
+            continue
+        file, _, agent = rule.source.partition(" agents.")
+        where = f"{file}: agents.{agent}.permission" if agent else f"{file}: [permission]"
+        raise ConfigError(f"{where} {rule.permission}: no such permission; permissions: {', '.join(known)}")

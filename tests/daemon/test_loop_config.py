@@ -203,6 +203,20 @@ def test_an_agent_naming_a_tool_that_does_not_exist_is_refused(workspace: Path) 
     assert "read, skill, task" in message and "invalid" not in message
 
 
+def test_a_rule_for_a_permission_that_does_not_exist_is_refused(workspace: Path) -> None:
+    # A typo in a rule's permission (`bsh = "deny"`) protected nothing, and nothing said so.
+    (workspace / "lspilot.toml").write_text('model = "openai/x"\n[permission]\nbsh = { "rm *" = "deny" }\n')
+    with pytest.raises(ConfigError) as raised:
+        Runtime.open(workspace).loop(Human())
+    message = str(raised.value)
+    assert message.startswith(f"{workspace / 'lspilot.toml'}: [permission] bsh: no such permission; ")
+    assert "bash" in message
+    (workspace / "lspilot.toml").write_text(
+        'model = "openai/x"\n[permission]\n"web*" = "deny"\n[agents.plan.permission]\nlsp = "deny"\n'
+    )
+    Runtime.open(workspace).loop(Human())  # a pattern naming some, and agents' rules, are fine
+
+
 def test_an_agents_own_model_wins_over_the_environments(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
