@@ -104,13 +104,20 @@ class Bridge:
         return connections, doc
 
     async def _ready(self, conn: ServerConnection, notes: list[str]) -> bool:
-        if conn.loading.ready or await conn.loading.wait(self.config.ready_timeout):
+        waited_out = conn.loading.waited_out  # not waited for again until it has been ready
+        if conn.loading.ready or (not waited_out and await conn.loading.wait(self.config.ready_timeout)):
             return True
         busy = ", ".join(conn.loading.busy) or "its project load"
-        notes.append(
-            f"{conn.spec.name} was still busy ({busy}) after {self.config.ready_timeout:g}s; "
-            "the answer may be incomplete"
-        )
+        if waited_out:
+            notes.append(
+                f"{conn.spec.name} is still busy ({busy}), as it was after {self.config.ready_timeout:g}s "
+                "of waiting before, so it was not waited for again; the answer may be incomplete"
+            )
+        else:
+            notes.append(
+                f"{conn.spec.name} was still busy ({busy}) after {self.config.ready_timeout:g}s; "
+                "the answer may be incomplete"
+            )
         return False
 
     # -- questions -------------------------------------------------------------------------------

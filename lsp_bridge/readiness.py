@@ -41,6 +41,9 @@ class Loading:
         if not any((root / name).exists() for name in readiness.open_starts_progress):
             self._load_done.set()
         self.tasks: set[asyncio.Task[None]] = set()  # rescan barriers on their way
+        #: A wait ran out and the server has not been ready since (questions do not wait for it
+        #: again: a load longer than their bound would make each of them wait that long).
+        self.waited_out = False
 
     async def wait(self, bound: float) -> bool:
         """Wait until the server's answers are complete; False if ``bound`` passed first."""
@@ -59,6 +62,7 @@ class Loading:
         try:
             await asyncio.wait_for(ready(), bound)
         except TimeoutError:
+            self.waited_out = True
             return False
         return True
 
@@ -117,6 +121,7 @@ class Loading:
             self._progress_idle.clear()
         else:
             self._progress_idle.set()
+        self._check_ready()
 
     def on_log(self, message: str) -> None:
         pattern = self._readiness.log_pattern
@@ -126,6 +131,11 @@ class Loading:
         # waiting for it has not run yet (it did not count, and answers waited ready_timeout).
         if all(barrier.done() for barrier in self._barriers):
             self._log_ready.set()
+        self._check_ready()
+
+    def _check_ready(self) -> None:
+        if self.waited_out and self.ready:
+            self.waited_out = False  # ready again: a later load is waited for
 
     def wake(self) -> None:
         """The server is gone: whoever waits stops waiting (what they do next raises)."""

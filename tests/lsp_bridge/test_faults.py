@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import signal
 import sys
@@ -163,6 +164,25 @@ async def test_a_server_dying_while_a_question_waits_for_it_to_load_fails_the_qu
     _kill(bridge)
     with pytest.raises(ServerTerminated, match="exited with code"):
         await question
+
+
+async def test_a_server_still_busy_after_ready_timeout_is_not_waited_for_again(
+    tmp_path: Path, bridge_factory: Factory
+) -> None:
+    # Every question waited ready_timeout again (60 s by default): workspace diagnostics on a
+    # project whose load outlasts it waited that long once per group of files, for minutes.
+    busy = tmp_path / "busy.py"
+    busy.write_text("BUSY = 1\n")
+    bridge = bridge_factory(tmp_path, ready_timeout=0.5, servers=scripted_servers())
+    await _definition(bridge, busy)  # opens it: a load begins that never ends
+    at = lsp.Position(line=0, character=0)
+    first = await bridge.definition(busy, at)
+    assert not first.complete and first.notes[0].startswith("scripted was still busy (")
+    assert "after 0.5s" in first.notes[0]
+    bridge.config = dataclasses.replace(bridge.config, ready_timeout=600.0)
+    second = await asyncio.wait_for(bridge.definition(busy, at), 60)  # not 600 s again
+    assert not second.complete and "is still busy" in second.notes[0]
+    assert "not waited for again" in second.notes[0]
 
 
 async def test_a_server_dying_while_diagnostics_wait_for_its_publish_fails_them(
