@@ -150,6 +150,10 @@ try {
   const page = await browser.newPage();
   await page.goto(`${url}?folder=${encodeURIComponent(ws)}`);
   const result = await written;
+  // The chat view (each ask shows it) says why the cancelled turns' edits failed.
+  const mainChat = await frameWith(page, "#log", 60);
+  const failedShown = mainChat.waitForFunction(() => document.getElementById("log").textContent.includes("Error: cancelled by the user."), { timeout: 0 });
+  const shownWhy = await within(60, "the chat view to show why a tool call failed", failedShown).then(() => true, () => false);
   // A window without a folder: the driver asks there. The daemon must not start (it would take
   // the directory it runs in for its workspace), so the model never hears that ask.
   const withoutFolder = writtenTo(out + ".empty", 60, "the driver's result in the window without a folder");
@@ -173,10 +177,10 @@ try {
   const ok = result.ok && followed && result.text === expected && result.dirty === true && /rejected h2/.test(told)
     && result.typedText === "# mine\n" + expected.replace("'circle'", "'round'") && /also edited a\.py since the change was proposed/.test(toldAgain)
     && result.fromOriginal === TYPED.replace("'circle'", "'ring'") && result.cancelled === result.fromOriginal
-    && heardAfterCrash;
+    && heardAfterCrash && shownWhy;
   const heardWithoutFolder = state.requests.some((r) => JSON.stringify(r.messages).includes("asked without a folder"));
   const okWithoutFolder = empty.ok && !heardWithoutFolder;
-  console.log(JSON.stringify({ ...result, ok: ok && okWithoutFolder, told, toldAgain, heardAfterCrash, empty, heardWithoutFolder }));
+  console.log(JSON.stringify({ ...result, ok: ok && okWithoutFolder, told, toldAgain, heardAfterCrash, shownWhy, empty, heardWithoutFolder }));
   process.exitCode = ok && okWithoutFolder ? 0 : 1;
 } finally {
   await browser?.close();

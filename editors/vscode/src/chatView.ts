@@ -87,6 +87,10 @@ function page(nonce: string, cspSource: string): string {
   .reasoning { white-space: pre-wrap; opacity: .7; font-style: italic; }
   .tool { font-family: var(--vscode-editor-font-family); font-size: .9em; margin: 2px 0; }
   .tool.error { color: var(--vscode-errorForeground); }
+  .detail { font-family: var(--vscode-editor-font-family); font-size: .85em; margin: 0 0 6px 1.2em; white-space: pre-wrap; overflow-wrap: anywhere; }
+  .detail.error { color: var(--vscode-errorForeground); }
+  .add { color: var(--vscode-gitDecoration-addedResourceForeground); }
+  .del { color: var(--vscode-gitDecoration-deletedResourceForeground); }
   .status, .end { opacity: .7; font-size: .9em; }
   a { color: var(--vscode-textLink-foreground); cursor: pointer; }
   #bar { position: fixed; bottom: 0; left: 0; right: 0; padding: 6px 8px; background: var(--vscode-sideBar-background); }
@@ -116,6 +120,19 @@ function page(nonce: string, cspSource: string): string {
   document.getElementById("new").onclick = () => vscode.postMessage({ type: "newSession" });
   prompt.addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) send(); });
   function div(cls, text) { const d = document.createElement("div"); d.className = cls; d.textContent = text; return d; }
+  // Why a tool call failed, or the diff of its change (its added and removed lines coloured).
+  function detail(e) {
+    const pre = document.createElement("pre");
+    pre.className = "detail " + e.status;
+    for (const line of e.detail.split("\\n")) {
+      const span = document.createElement("span");
+      const diffed = e.status !== "error" && !line.startsWith("+++ ") && !line.startsWith("--- ");
+      span.className = diffed && line[0] === "+" ? "add" : diffed && line[0] === "-" ? "del" : "";
+      span.textContent = line + "\\n";
+      pre.append(span);
+    }
+    return pre;
+  }
   window.addEventListener("message", ({ data }) => {
     if (data.type === "restore" && !prompt.value) prompt.value = data.prompt;
     if (data.type !== "render") return;
@@ -125,7 +142,10 @@ function page(nonce: string, cspSource: string): string {
       if (e.type === "user") log.append(div("user", e.text));
       else if (e.type === "text") log.append(div("text", e.text));
       else if (e.type === "reasoning") log.append(div("reasoning", e.text));
-      else if (e.type === "tool") log.append(div("tool " + e.status, (ICON[e.status] || "") + " " + e.title));
+      else if (e.type === "tool") {
+        log.append(div("tool " + e.status, (ICON[e.status] || "") + " " + e.title));
+        if (e.detail) log.append(detail(e));
+      }
       else if (e.type === "status") log.append(div("status", e.text));
       else if (e.type === "plan") log.append(div("status", e.todos.map((t) => (t.status === "completed" ? "☑ " : "☐ ") + t.content).join("\\n")));
       else if (e.type === "end") log.append(div("end", "— " + e.stopReason + (e.error ? ": " + e.error : "")));

@@ -10,7 +10,7 @@ export type Entry =
   | { type: "user"; text: string }
   | { type: "text"; id: string; text: string }
   | { type: "reasoning"; id: string; text: string }
-  | { type: "tool"; id: string; tool: string; status: ToolStatus; title: string; output?: string }
+  | { type: "tool"; id: string; tool: string; status: ToolStatus; title: string; detail?: string }
   | { type: "review"; proposalId: string; uri?: string; label?: string; settled: boolean }
   | { type: "plan"; todos: { content: string; status: string }[] }
   | { type: "status"; text: string }
@@ -33,6 +33,23 @@ function storedTitle(input: unknown): string | undefined {
   const fields = args as Record<string, unknown>;
   const title = ["filePath", "path", "command", "pattern", "query"].map((key) => fields[key]).find((v) => typeof v === "string");
   return title as string | undefined;
+}
+
+/** The most lines of a tool call's detail the chat shows; the rest are counted. */
+export const DETAIL_LINES = 40;
+
+/**
+ * What the chat shows under a tool call: why it failed, or the diff of the change it made, cut
+ * to {@link DETAIL_LINES} lines. Other output is the model's (a read's file, a command's output):
+ * not shown, and not kept (the view is sent the whole transcript on each redraw).
+ */
+export function toolDetail(status: string | undefined, output: unknown, metadata: unknown): string | undefined {
+  const diff = typeof metadata === "object" && metadata !== null ? (metadata as Record<string, unknown>)["diff"] : undefined;
+  const detail = status === "error" ? output : status === "completed" ? diff : undefined;
+  if (typeof detail !== "string" || !detail.trim()) return undefined;
+  const lines = detail.replace(/\n$/, "").split("\n");
+  if (lines.length <= DETAIL_LINES) return lines.join("\n");
+  return [...lines.slice(0, DETAIL_LINES), `… ${lines.length - DETAIL_LINES} more lines`].join("\n");
 }
 
 /** The entry id of a message's streamed text or reasoning. */
@@ -88,13 +105,14 @@ export class Transcript {
       }
       case "toolCall": {
         const title = update.title || update.tool;
+        const detail = toolDetail(update.status, update.output, update.metadata);
         const known = this.entries.find((e) => e.type === "tool" && e.id === update.id);
         if (known && known.type === "tool") {
           known.status = update.status;
           known.title = title;
-          if (update.output !== undefined) known.output = update.output;
+          if (detail !== undefined) known.detail = detail;
         } else {
-          this.entries.push({ type: "tool", id: update.id, tool: update.tool, status: update.status, title });
+          this.entries.push({ type: "tool", id: update.id, tool: update.tool, status: update.status, title, ...(detail ? { detail } : {}) });
         }
         break;
       }
@@ -152,7 +170,8 @@ export class Transcript {
           const status: ToolStatus = part.state === "error" ? "error" : "completed";
           const id = typeof part["call_id"] === "string" ? part["call_id"] : `${message.id}:${this.entries.length}`;
           const tool = part.tool ?? "tool";
-          this.entries.push({ type: "tool", id, tool, status, title: storedTitle(part.input) ?? tool });
+          const detail = toolDetail(part.state, part.output, part["metadata"]);
+          this.entries.push({ type: "tool", id, tool, status, title: storedTitle(part.input) ?? tool, ...(detail ? { detail } : {}) });
         } else if (part.kind === "error") this.entries.push({ type: "status", text: `error: ${part.text ?? ""}` });
       }
     }
