@@ -84,7 +84,8 @@ def test_plan_stays_read_only_whatever_the_config_allows_all_agents(workspace: P
     )
     assert check(workspace, "pytest -q", "--agent", "plan")["decision"] == "deny"
     (user / "config.toml").write_text(
-        '[permission]\nbash = { "git push *" = "ask" }\n[agents.plan.permission]\nbash = { "pytest *" = "allow" }\n'
+        '[permission]\nbash = { "git push *" = "ask" }\n'
+        '[agents.plan.permission]\nbash = { "pytest *" = "allow" }\n'
     )
     assert check(workspace, "pytest -q", "--agent", "plan")["decision"] == "allow"
     assert check(workspace, "rm -rf src", "--agent", "plan")["decision"] == "deny"
