@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from lsp_bridge import Bridge
 from lsp_bridge.documents import from_utf16, lsp_lines, uri_to_path, utf16_length
 from tools import ToolError
+from tools.context import shown_path
 from tools.lsp import Operation, navigate
 
 from . import config as configuration
@@ -336,8 +337,13 @@ class Hub:
         ]
 
     def history(self, args: SessionArgs) -> dict[str, Any]:
-        if self.runtime.store.session_root(args.sessionId) is None:
+        """The session's transcript: one of this workspace (or of a project moved here since,
+        whose old folder is gone), as a turn would continue it; not another project's."""
+        root = self.runtime.store.session_root(args.sessionId)
+        if root is None:
             raise CommandError(f"no session {args.sessionId!r}")
+        if root != self.runtime.cfg.workspace and root.exists():
+            raise CommandError(f"session {args.sessionId} belongs to {shown_path(str(root))}; open it there")
         return transcript.as_json(self.runtime.store, args.sessionId)
 
     async def close(self) -> None:

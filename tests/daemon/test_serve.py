@@ -19,6 +19,8 @@ from pytest_lsp import client_capabilities
 from daemon import serve
 from daemon.scripted_model import ScriptedModel, Turn
 from daemon.server import build
+from daemon.store import Store
+from tests.conftest import data_dir
 
 from .serving import FULL, Editor, RawEditor, connect, workspace
 
@@ -115,6 +117,20 @@ async def test_malformed_arguments_are_a_json_rpc_error_naming_the_problem(
     with pytest.raises(Exception, match=r"no session 'nope'"):
         await editor.command("lspilot.history", {"sessionId": "nope"})
     assert await editor.command("lspilot.sessions") == []
+
+
+async def test_the_history_of_another_workspaces_session_is_refused(
+    connect: Callable[..., Any], tmp_path: Path
+) -> None:
+    # lspilot.history returned any session by its id, whatever project it belongs to.
+    other = tmp_path / "other"
+    other.mkdir()
+    store = Store(data_dir() / "lspilot.db")
+    session = store.create_session(other.resolve(), title="another project's session")
+    store.close()
+    editor: Editor = await connect("neovim", FULL)
+    with pytest.raises(Exception, match=f"session {session} belongs to {other.resolve()}"):
+        await editor.command("lspilot.history", {"sessionId": session})
 
 
 async def test_a_request_with_malformed_params_is_answered_and_nothing_pops_up(
