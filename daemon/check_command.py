@@ -67,10 +67,16 @@ def run(args: argparse.Namespace) -> int:
     actions = [[engine.action(r.permission, p) for p in r.patterns] for r in requests]
     flat = {action for per_request in actions for action in per_request}
     decision = "deny" if "deny" in flat else "ask" if "ask" in flat else "allow"
+    # An agent whose tools leave bash out cannot run the command whatever the rules say.
+    no_bash = agent.tools is not None and "bash" not in agent.tools
+    if no_bash:
+        decision = "deny"
     if args.json:
         items = [{"permission": r.permission, "patterns": r.patterns, "always": r.always} for r in requests]
         print(json.dumps({"requests": items, "decision": decision}))
         return 0
+    if no_bash:
+        print(f"the agent {agent.name} has no bash tool (its tools: {', '.join(sorted(agent.tools or ()))})")
     for request, per_pattern in zip(requests, actions, strict=True):
         print(request.permission)
         for pattern, action in zip(request.patterns, per_pattern, strict=True):

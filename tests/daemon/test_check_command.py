@@ -92,6 +92,14 @@ def test_plan_stays_read_only_whatever_the_config_allows_all_agents(workspace: P
     assert check(workspace, "git push origin main")["decision"] == "ask"
 
 
+def test_an_agent_without_the_bash_tool_runs_no_command(workspace: Path) -> None:
+    # Its asks were reported as for any agent ("ask"), though it cannot run a command at all.
+    (workspace / "lspilot.toml").write_text('[agents.explorer]\ntools = ["read", "grep"]\n')
+    assert check(workspace, "git status")["decision"] == "ask"
+    assert check(workspace, "git status", "--agent", "explorer")["decision"] == "deny"
+    assert check(workspace, "git status", "--agent", "explore")["decision"] == "deny"
+
+
 def test_remembered_always_approvals_count(workspace: Path, tmp_path: Path) -> None:
     ApprovalStore.for_project(tmp_path / "data", workspace).add("bash", ["npm test *"])
     assert check(workspace, "npm test -- --watch=false")["decision"] == "allow"
