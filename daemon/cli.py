@@ -208,9 +208,7 @@ async def _run_tool(args: argparse.Namespace) -> int:
         for file in _named_files(arguments, root):
             session.record_read(file)
     env = tooling.environment(cfg, session, TerminalAsker(yes=args.yes))
-    await registry.initialize(InitContext(root, env.agent, cfg.raw))
-    for problem in registry.load_errors:
-        log.warning("%s", problem)
+    await registry.initialize(InitContext(root, env.agent, cfg.raw))  # what fails is warned of
     try:
         outcome = await execute(registry, args.name, arguments, ToolContext(env, "cli"))
     finally:

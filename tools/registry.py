@@ -92,16 +92,14 @@ class ToolRegistry:
                 await tool.init(ctx)
             except Exception as error:
                 del self.tools[tool_id]
-                self.load_errors.append(f"tool {tool_id}: init failed: {error}")
-                log.warning("tool %s init failed", tool_id, exc_info=True)
+                self._failed(f"tool {tool_id}: init failed: {error}")
 
     def load_folder(self, folder: Path, namespace: str) -> None:
         for file in sorted(folder.glob("*.py")):
             try:
                 module = _import_file(file, f"lspilot_{namespace}_tools.{file.stem}")
             except Exception as error:
-                self.load_errors.append(f"{file}: {type(error).__name__}: {error}")
-                log.warning("could not load tools from %s", file, exc_info=True)
+                self._failed(f"{file}: {type(error).__name__}: {error}")
                 continue
             for tool in _exported_tools(vars(module), file.stem):
                 self.register(tool)
@@ -119,8 +117,14 @@ class ToolRegistry:
                 else:
                     raise TypeError(f"expected a tool or a function, got {type(target).__name__}")
             except Exception as error:
-                self.load_errors.append(f"entry point {entry.name} ({entry.value}): {error}")
-                log.warning("could not load plugin %s", entry.value, exc_info=True)
+                self._failed(f"entry point {entry.name} ({entry.value}): {error}")
+
+    def _failed(self, problem: str) -> None:
+        """A tool that could not be loaded: one line for the user (warned once), the traceback
+        for the log (called while the error is handled)."""
+        self.load_errors.append(problem)
+        log.warning("%s", problem)
+        log.debug("%s", problem, exc_info=True)
 
 
 def _import_file(file: Path, module_name: str) -> Any:

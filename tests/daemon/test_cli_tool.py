@@ -190,6 +190,24 @@ def test_ctrl_d_at_the_prompt_rejects(workspace: Path) -> None:
     assert shown.count(b"[r]eject?") == 0 and b"tell the agent why" not in shown
 
 
+def test_a_tool_file_that_fails_to_import_is_named_once(workspace: Path) -> None:
+    # It was told twice on stderr: a traceback, then the line lspilot tool printed itself.
+    (workspace / ".lspilot/tools").mkdir(parents=True)
+    (workspace / ".lspilot/tools/broken.py").write_text("import no_such_module_here\n")
+    done = subprocess.run(
+        [LSPILOT, "tool", "read", '{"filePath": "notes.txt"}', "--root", str(workspace), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0 and json.loads(done.stdout)["error"] is None
+    assert done.stderr.splitlines() == [
+        f"lspilot: {workspace / '.lspilot/tools/broken.py'}: ModuleNotFoundError: "
+        "No module named 'no_such_module_here'"
+    ]
+
+
 def test_version_is_the_distributions() -> None:
     project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]
     shown = subprocess.run([LSPILOT, "--version"], capture_output=True, text=True, check=True).stdout
