@@ -124,7 +124,7 @@ class ToolRegistry:
         for the log (called while the error is handled)."""
         self.load_errors.append(problem)
         log.warning("%s", problem)
-        log.debug("%s", problem, exc_info=True)
+        log.info("%s", problem, exc_info=True)
 
 
 def _import_file(file: Path, module_name: str) -> Any:
