@@ -129,4 +129,4 @@ def test_a_logged_name_that_is_not_utf8_reaches_the_log_file(empty_workspace: Pa
     problem = f"{tools}/caf\\xe9.py: NameError: name 'this' is not defined"
     assert f"lspilot: {problem}\n" in ran.stderr
     log = (tmp_path / "data" / "logs" / "lspilot.log").read_text(encoding="utf-8")
-    assert f" WARNING daemon.cli: {problem}\n" in log
+    assert f" WARNING tools.registry: {problem}\n" in log
