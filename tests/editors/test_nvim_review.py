@@ -199,6 +199,33 @@ def test_reject_with_feedback_reaches_the_model(editor: Editor, fake: ScriptedMo
     assert editor.lua("return vim.bo.modified") is False
 
 
+def test_reject_command_takes_a_hunk_id_then_a_reason_and_completes_the_ids(
+    editor: Editor, fake: ScriptedModel
+) -> None:
+    proposal = TWO_FUNCTIONS.replace("3.14", "22 / 7").replace("'circle'", "'disc'")
+    read_then(fake, "a.py", ("write", {"filePath": "a.py", "content": proposal}))
+    editor.ask("rename things")
+    editor.pending(2)
+    complete = "return vim.fn.getcompletion(..., 'cmdline')"
+    assert editor.lua(complete, "Lspilot reject ") == ["h1", "h2"]
+    assert editor.lua(complete, "Lspilot accept h") == ["h1", "h2"]
+    assert editor.lua(complete, "Lspilot reject h2 ") == []  # the reason is free text
+    # With the cursor on h1 (line 2), a hunk id names the hunk; the words after it are the reason.
+    editor.lua("vim.cmd('normal! 2G'); vim.cmd('Lspilot reject h2 keep the old name')")
+    assert [h["state"] for h in editor.lua(f"return {PENDING_HUNKS}")] == ["pending", "rejected"]
+    assert editor.lua(complete, "Lspilot reject ") == ["h1"]
+    # An id of no pending hunk is refused, never taken for a reason for the hunk at the cursor.
+    editor.lua("vim.cmd('Lspilot reject h9 nope')")
+    editor.until(MESSAGES_HAS, "no pending hunk h9")
+    assert [h["state"] for h in editor.lua(f"return {PENDING_HUNKS}")] == ["pending", "rejected"]
+    # Without an id, every word is the reason for the hunk under the cursor.
+    editor.lua("vim.cmd('Lspilot reject use math.pi')")
+    assert editor.finished() == "end"
+    told = tool_results(fake)[-1]
+    assert "h1: use math.pi" in told and "h2: keep the old name" in told, told
+    assert editor.buffer("a.py") == TWO_FUNCTIONS.splitlines()
+
+
 def test_an_answer_right_after_typing_is_judged_on_the_typed_text(
     editor: Editor, fake: ScriptedModel
 ) -> None:

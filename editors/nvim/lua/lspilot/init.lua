@@ -271,6 +271,34 @@ function M.status()
   return client.status
 end
 
+--- `:Lspilot reject [hunk] [reason...]`: a first word shaped like a hunk id (`h2`) names the
+--- hunk, whether or not one is pending (an unknown id is refused, never taken for a reason);
+--- the words after it are the reason.
+local function hunk_and_reason(rest)
+  local first, after = rest:match('^(%S+)%s*(.-)$')
+  if first and first:match('^h%d+$') then
+    return first, after ~= '' and after or nil
+  end
+  return nil, rest ~= '' and rest or nil
+end
+
+--- The ids of the pending hunks (each once; a hunk id is per proposal), in order.
+local function pending_hunk_ids()
+  local ids, seen = {}, {}
+  for _, p in ipairs(M.pending()) do
+    for _, hunk in ipairs(p.hunks) do
+      if hunk.state == 'pending' and not seen[hunk.id] then
+        seen[hunk.id] = true
+        table.insert(ids, hunk.id)
+      end
+    end
+  end
+  table.sort(ids, function(a, b) -- h2 before h10
+    return #a < #b or (#a == #b and a < b)
+  end)
+  return ids
+end
+
 local subcommands = {
   ask = function(args, rest)
     M.ask(rest, { range = args.range > 0 and { args.line1, args.line2 } or nil })
@@ -284,7 +312,7 @@ local subcommands = {
     M.accept(rest ~= '' and rest or nil)
   end,
   reject = function(_, rest)
-    M.reject(nil, rest ~= '' and rest or nil)
+    M.reject(hunk_and_reason(rest))
   end,
   ['accept-all'] = M.accept_all,
   ['reject-all'] = function(_, rest)
@@ -318,12 +346,16 @@ function M.command(args)
   util.protect(':Lspilot ' .. name, run)(args, rest)
 end
 
+--- Subcommand names; after `accept` or `reject`, the ids of the pending hunks.
 function M.complete(arglead, cmdline)
-  if cmdline:match('^%S+%s+%S+%s') then
-    return {}
+  local before = vim.split(vim.trim(cmdline:sub(1, #cmdline - #arglead)), '%s+')
+  local names = {}
+  if #before == 1 then
+    names = vim.tbl_keys(subcommands)
+    table.sort(names)
+  elseif #before == 2 and (before[2] == 'accept' or before[2] == 'reject') then
+    names = pending_hunk_ids()
   end
-  local names = vim.tbl_keys(subcommands)
-  table.sort(names)
   return vim.tbl_filter(function(n)
     return vim.startswith(n, arglead)
   end, names)
