@@ -7,13 +7,13 @@ Imports ``lsp_bridge``; never imports ``daemon``.
 from __future__ import annotations
 
 from ._shell_process import secrets as environment_secrets
+from .approvals import ApprovalStore
 from .base import Attachment, InitContext, Tool, ToolError, ToolResult, define_tool
 from .changes import Applied, ChangeSink, DiskChanges, FileChange
 from .context import FileStamp, MemorySession, SessionState, Todo, ToolContext, ToolEnv
 from .execute import Outcome, execute
 from .permission import (
     DEFAULT_RULES,
-    ApprovalStore,
     Asker,
     PermissionDenied,
     PermissionEngine,

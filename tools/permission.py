@@ -3,15 +3,14 @@
 Rules come in layers, later layers winning: the defaults, the agent's, the project config's, the
 user config's (so a cloned repository's config cannot loosen what its user tightened). Within the
 combined list the last matching rule wins; no match means ask. An "always" reply adds allow rules
-for the request's ``always`` patterns and is remembered per project, but never overrides a rule
-that denies. Patterns and what they are matched with are compared in Unicode normal form C
-(``nfc``): a rule typed ``café/*`` applies to a file whose name macOS stored decomposed.
+for the request's ``always`` patterns, remembered per project (``approvals.py``), but never
+overrides a rule that denies. Patterns and what they are matched with are compared in Unicode
+normal form C (``nfc``): a rule typed ``café/*`` applies to a file whose name macOS stored
+decomposed.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import os
 import re
@@ -19,10 +18,12 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .base import ToolError
+
+if TYPE_CHECKING:
+    from .approvals import ApprovalStore
 
 log = logging.getLogger(__name__)
 
@@ -209,41 +210,6 @@ class PermissionRejected(ToolError):
         super().__init__(message)
 
 
-class ApprovalStore:
-    """ "Always" approvals of one project, kept in the data dir so they survive a restart."""
-
-    def __init__(self, path: Path | None) -> None:
-        self._path = path
-        self._rules: list[Rule] = []
-        if path and path.is_file():
-            try:
-                items = json.loads(path.read_text()).get("allow", [])
-                self._rules = [Rule(i["permission"], i["pattern"], "allow", "always") for i in items]
-            except (ValueError, KeyError, TypeError, AttributeError) as error:
-                log.warning("ignoring unreadable approvals file %s: %s", path, error)
-
-    @classmethod
-    def for_project(cls, data_dir: Path, root: Path) -> ApprovalStore:
-        digest = hashlib.sha256(os.fsencode(root)).hexdigest()[:16]  # also a root that is not UTF-8
-        return cls(data_dir / "approvals" / f"{root.name}-{digest}.json")
-
-    @property
-    def rules(self) -> list[Rule]:
-        return list(self._rules)
-
-    def add(self, permission: str, patterns: Iterable[str]) -> None:
-        for pattern in patterns:
-            rule = Rule(permission, pattern, "allow", "always")
-            if rule not in self._rules:
-                self._rules.append(rule)
-        if self._path:
-            self._path.parent.mkdir(parents=True, exist_ok=True)
-            items = [{"permission": r.permission, "pattern": r.pattern} for r in self._rules]
-            tmp = self._path.with_suffix(".tmp")
-            tmp.write_text(json.dumps({"allow": items}, indent=1))
-            tmp.replace(self._path)
-
-
 class PermissionEngine:
     """The rules of one session. A subagent's session has its ``parent``'s engine (the session
     that started it): what the parent's rules deny is denied here too, so a read-only agent cannot
@@ -316,5 +282,5 @@ class PermissionEngine:
         reply = await self.asker.permission(request)
         if reply.kind == "reject":
             raise PermissionRejected(request, reply.feedback)
-        if reply.kind == "always":
-            self.approvals.add(request.permission, request.always or request.patterns)
+        if reply.kind == "always":  # without always patterns: what was asked, exactly
+            self.approvals.add(request.permission, request.always or [literal(p) for p in request.patterns])

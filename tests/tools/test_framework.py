@@ -341,7 +341,8 @@ def test_register_replaces_a_tool_with_the_same_id(echo: Harness) -> None:
 
 
 def test_denied_tools_are_not_offered(echo: Harness) -> None:
-    from tools.permission import DEFAULT_RULES, ApprovalStore, Rule  # noqa: PLC0415
+    from tools.approvals import ApprovalStore  # noqa: PLC0415
+    from tools.permission import DEFAULT_RULES, Rule  # noqa: PLC0415
 
     def offered(*rules: Rule) -> set[str]:
         engine = PermissionEngine([*DEFAULT_RULES, *rules], ApprovalStore(None), ScriptedHuman())

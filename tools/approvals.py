@@ -1,0 +1,205 @@
+"""Remembered "always" approvals of one project: ``<data dir>/approvals/<name>-<hash>.json``.
+
+An approval never covers more than was asked about:
+
+- A path approval that would reach everything in the filesystem root, the home folder or the
+  workspace (an ``external_directory`` "always" for ``/``, ``~``, or a folder holding ``~`` or the
+  workspace) is not remembered: the reply counts as "once" and a warning says so (``too_broad``).
+  Such an approval in a file is ignored, with the same warning.
+- A file without ``"version": 2`` was written before patterns took ``\\*`` and ``\\?`` as the
+  characters themselves, when a file called ``*.txt`` was approved as ``*.txt``. Its patterns
+  are read as this version would have written them (``legacy_pattern``), and the file is written
+  back in the new form with the next approval.
+
+A file that cannot be read is left as it is (a warning names it): its approvals are not in force
+and new ones last until lspilot stops. Before writing, the store reads the file again, so two
+sessions of a project keep each other's approvals.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import re
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from ._arity import always_prefix
+from .permission import NAMED, PATHS, Rule, wildcard_match
+
+log = logging.getLogger(__name__)
+
+VERSION = 2
+
+#: An escaped wildcard (kept) or a bare one (escaped by ``_escape``).
+_WILDCARD = re.compile(r"\\[*?]|[*?]")
+
+
+def _escape(text: str) -> str:
+    """``text`` with its bare ``*`` and ``?`` escaped; ``\\*`` and ``\\?`` stay as they are."""
+    return _WILDCARD.sub(lambda m: m.group() if len(m.group()) == 2 else "\\" + m.group(), text)
+
+
+def legacy_pattern(permission: str, pattern: str) -> str:
+    """``pattern`` of a file written before ``\\*`` meant a star, as this version would write it:
+    a file's name wholly literal; an outside folder's name literal with its ``/*`` kept (a value
+    known only at run time, ``$HOME/*``, literal); a command literal, its trailing `` *`` kept only
+    after a prefix the arity table gives; a site's trailing ``/*`` kept. Other tools' patterns
+    are left alone: their meaning did not change."""
+    tail = ""
+    if permission == "external_directory":
+        folder = pattern.removesuffix("/*")
+        if folder != pattern and pattern.startswith("/") and not re.search(r"[$`]", folder):
+            tail = "/*"
+    elif permission == "bash":
+        words = pattern.removesuffix(" *").split(" ")
+        if pattern.endswith(" *") and always_prefix(words) == len(words):
+            tail = " *"
+    elif permission == "webfetch":
+        tail = "/*" if pattern.endswith("/*") else ""
+    elif permission not in NAMED:
+        return pattern
+    return _escape(pattern.removesuffix(tail) if tail else pattern) + tail
+
+
+class ApprovalsUnreadable(ValueError):
+    pass
+
+
+class ApprovalStore:
+    """ "Always" approvals of one project (``root``), kept in the data dir so they survive a
+    restart; ``path`` None keeps them in memory."""
+
+    def __init__(self, path: Path | None, root: Path | None = None) -> None:
+        self.path = path
+        self._root = root
+        self._broken = False  # the file could not be read: it is never written
+        self._rules: list[Rule] = self._load() if path else []
+
+    @classmethod
+    def for_project(cls, data_dir: Path, root: Path) -> ApprovalStore:
+        digest = hashlib.sha256(os.fsencode(root)).hexdigest()[:16]  # also a root that is not UTF-8
+        return cls(data_dir / "approvals" / f"{root.name}-{digest}.json", root)
+
+    @property
+    def rules(self) -> list[Rule]:
+        return list(self._rules)
+
+    def too_broad(self, permission: str, pattern: str) -> str | None:
+        """The folder ``pattern`` would approve everything in (the filesystem root, the home folder,
+        the workspace) when it is a path approval reaching that far; None otherwise. An outside
+        folder is asked as ``FOLDER/*``: ``/home/me/*`` reaches everything under the home folder,
+        ``/home/me/\\*`` every file directly in it."""
+        if permission not in PATHS:
+            return None
+        guarded = [("the filesystem root", Path("/"))]
+        with contextlib.suppress(RuntimeError, KeyError):  # no home folder known
+            guarded.append(("the home folder", Path.home()))
+        if self._root is not None:
+            guarded.append(("the workspace", self._root))
+        for name, folder in guarded:
+            for place in {str(folder), os.path.realpath(folder)}:
+                probes = [os.path.join(place, "\0")]  # no name holds NUL: only a wildcard reaches it
+                if permission == "external_directory":
+                    probes.append(os.path.join(place, "*"))  # what is asked for a file in it
+                if any(wildcard_match(probe, pattern) for probe in probes):
+                    return f"{name} ({folder})"
+        return None
+
+    def add(self, permission: str, patterns: Iterable[str]) -> None:
+        """Remember ``patterns`` and save them, except those ``too_broad`` (the reply then
+        counts as "once", and a warning says so)."""
+        added = False
+        for pattern in patterns:
+            if reach := self.too_broad(permission, pattern):
+                log.warning(
+                    "'always' for %s %s counts as 'once': it would allow everything in %s. "
+                    "Answer 'always' for a folder inside it, or allow it in the config.",
+                    permission,
+                    pattern,
+                    reach,
+                )
+                continue
+            rule = Rule(permission, pattern, "allow", "always")
+            if rule not in self._rules:
+                self._rules.append(rule)
+                added = True
+        if added and self.path and not self._broken:
+            self._save(self.path)
+
+    def _load(self) -> list[Rule]:
+        try:
+            found = self._read()
+        except (OSError, ApprovalsUnreadable) as error:
+            self._broken = True
+            log.warning(
+                "the approvals file %s cannot be read (%s): its 'always' approvals are not in force "
+                "and new ones last until lspilot stops. It is left as it is; mend or remove it.",
+                self.path,
+                error.strerror if isinstance(error, OSError) else error,
+            )
+            return []
+        return [rule for rule in found if not self._ignored(rule)]
+
+    def _ignored(self, rule: Rule) -> bool:
+        reach = self.too_broad(rule.permission, rule.pattern)
+        if reach:
+            log.warning(
+                "ignoring the approval %s %s in %s: it would allow everything in %s",
+                rule.permission,
+                rule.pattern,
+                self.path,
+                reach,
+            )
+        return reach is not None
+
+    def _read(self) -> list[Rule]:
+        """The approvals in the file (none without one), old patterns read as ``legacy_pattern``."""
+        assert self.path is not None
+        try:
+            data = json.loads(self.path.read_bytes())
+        except FileNotFoundError:
+            return []
+        except ValueError as error:  # not JSON, or not UTF-8
+            raise ApprovalsUnreadable(f"not JSON: {error}") from None
+        items = data.get("allow") if isinstance(data, dict) else None
+        version = data.get("version", 1) if isinstance(data, dict) else None
+        if not isinstance(items, list) or version not in (1, VERSION):
+            raise ApprovalsUnreadable(f'expected {{"version": {VERSION}, "allow": [...]}}')
+        rules: list[Rule] = []
+        for item in items:  # pyright: ignore[reportUnknownVariableType]
+            permission = item.get("permission") if isinstance(item, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+            pattern = item.get("pattern") if isinstance(item, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+            if not isinstance(permission, str) or not isinstance(pattern, str):
+                raise ApprovalsUnreadable(f"an entry without a permission and a pattern: {item!r}")
+            if version == 1:
+                pattern = legacy_pattern(permission, pattern)
+            rules.append(Rule(permission, pattern, "allow", "always"))
+        return rules
+
+    def _save(self, path: Path) -> None:
+        """Write this store's approvals with those another session saved since, atomically."""
+        try:
+            saved = [rule for rule in self._read() if not self._ignored(rule)]
+        except (OSError, ApprovalsUnreadable):
+            self._broken = True
+            log.warning("the approvals file %s changed and cannot be read: it is left as it is", path)
+            return
+        self._rules = [*saved, *(rule for rule in self._rules if rule not in saved)]
+        items = [{"permission": r.permission, "pattern": r.pattern} for r in self._rules]
+        tmp = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                json.dump({"version": VERSION, "allow": items}, out, indent=1)
+            os.replace(tmp, path)
+        except OSError as error:
+            log.warning("cannot save the approvals in %s (%s): they last until lspilot stops", path, error)
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
