@@ -106,6 +106,14 @@ async def test_broad_folders_are_never_remembered(tmp_path: Path, home: Path, fo
     assert _approvals(tmp_path / "data") == []
 
 
+async def test_always_without_always_patterns_approves_what_was_asked_exactly(tmp_path: Path) -> None:
+    human = ScriptedHuman([Reply("always")])
+    engine = PermissionEngine(DEFAULT_RULES, ApprovalStore.for_project(tmp_path, tmp_path / "ws"), human)
+    await engine.ask(PermissionRequest("edit", ["notes*.md"], [], "a tool naming no always patterns"))
+    assert engine.action("edit", "notes*.md") == "allow"
+    assert engine.action("edit", "notes-secret.md") == "ask"
+
+
 # -- files written before patterns took \* and \? as the characters themselves -----------------
 
 #: What an older lspilot wrote for: a file named *.txt, a folder named a*b, a prefix command, an
@@ -184,7 +192,14 @@ async def test_an_old_file_does_not_let_the_edit_tool_write_every_txt(tmp_path: 
 
 @pytest.mark.parametrize(
     "content",
-    [b"{not json", b'{"allow": 3}', b'{"allow": [{"permission": "bash"}]}', b"\xff\xfe", b"[]"],
+    [
+        b"{not json",
+        b'{"allow": 3}',
+        b'{"allow": [{"permission": "bash"}]}',
+        b"\xff\xfe",
+        b"[]",
+        b'{"version": 3, "allow": []}',  # from a newer lspilot
+    ],
 )
 def test_an_unreadable_file_is_named_and_never_overwritten(
     tmp_path: Path, content: bytes, caplog: pytest.LogCaptureFixture
