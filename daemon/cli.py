@@ -15,12 +15,12 @@ import os
 import re
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from . import check_command, jsontext, lsp_command, model, stopping
 from . import config as configuration
-from .redact import REDACTOR
 from .serve import VERSION
 
 if TYPE_CHECKING:
@@ -41,6 +41,8 @@ class _Formatter(logging.Formatter):
 def _setup_logging(verbose: bool) -> None:
     """The log file, and stderr for warnings (everything with ``-v``). A log file that cannot be
     written (its folder is a file, a read-only disk) leaves stderr alone, and says so there."""
+    from .redact import REDACTOR  # noqa: PLC0415 - loads tools and lsp_bridge: see main
+
     logfile = configuration.log_dir() / "lspilot.log"
     handlers: list[logging.Handler] = []
     try:
@@ -74,7 +76,7 @@ def _servers(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    cfg = configuration.load(Path.cwd())
+    cfg = configuration.load(Path(args.root).resolve())  # the project's own [lsp.servers] too
     bridge_config = cfg.bridge()
     registry = ServerRegistry.from_config(bridge_config.servers)
     if args.action in ("list", "status"):
@@ -301,7 +303,12 @@ def _parser() -> argparse.ArgumentParser:
     tool.add_argument("--session", help="run inside this session (its read times and todos)")
     tool.set_defaults(run=lambda a: stopping.run(_run_tool(a)))
     run = sub.add_parser("run", help="run one agent turn in the terminal")
-    run.add_argument("prompt", help="what the agent should do; - reads it from stdin (git diff | ... -)")
+    run.add_argument(
+        "prompt",
+        nargs="?",
+        help="what the agent should do; none or - reads it from stdin (echo PROMPT | lspilot run); "
+        "text piped in with a prompt goes along after it (git diff | lspilot run 'review this')",
+    )
     run.add_argument("--model", help="litellm model name (default: the agent's, LSPILOT_MODEL, config)")
     run.add_argument("--api-base", help="the provider's base URL (default: config or LSPILOT_API_BASE)")
     run.add_argument("--root", default=".", help="workspace root (default: the current directory)")
@@ -321,18 +328,23 @@ def _parser() -> argparse.ArgumentParser:
     servers = sub.add_parser("servers", help="list, check or install language servers")
     servers.add_argument("action", choices=["list", "status", "install"])
     servers.add_argument("names", nargs="*", help="servers to install")
+    servers.add_argument(
+        "--root", default=".", help="workspace whose config to use (default: the current directory)"
+    )
     servers.set_defaults(run=_servers)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    _setup_logging(args.verbose)
-    try:
+    try:  # Ctrl-C as lspilot starts (tools and lsp_bridge load with the log's redactor) is quiet too
+        args = _parser().parse_args(argv)
+        _setup_logging(args.verbose)
         return args.run(args)
     except KeyboardInterrupt:
+        _interrupted()
         return 130
     except stopping.Stopped as stopped:  # SIGTERM or SIGHUP, after what was running stopped
+        _interrupted()
         return stopped.status
     except BrokenPipeError:
         # The reader went away (`lspilot sessions list | head -1`): stop quietly. stdout points at
@@ -346,6 +358,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2 if isinstance(error, configuration.UsageError) else 1
     finally:
         model.close()  # litellm's clients and the model thread, before the interpreter shuts down
+
+
+def _interrupted() -> None:
+    """After a turn was stopped: a model request it had begun (a coroutine litellm made on its
+    executor thread and had not awaited yet) is dropped unawaited, which Python would warn of, in
+    two lines, as the process exits."""
+    warnings.filterwarnings("ignore", r"coroutine '.*' was never awaited", RuntimeWarning)
 
 
 def _is_user_error(error: Exception) -> bool:

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import os
+import stat
 import sys
 from collections.abc import Callable
 from dataclasses import asdict
@@ -113,9 +114,42 @@ class Renderer:
         self.notes.flush()
 
 
+def _piped() -> str:
+    """What stdin holds, as bytes: text that is not UTF-8 is kept as the tools show it."""
+    return sys.stdin.buffer.read().decode(errors="surrogateescape")
+
+
+def _was_piped() -> bool:
+    """Whether stdin is a pipe or a file (``git diff | ...``, ``< notes.txt``): not a terminal, and
+    not what a script or a service leaves there (/dev/null, a socket kept open), where waiting for
+    the end of input could wait forever."""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (AttributeError, OSError, ValueError):  # no stdin at all
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
+
+
+def prompt(given: str | None) -> str | None:
+    """The turn's prompt: the one given; ``-`` or none, what is piped in; a prompt given with text
+    piped in, both (the prompt first: it names the session). None when there is neither."""
+    if given == "-" or (given is None and sys.stdin is not None and not sys.stdin.isatty()):
+        return _piped()
+    if given is not None and _was_piped():
+        context = _piped()
+        return f"{given}\n\n{context}" if context.strip() else given
+    return given
+
+
 async def run(args: argparse.Namespace) -> int:
-    if args.prompt == "-":  # as bytes: text that is not UTF-8 is kept as the tools show it
-        args.prompt = sys.stdin.buffer.read().decode(errors="surrogateescape")
+    args.prompt = prompt(args.prompt)
+    if args.prompt is None:
+        print(
+            "lspilot run: say what the agent should do: lspilot run PROMPT, or pipe it in "
+            "(echo PROMPT | lspilot run)",
+            file=sys.stderr,
+        )
+        return 2
     if not args.prompt.strip():
         print("lspilot run: the prompt is empty; say what the agent should do", file=sys.stderr)
         return 2
