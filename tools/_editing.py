@@ -15,9 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from ._diagnose import FileReport, Probe, render
+from ._protected import in_git_dir
+from ._protected import request as protected
 from ._text import FileText, check_encodes, looks_binary
 from .base import ToolError, ToolResult
-from .changes import Applied, FileChange
+from .changes import Applied, FileChange, diff_text
 from .context import FileStamp, ToolContext, read_file, real_path
 from .diff import unified_diff
 from .permission import PermissionRequest
@@ -232,10 +234,19 @@ async def propose(ctx: ToolContext, changes: list[FileChange], title: str, other
 
     When the "before" diagnostics are known already and no one has to approve the change (the
     ``edit`` rules allow every file), the "after" diagnostics are asked at once: the server
-    checks the new text while the sink prepares, asks and writes."""
+    checks the new text while the sink prepares, asks and writes.
+
+    A change in a git folder (a hook, ``.git/config``) is first asked as ``protected``, which a
+    broad ``edit`` allow does not cover: later git commands run what it holds (unless the ``edit``
+    rules deny it, which the sink says)."""
     for change in changes:
         if change.after is not None:
             check_encodes(change.after, change.encoding, ctx.relative(change.target))
+    named = [p for c in changes for p in (c.path, c.move_to) if p]
+    guarded = [ctx.relative(p) for p in named if in_git_dir(p)]
+    if guarded and all(ctx.env.permissions.action("edit", ctx.relative(p)) != "deny" for p in named):
+        what = f"{title}: git's own files, whose hooks and configuration later git commands run"
+        await ctx.ask(protected(guarded, what, {"diff": diff_text(ctx, changes)}))
     probe = Probe(ctx, changes, others)
     sink_ctx = ctx
     try:

@@ -18,8 +18,10 @@ logically as bash does, so ``cd link/..`` is where the link sits; ``~``, ``~+``,
 resolved: ``_shell_paths.py``); any outside the workspace gives an ``external_directory`` pattern
 ``/dir/*``. A value only known at run time (``$VAR``, ``$(...)``, ``~-``, a glob reaching up, a
 script a shell reads from a pipe) counts as outside, named by its text; "always" approves the folder,
-or that text exactly (``$HOME/\\*``, not every path under ``$HOME``). ``permission_requests``
-returns the ``external_directory`` request (if any) first, then the ``bash`` request.
+or that text exactly (``$HOME/\\*``, not every path under ``$HOME``). A file in a git folder the command
+changes, a git setting that runs a program or a job for later gives a ``protected`` pattern
+(``_protected.py``). ``permission_requests`` returns the ``external_directory`` request (if
+any) first, then ``bash``, then ``protected`` (if any: a configured deny of the command wins).
 """
 
 from __future__ import annotations
@@ -34,9 +36,11 @@ from pathlib import Path
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-from ._shell_commands import COMMAND_TABLES, Analysis, setting
+from ._protected import request as protected
+from ._shell_commands import COMMAND_TABLES, Analysis
 from ._shell_paths import State
 from ._shell_sessions import Sessions
+from ._shell_specs import setting
 from ._shell_words import Word, expand, stdin_feed, stdin_script, word
 from .permission import PermissionRequest, literal
 
@@ -84,12 +88,14 @@ class _Visitor(Sessions):
         elif kind == "redirected_statement":
             extras: list[Node] = []
             redirects = node.children_by_field_name("redirect")
+            body = node.child_by_field_name("body")
+            if body is not None and body.type == "list":  # the grammar's `cd DIR && (cat > f)`:
+                self._fed(body, state, stdin_feed(redirects))  # f is opened in DIR, after the cd
             for redirect in redirects:
                 extras += self._redirect(redirect, state)
-            body = node.child_by_field_name("body")
             if body is not None and body.type == "command":
                 self._command_node(body, state, extras, stdin_script(redirects), stdin_feed(redirects))
-            elif body is not None:  # { ...; } < FILE, while ...; done <<EOF: what is inside reads it
+            elif body is not None and body.type != "list":  # { ...; } < FILE: what is inside reads it
                 self._fed(body, state, stdin_feed(redirects))
         elif kind == "pipeline":  # each command after the first reads the one before
             inner = state.fork()
@@ -214,8 +220,10 @@ class _Visitor(Sessions):
         operator = next((_text(c) for c in node.children if not c.is_named), "")
         duplicate = operator in _DUPS and (target.type == "number" or _text(target) == "-")
         if not duplicate and not (target.type == "number" and operator not in (">", ">>", "<", ">|")):
+            reads, self.reads = self.reads, operator in ("<", "<&")  # the rest may write it
             for item in expand(word(target)):
                 self.path(item, state)
+            self.reads = reads
         return targets[1:]
 
     def _fed(self, node: Node, state: State, feed: tuple[bool, Word | None]) -> None:
@@ -310,7 +318,8 @@ def _unique(items: Iterable[str]) -> list[str]:
 def permission_requests(
     command: str, cwd: Path, root: Path, trusted: Sequence[Path] = ()
 ) -> list[PermissionRequest]:
-    """The asks for running ``command`` in ``cwd``: ``external_directory`` (if any), then ``bash``."""
+    """The asks for running ``command`` in ``cwd``: ``external_directory`` (if any), ``bash``,
+    then ``protected`` (if any)."""
     return requests_for(command, analyze(command, cwd, root, trusted))
 
 
@@ -331,4 +340,7 @@ def requests_for(command: str, result: Analysis) -> list[PermissionRequest]:
     patterns = _unique(p for p, _ in result.commands) or [command.strip()]
     always = _unique(a for _, a in result.commands) or [literal(p) for p in patterns]
     requests.append(PermissionRequest("bash", patterns, always, f"Run: {command.strip()}", dict(meta)))
+    if result.protected:
+        what = "Command changes what later commands run (git's own files or settings, jobs for later)"
+        requests.append(protected(result.protected, f"{what}: {', '.join(result.protected)}", dict(meta)))
     return requests

@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._arity import always_prefix
+from ._protected import READERS, git_path
 from ._shell_dialects import Finding
-from ._shell_files import FILE_COMMANDS, XARGS_INPUT, file_paths, find
+from ._shell_files import FILE_COMMANDS, XARGS_INPUT, file_command, file_paths, find
 from ._shell_git import git
 from ._shell_paths import PATH_VARIABLES, State, absolute, outside, resolve
 from ._shell_runners import RUNNERS, RUNNING, SESSIONS, Found, runner
@@ -36,12 +37,13 @@ from ._shell_specs import (
     SETTERS,
     SHELLS,
     WRAPPERS,
-    Form,
     hijacks,
-    variables,
+    names_in,
+    setting,
 )
 from ._shell_stdin import STDIN_READERS, reads_stdin
 from ._shell_words import Word, option_value, parse_options
+from .context import relative_text
 from .permission import literal
 
 #: Tables of what command names run (``BASH_CMDS[NAME]=PATH``, ``BASH_ALIASES[NAME]=CODE``).
@@ -64,6 +66,9 @@ class Analysis:
     #: The script files programs run that were read (``sed -f FILE``), or looked for: path ->
     #: SHA-256 of the bytes read, None when there was none (``_shell_sources.stale``).
     sources: dict[str, str | None] = field(default_factory=dict[str, str | None])
+    #: ``protected`` patterns, each approved exactly: a file in a git folder the command changes,
+    #: a git setting that runs a program, a job run later (``_protected.py``).
+    protected: dict[str, str] = field(default_factory=dict[str, str])
 
 
 class Commands(ABC):
@@ -81,6 +86,8 @@ class Commands(ABC):
         self.named: list[str] = []  # the absolute paths checked, to tell which name a script file
         self.read: list[tuple[Path, Word, bool]] = []  # script files read: file, name, path checked
         self.reading: list[Path] = []  # those being analyzed (one may source another)
+        self.reads = False  # the paths named now are only read (``_protected.READERS``)
+        self.bare: dict[str, bool] = {}  # folders known to be bare repositories, or not
 
     @abstractmethod
     def script(self, text: str, state: State) -> None:
@@ -111,11 +118,20 @@ class Commands(ABC):
         """Record an ``external_directory`` pattern; without ``always`` it is approved exactly."""
         self.result.outside.setdefault(pattern, always or literal(pattern))
 
+    def protect(self, pattern: str) -> None:
+        """Record a ``protected`` pattern (not for what runs elsewhere: that place is asked)."""
+        if not self.remote:
+            self.result.protected.setdefault(pattern, literal(pattern))
+
     def path(self, path: Word, state: State) -> None:
         if self.remote:  # on another machine or in a container: that place is outside already
             return
-        self.named.append(absolute(path, state) or "")
-        found = outside(path, state, self.trusted)
+        named = absolute(path, state)
+        self.named.append(named or "")
+        real = os.path.realpath(named) if named is not None else None
+        if named and real and not self.reads and (guarded := git_path(named, real, self.bare)):
+            self.protect(relative_text(guarded, self.root))  # the command may change it
+        found = outside(path, state, self.trusted, real)
         if found is not None:
             self._outside(*found)
 
@@ -140,12 +156,12 @@ class Commands(ABC):
             return []
         operands = [args[i] for i in parsed.operands]
         chosen = {"all": operands, "first": operands[:1], "second": operands[1:2]}.get(spec.operands, [])
-        names = [name for operand in chosen for name in _names(operand, spec.form)]
+        names = [name for operand in chosen for name in names_in(operand, spec.form)]
         for option, index, attached in parsed.values:
-            names += _names(option_value(args, index, attached), "name") if option in spec.names else []
+            names += names_in(option_value(args, index, attached), "name") if option in spec.names else []
         for operand in chosen if parsed.flags & spec.namerefs else []:  # declare -n REF=NAME
             _, eq, target = (operand.value or "").partition("=")
-            names += _names(Word(target, target), "name") if eq else [None]
+            names += names_in(Word(target, target), "name") if eq else [None]
         return [name or "?" for name in names if self.sets(name, state)]
 
     # -- one command -----------------------------------------------------------------------------
@@ -172,7 +188,9 @@ class Commands(ABC):
         unknown = UNKNOWN_PROGRAMS if UNKNOWN_PROGRAMS in state.unknown else ""
         names = self.setter(analyzed, state) if base in SETTERS else []
         hijack = " ".join(filter(None, [unknown, hijack, setting(names)]))
+        reads, self.reads = self.reads, base in READERS
         count = self._dispatch(base, analyzed, state, xargs_input, stdin) if base else None
+        self.reads = reads
         forms = [words, analyzed] if analyzed is not words else [words]
         if written is not None and written != words:
             forms.insert(0, written)
@@ -235,7 +253,7 @@ class Commands(ABC):
         elif name in ("cd", "pushd", "popd"):
             self._cd(name, args, state)
         elif name in FILE_COMMANDS:
-            file_paths(self, name, FILE_COMMANDS[name], args, state, xargs_input=xargs_input)
+            file_paths(self, name, file_command(name, values), args, state, xargs_input=xargs_input)
         return always_prefix([w.value for w in words])
 
     def _stdin(self, name: str, language: str, stdin: str | None, state: State) -> bool:
@@ -384,17 +402,3 @@ class Commands(ABC):
             state.cwd, state.pwd = Path(os.path.realpath(logical)), logical
         else:
             state.cwd, state.pwd = real or target.raw, str(real) if real else None
-
-
-def setting(names: list[str]) -> str:
-    """The label before a command that sets variables changing what runs: ``(sets PATH)``. Rules
-    for the command (``read *``) do not match the labelled pattern, which is approved exactly."""
-    return f"(sets {' '.join(names)})" if names else ""
-
-
-def _names(word: Word, form: Form) -> list[str | None]:
-    """The variables a setter's operand names (None: one only known at run time). Only the value of
-    ``NAME=$X`` is unknown, not its name; an unknown arithmetic expression may set any."""
-    if word.value is not None:
-        return list(variables(word.value, form) or [])
-    return list(variables(word.raw, form) or [None]) if form == "declaration" else [None]

@@ -123,6 +123,9 @@ _VIM = FileCommand(
     _set("-U -i -w -W -s --startuptime"),
     dialect="vim",
 )
+#: vim in Ex mode (``ex``, ``vim -e``, ``-es``): ``-s`` is silent mode there, not keys to type, so
+#: ``vim -es -c '!CMD' FILE`` runs ``CMD`` on ``FILE``.
+_EX = FileCommand(_VIM.values, _VIM.paths - {"-s"}, dialect="vim")
 #: Readers of programs' own languages, by ``FileCommand.dialect``.
 DIALECTS: dict[str, Callable[[Sequence[Word], Parsed], list[Finding]]] = {
     "psql": psql,
@@ -247,6 +250,18 @@ FILE_COMMANDS: dict[str, FileCommand] = {
     "perl": _PERL,
     "ruby": _RUBY,
 }
+
+
+def file_command(name: str, values: Sequence[str | None]) -> FileCommand:
+    """The ``FileCommand`` of ``name`` given ``values``: vim reads ``-s`` as silent mode as ``ex``
+    or after ``-e``/``-E`` (``-es``), otherwise as ``-s FILE``, keys to type."""
+    spec = FILE_COMMANDS[name]
+    for value in (values if name != "ex" else ["-e"]) if spec is _VIM else ():
+        if value in ("-e", "-E", "-es", "-Es"):
+            return _EX
+        if value == "-s":
+            break
+    return spec
 
 
 def find(commands: Commands, args: list[Word], state: State) -> None:

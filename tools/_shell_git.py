@@ -5,7 +5,9 @@ git runs what its configuration names: ``git -c core.pager=CMD log``, ``-c alias
 VALUE`` (for later commands) or ``git clone -c``. The value of a key that runs something
 (``CONFIG``) is analyzed as a script, one that names git arguments (a non-``!`` alias) as ``git
 VALUE``; one that makes what runs unknowable (``core.hooksPath``, ``include.path``,
-``protocol.ext.allow``) counts as an unknown outside value. Some subcommands take a script
+``protocol.ext.allow``) counts as an unknown outside value. Such a key written for later (``git
+config``, ``git clone -c``), ``git config --edit`` and ``git init/clone --template DIR`` (whose
+hooks are copied) are ``protected`` (``_protected.py``). Some subcommands take a script
 (``rebase --exec CMD``, ``clone --upload-pack CMD``, ``submodule foreach CMD``,
 ``filter-branch --tree-filter CMD``, ``grep -O CMD``). ``git clone URL DIR``, ``git init DIR``
 and ``git worktree add DIR`` name folders, checked from the folder ``-C`` names.
@@ -64,6 +66,11 @@ _OPTIONAL = _set("-O --open-files-in-pager")  # git grep -O[PAGER]
 #: Subcommands whose operands (other than URLs) are folders it creates or reads.
 FOLDERS = frozenset({"clone", "init", "worktree add"})
 _CONFIG_VALUES = _set("-f --file --blob --type --default --comment --value -t")
+#: ``git init`` and ``git clone`` options with a value, ``--template DIR`` among them.
+_TEMPLATE = _set(
+    "--template -c --config -o --origin -b --branch -u --upload-pack --reference --depth -j --jobs "
+    "--separate-git-dir --object-format --filter --shallow-since --shallow-exclude --initial-branch"
+)
 
 
 def git(commands: Commands, args: list[Word], state: State) -> None:
@@ -95,33 +102,46 @@ def git(commands: Commands, args: list[Word], state: State) -> None:
         )
         for option, index, attached in sub_parsed.values:
             value = option_value(rest, index, attached)
-            if option in ("-c", "--config"):
-                setting(commands, value, state)
+            if option in ("-c", "--config"):  # written into the clone's configuration
+                setting(commands, value, state, later=f"git clone {option} {value.raw}")
             else:
                 run(value, inner.fork())
     elif sub == "config":  # git config [set] KEY VALUE: run by later commands
         sub_parsed = parse_options([w.value for w in rest], _CONFIG_VALUES)
         operands = [rest[i] for i in sub_parsed.operands]
         operands = operands[1:] if operands and operands[0].value == "set" else operands
-        if len(operands) > 1:
+        if sub_parsed.flags & {"-e", "--edit"} or (operands and operands[0].value == "edit"):
+            commands.protect(" ".join(["git", *(w.raw for w in args[first:])]))  # any setting
+        elif len(operands) > 1:
             key, value = operands[0], operands[1]
             text = None if key.value is None or value.value is None else f"{key.value}={value.value}"
-            setting(commands, Word(f"{key.raw}={value.raw}", text), state)
+            later = " ".join(["git", *(w.raw for w in args[first:])])
+            setting(commands, Word(f"{key.raw}={value.raw}", text), state, later=later)
+    if sub in ("init", "clone"):  # the hooks of a template folder are copied, to run later
+        for option, index, attached in parse_options([w.value for w in rest], _TEMPLATE).values:
+            if option == "--template":
+                commands.protect(f"git {sub} --template {option_value(rest, index, attached).raw}")
     _folders(commands, values, args, parsed.operands, inner)
 
 
-def setting(commands: Commands, item: Word, state: State, *, variable: bool = False) -> None:
+def setting(commands: Commands, item: Word, state: State, *, variable: bool = False, later: str = "") -> None:
     """``KEY=VALUE`` of git's configuration (with ``variable``, ``KEY=VARIABLE``): a value that
     runs something is analyzed (a script, or git's arguments), one that makes what runs unknown
-    counts as an unknown outside value, and so does a key only known at run time."""
+    counts as an unknown outside value, and so does a key only known at run time. A setting
+    written for later commands (``git config``, ``git clone -c``) of such a key is also
+    ``protected``, asked as the command ``later`` that writes it."""
     run = commands._string  # pyright: ignore[reportPrivateUsage]
-    if item.value is None:
+    if item.value is None:  # a key only known at run time may be any
+        if later:
+            commands.protect(later)
         run(Word(item.raw, None), state)
         return
     key, eq, value = item.value.partition("=")
     kind = next((kind for kind, keys in _KEYS.items() if keys.fullmatch(key.lower())), None)
     if kind is None or not eq or (value.lower() in _NOT_A_COMMAND and not variable):
         return
+    if later:
+        commands.protect(later)
     if variable or kind == "unknown":
         run(Word(item.raw, None), state)
     elif kind == "path":

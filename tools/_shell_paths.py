@@ -86,16 +86,18 @@ def resolve(path: Word, state: State) -> Path | None:
     return None if value is None else Path(os.path.realpath(value))
 
 
-def outside(path: Word, state: State, trusted: Sequence[Path]) -> tuple[str, str] | None:
+def outside(
+    path: Word, state: State, trusted: Sequence[Path], resolved: str | None = None
+) -> tuple[str, str] | None:
     """The ``external_directory`` pattern for ``path`` and its "always" pattern, or None when it
     stays in ``trusted``. A folder's always pattern is that folder, whatever its name holds
     (``/a\\*b/*``); a value only known at run time can only be approved as the text asked
-    (``$HOME/\\*``, not every path under ``$HOME``)."""
+    (``$HOME/\\*``, not every path under ``$HOME``). ``resolved``: the real path, when known."""
     if path.value is not None and (path.value in HARMLESS or path.value.startswith("/dev/fd/")):
         return None
     if path.value == "-" or path.raw.startswith(("<(", ">(")):  # stdin; a pipe to analyzed commands
         return None
-    real = resolve(path, state)
+    real = Path(resolved) if resolved is not None else resolve(path, state)
     if real is None:
         relative = isinstance(state.cwd, str) and not (path.raw.startswith(("/", "~", "$")))
         text = f"{state.cwd}/{path.raw}" if relative else path.raw

@@ -10,7 +10,8 @@ others run where the session or pane is, unless ``-c DIR`` says, so their relati
 unknown (``(tmux pane)/x``). ``screen CMD`` runs a command here, ``screen -X stuff TEXT`` types.
 ``at`` and ``batch`` run their script on stdin later, from the current folder; ``crontab`` installs
 the table on stdin, whose jobs run from the home folder. A script in a file (``at -f FILE``,
-``crontab FILE``) cannot be known: it counts as the outside place ``(at -f FILE)``. A tmux
+``crontab FILE``) cannot be known: it counts as the outside place ``(at -f FILE)``. Any job
+scheduled (and ``crontab -e``) is also ``protected``: it runs later, outside these asks. A tmux
 configuration file (``tmux -f FILE``, ``source-file FILE``) is read, as a script file
 (``_shell_sources``), and its commands analyzed as those on the command line.
 """
@@ -93,8 +94,12 @@ class Sessions(Wrappers):
         if name == "screen":
             return self._screen(words, state)
         parsed = parse_options(values, frozenset({"-q", "-f", "-t", "-u", "-s", "-n"}))
+        job = " ".join(w.raw for w in words) + ("" if stdin is None else f" <<< {shlex.quote(stdin)}")
         if parsed.flags & {"-l", "-r", "-d", "-c", "-e", "-V", "-i"}:  # list, remove, edit: no job
+            if name == "crontab" and "-e" in parsed.flags:  # ... but what the editor writes is one
+                self.protect(job)
             return always_prefix([w.value for w in words])
+        self.protect(job)  # a job that runs later, outside this command's time and asks
         files = [option_value(args, i, a) for o, i, a in parsed.values if o == "-f"]
         if name == "crontab":
             files = [args[i] for i in parsed.operands if values[i] != "-"][:1]

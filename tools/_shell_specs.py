@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ._shell_words import Word
+
 
 def _set(text: str) -> frozenset[str]:
     return frozenset(text.split())
@@ -293,6 +295,20 @@ def variables(text: str, form: Form) -> list[str] | None:
         return [match[1] for match in _FORMS[form].finditer(text)]
     match = _FORMS[form].match(text)
     return [match[1]] if match else None
+
+
+def names_in(word: Word, form: Form) -> list[str | None]:
+    """The variables a setter's operand names (None: one only known at run time). Only the value of
+    ``NAME=$X`` is unknown, not its name; an unknown arithmetic expression may set any."""
+    if word.value is not None:
+        return list(variables(word.value, form) or [])
+    return list(variables(word.raw, form) or [None]) if form == "declaration" else [None]
+
+
+def setting(names: list[str]) -> str:
+    """The label before a command that sets variables changing what runs: ``(sets PATH)``. Rules
+    for the command (``read *``) do not match the labelled pattern, which is approved exactly."""
+    return f"(sets {' '.join(names)})" if names else ""
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,12 @@ PERMISSIONS = (
     "doom_loop",
     "question",
     "todo",
+    "protected",
 )
+#: Permissions that only rules naming them apply to: ``"*" = "allow"`` does not allow them.
+#: ``protected`` guards what a later, allowed command runs (git hooks and configuration, jobs
+#: scheduled for later: ``_protected.py``), so a broad allow of edits or commands never covers it.
+EXPLICIT = frozenset({"protected"})
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     Rule("external_directory", "*", "ask"),
     Rule("webfetch", "*", "ask"),
     Rule("doom_loop", "*", "ask"),
+    Rule("protected", "*", "ask"),
 )
 
 
@@ -128,10 +134,14 @@ def wildcard_any(patterns: Iterable[str]) -> AnyPattern | None:
 
 
 def evaluate(permission: str, pattern: str, rules: Iterable[Rule]) -> Rule | None:
-    """The last rule matching both the permission and the pattern."""
+    """The last rule matching both the permission and the pattern (for an ``EXPLICIT``
+    permission, only rules naming it)."""
+    explicit = permission in EXPLICIT
     found: Rule | None = None
     for rule in rules:
-        if wildcard_match(permission, rule.permission) and wildcard_match(pattern, rule.pattern):
+        if (rule.permission == permission if explicit else wildcard_match(permission, rule.permission)) and (
+            wildcard_match(pattern, rule.pattern)
+        ):
             found = rule
     return found
 
