@@ -6,7 +6,7 @@
  */
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { proposedName, reviewLabel, reviewTitle, type Proposal, type ReviewQueue } from "./core/review";
+import { proposedName, queuedNote, reviewLabel, reviewTitle, type Proposal, type ReviewQueue } from "./core/review";
 import { log } from "./log";
 
 export const SCHEME = "lspilot-proposal";
@@ -93,6 +93,7 @@ export class ReviewUi implements vscode.Disposable, vscode.CodeLensProvider {
     );
     queue.onDidChangeCurrent((proposal) => void this.show(proposal));
     queue.onDidChangeProposal((proposal) => void this.refresh(proposal));
+    queue.onDidChangeWaiting(() => this.lensesChanged.fire()); // the count of queued reviews
   }
 
   commands(): vscode.Disposable[] {
@@ -122,6 +123,12 @@ export class ReviewUi implements vscode.Disposable, vscode.CodeLensProvider {
         new vscode.CodeLens(range, { title: "$(check) Accept", command: "lspilot.acceptHunk", arguments: args }),
         new vscode.CodeLens(range, { title: "$(close) Reject", command: "lspilot.rejectHunk", arguments: args }),
       );
+    }
+    const next = this.queue.proposals[1];
+    if (proposed && next && proposal === this.queue.current) {
+      // Above the first line of the one under review: how many wait behind it (it opens the next).
+      const title = `$(layers) ${queuedNote(this.queue.waiting, next.params)}`;
+      lenses.unshift(new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), { title, command: "lspilot.openReview", arguments: [next.id] }));
     }
     return lenses;
   }
@@ -174,9 +181,8 @@ export class ReviewUi implements vscode.Disposable, vscode.CodeLensProvider {
     this.files.set(right, proposal.sideText());
     const left = originalUri(proposal);
     if (left.scheme === SCHEME) this.files.set(left, proposal.params.oldText);
-    const title = reviewTitle(proposal.params, this.queue.proposals.length - 1);
     log().info(`review ${proposal.id}: ${proposal.params.uri}, ${proposal.hunks.length} hunk(s)`);
-    await vscode.commands.executeCommand("vscode.diff", left, right, title, { preview: false });
+    await vscode.commands.executeCommand("vscode.diff", left, right, reviewTitle(proposal.params), { preview: false });
   }
 
   /** After a decision: redraw the proposed side (a rejected hunk leaves it) and the lenses. */

@@ -60,7 +60,7 @@ export class Server implements vscode.Disposable {
     if (!hasFolder()) return void log().info("no folder is open: lspilot serve starts in a window with one");
     if (this.client?.state === State.Starting) return this.restarted(this.client);
     await this.stop(); // a client that gave up restarting, or never started: its handlers go with it
-    const { serverPath, serverEnv, follow } = settings();
+    const { serverPath, serverEnv } = settings();
     const serverOptions: ServerOptions = {
       command: serverPath,
       args: ["serve"],
@@ -68,7 +68,9 @@ export class Server implements vscode.Disposable {
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: "file" }, { scheme: "untitled" }],
-      initializationOptions: initializationOptions(follow),
+      // Read at each start: a daemon restarted after a crash follows the settings as they are
+      // now, not as they were at the first start (lspilot.server.* changes restart it anyway).
+      initializationOptions: () => initializationOptions(settings().follow),
       outputChannel: log(),
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       middleware: {

@@ -4,7 +4,7 @@ import { mock, test } from "node:test";
 import { coalesce } from "../src/core/chat";
 import { permissionChoices, permissionReply } from "../src/core/permissions";
 import type { CancellationLike, RequestPermissionParams, ReviewEditParams } from "../src/core/protocol";
-import { applyHunks, Proposal, proposedName, reviewTitle, ReviewQueue } from "../src/core/review";
+import { applyHunks, Proposal, proposedName, queuedNote, reviewTitle, ReviewQueue } from "../src/core/review";
 
 const OLD = "a\nb\nc\nd\ne\n";
 const NEW = "A\nb\nc\nd\nE1\nE2\n";
@@ -132,6 +132,35 @@ test("proposals queue: one under review at a time, in arrival order; cancelled o
   assert.throws(() => queue.accept("p3", "h1"), /no proposal p3/);
 });
 
+test("the count of reviews waiting behind the one under review follows arrivals and answers out of order", async () => {
+  const queue = new ReviewQueue();
+  const counts: number[] = [];
+  queue.onDidChangeWaiting((waiting) => counts.push(waiting));
+  let cancel = () => {};
+  const token: CancellationLike = {
+    isCancellationRequested: false,
+    onCancellationRequested: (listener) => {
+      cancel = listener;
+      return { dispose: () => {} };
+    },
+  };
+  const first = queue.enqueue(params("p1"));
+  assert.deepEqual([queue.waiting, counts], [0, []]);
+  const second = queue.enqueue(params("p2"), token); // while p1 is under review
+  void queue.enqueue(params("p3"));
+  assert.deepEqual([queue.waiting, counts], [2, [1, 2]]);
+  cancel(); // p2, waiting, ends before the one under review
+  assert.deepEqual(await second, { decision: "cancelled" });
+  assert.equal(queue.current?.id, "p1");
+  assert.deepEqual([queue.waiting, counts], [1, [1, 2, 1]]);
+  queue.rejectAll("p1");
+  await first;
+  assert.equal(queue.current?.id, "p3");
+  assert.deepEqual([queue.waiting, counts], [0, [1, 2, 1, 0]]);
+  queue.acceptAll("p3");
+  assert.deepEqual(counts, [1, 2, 1, 0], "none left: still none waiting");
+});
+
 test("permission choices come in a fixed order; feedback only travels with a rejection", () => {
   const request: RequestPermissionParams = {
     sessionId: "s",
@@ -159,8 +188,10 @@ test("a move's review names where the file goes, a deletion's says it deletes", 
   assert.equal(reviewTitle(move), "lspilot: a b.py → shapes.py (proposed move)");
   assert.equal(proposedName(move), "shapes.py"); // the proposed side has the new name (and its language)
   const deletion: ReviewEditParams = { ...params("d"), isDeletion: true, newText: "", hunks: [] };
-  assert.equal(reviewTitle(deletion, 2), "lspilot: x.py (proposed deletion) — 2 more queued");
+  assert.equal(reviewTitle(deletion), "lspilot: x.py (proposed deletion)");
   assert.equal(reviewTitle(params("p")), "lspilot: x.py (proposed)");
+  assert.equal(queuedNote(1, move), "1 more review queued (next: a b.py → shapes.py)");
+  assert.equal(queuedNote(2, deletion), "2 more reviews queued (next: x.py (deletion))");
 });
 
 test("opening a review no longer pending leaves the one under review open", async () => {

@@ -4,8 +4,10 @@
 // a.py while its next review is open and at once accepts that review's hunk; asks a third time
 // and decides that review's hunks with the cursor on the original side of its diff; asks a fourth
 // time, edits the proposal and cancels the turn; asks a fifth time, rejects the whole file and
-// cancels the turn while the feedback box is open; kills the daemon and asks while it restarts;
-// then writes what happened to $LSPILOT_E2E_OUT.
+// cancels the turn while the feedback box is open; switches following off, kills the daemon and
+// asks while it restarts (the restarted daemon must not follow), answers that turn's two reviews
+// and a third from another session out of order, checking the count of queued reviews in the
+// review diff's title; then writes what happened to $LSPILOT_E2E_OUT.
 const fs = require("node:fs");
 const vscode = require("vscode");
 
@@ -48,11 +50,14 @@ function daemons() {
   return pids;
 }
 
-/** Resolves once `predicate` holds, looked at every 50 ms (a process gives no event here). */
+/**
+ * Resolves once `predicate` (maybe async) holds, looked at every 50 ms (a process gives no event
+ * here, nor a CodeLens that changed).
+ */
 function until(predicate) {
   return new Promise((resolve) => {
-    const look = () => (predicate() ? resolve() : setTimeout(look, 50));
-    look();
+    const look = async () => ((await predicate()) ? resolve() : setTimeout(look, 50));
+    void look();
   });
 }
 
@@ -70,6 +75,65 @@ function untilNoReview() {
       resolve();
     });
   });
+}
+
+/**
+ * Each review diff's tab: its title, then what the CodeLens above its proposed side's first line
+ * says of the reviews queued behind it, if it says anything ("lspilot: a.py (proposed) / 1 more
+ * review queued (next: b.py)").
+ */
+async function reviewTabs() {
+  const tabs = vscode.window.tabGroups.all
+    .flatMap((group) => group.tabs)
+    .filter((tab) => tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.scheme === "lspilot-proposal");
+  const shown = [];
+  for (const tab of tabs) {
+    const lenses = await vscode.commands.executeCommand("vscode.executeCodeLensProvider", tab.input.modified);
+    const note = lenses.map((lens) => lens.command?.title ?? "").find((title) => title.includes(" queued "));
+    shown.push(note ? `${tab.label} / ${note.replace("$(layers) ", "")}` : tab.label);
+  }
+  return shown;
+}
+
+/**
+ * The turn after the crash proposes changes to c.py and d.py at once; while they are open a turn
+ * of another session proposes e.py. They are answered out of order (the one queued first, then
+ * the one shown, then e.py); at each step the review diff must say how many reviews are queued
+ * behind it (its title, which VS Code never changes, must not). `files`: c.py's and d.py's URIs.
+ * Returns what the review tabs showed at each step.
+ */
+async function queuedReviews(crashed, files) {
+  const seen = [];
+  const expect = (what, wanted) => {
+    let tabs = [];
+    const shows = async () => wanted((tabs = await reviewTabs()));
+    return within(what, until(shows)).then(
+      () => seen.push(...tabs),
+      (error) => {
+        throw new Error(`${error.message}; the review tabs showed ${JSON.stringify(tabs)}`);
+      },
+    );
+  };
+  const note = (name, queued, next) =>
+    `lspilot: ${name} (proposed) / ${queued} more review${queued === 1 ? "" : "s"} queued (next: ${next})`;
+  const only = (wanted) => (tabs) => tabs.length === 1 && tabs[0] === wanted;
+  let shown;
+  await expect("c.py's and d.py's reviews, one queued behind the other", (tabs) => {
+    shown = ["c.py", "d.py"].find((name) => only(note(name, 1, name === "c.py" ? "d.py" : "c.py"))(tabs));
+    return shown !== undefined;
+  });
+  const queued = shown === "c.py" ? "d.py" : "c.py";
+  await vscode.commands.executeCommand("lspilot.newSession");
+  const another = vscode.commands.executeCommand("lspilot.ask", { prompt: "and a new file" });
+  await expect("e.py's review, queued while one is open, counted", only(note(shown, 2, queued)));
+  await vscode.commands.executeCommand("lspilot.acceptAll", files[queued]);
+  await expect(`one review fewer counted once ${queued}'s was accepted`, only(note(shown, 1, "e.py (new)")));
+  await vscode.commands.executeCommand("lspilot.acceptAll", files[shown]);
+  await expect("e.py's review, the last one", only("lspilot: e.py (proposed new file)"));
+  await vscode.commands.executeCommand("lspilot.acceptAll");
+  await within("the turn after the crash to end", crashed);
+  await within("the other session's turn to end", another);
+  return seen;
 }
 
 /** The longest one step may take: a step that hangs fails the run with `what` it waited for. */
@@ -187,16 +251,34 @@ async function drive(out) {
     await vscode.commands.executeCommand("workbench.action.closeQuickOpen");
     await within("the rejection to end once its feedback box closed", rejecting);
     steps.push("cancelled the fifth turn while its rejection asked for feedback: the rejection ended quietly");
-    // The daemon crashes. An ask while vscode-languageclient restarts it waits for that daemon
-    // (it started a second client and daemon, both answering).
+    // The user switches following off, then the daemon crashes. An ask while vscode-languageclient
+    // restarts it waits for that daemon (it started a second client and daemon, both answering),
+    // which follows the settings as they are now (it was given those of the first start).
+    await vscode.workspace.getConfiguration("lspilot").update("follow", false, vscode.ConfigurationTarget.Global);
+    // b.py shown at line 2, where the agent reads it after the crash: a following daemon shows
+    // that place before it sends its next review (it waits for the editor to show it first).
+    let followedAfterCrash = false;
+    const watchingB = [
+      vscode.window.onDidChangeVisibleTextEditors((editors) => {
+        followedAfterCrash ||= editors.some((e) => isB(e) && e.selection.active.line === 1);
+      }),
+      vscode.window.onDidChangeTextEditorSelection((event) => {
+        followedAfterCrash ||= isB(event.textEditor) && event.selections[0].active.line === 1;
+      }),
+    ];
     const before = daemons();
     if (before.length !== 1) throw new Error(`${before.length} daemons ran before the crash: ${before}`);
     process.kill(before[0], "SIGKILL");
     await within("the crashed daemon's restart", until(() => daemons().some((pid) => pid !== before[0])));
-    await within("the ask during the restart", vscode.commands.executeCommand("lspilot.ask", { prompt: "after the crash" }));
+    const files = Object.fromEntries(["c.py", "d.py"].map((name) => [name, vscode.Uri.joinPath(folder, name)]));
+    for (const uri of Object.values(files)) await vscode.workspace.openTextDocument(uri); // the reviews' left sides
+    const crashed = vscode.commands.executeCommand("lspilot.ask", { prompt: "after the crash" });
+    const shown = await queuedReviews(crashed, files);
+    steps.push(`the daemon crashed; an ask while it restarted ran in the restarted one; its reviews: ${shown.join(" | ")}`);
+    for (const listener of watchingB) listener.dispose();
+    if (followedAfterCrash) throw new Error("the restarted daemon followed the agent: following was switched off before the crash");
     const after = daemons();
     if (after.length !== 1) throw new Error(`${after.length} daemons run after the crash: ${after}`);
-    steps.push("the daemon crashed; an ask while it restarted ran in the restarted one");
     report(out, { ok: true, steps, followed, text, dirty: document.isDirty, typedText, fromOriginal, cancelled: document.getText() });
   } catch (error) {
     report(out, { ok: false, steps, error: String((error && error.stack) || error) });

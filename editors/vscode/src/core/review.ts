@@ -223,14 +223,23 @@ export function reviewLabel(params: ReviewEditParams): string {
   return name;
 }
 
-/** The review diff's title; `waiting`: how many more reviews are queued behind it. */
-export function reviewTitle(params: ReviewEditParams, waiting = 0): string {
+/**
+ * The review diff's title. It holds no count of the reviews queued behind it: VS Code keeps the
+ * title a diff was first opened with, so a count went stale as reviews came and went
+ * ({@link queuedNote} says it where it can change).
+ */
+export function reviewTitle(params: ReviewEditParams): string {
   const name = fileName(params.uri);
   let what = `${name} (proposed)`;
   if (params.newUri) what = `${name} → ${fileName(params.newUri)} (proposed move)`;
   else if (params.isDeletion) what = `${name} (proposed deletion)`;
   else if (params.isNewFile) what = `${name} (proposed new file)`;
-  return `lspilot: ${what}${waiting ? ` — ${waiting} more queued` : ""}`;
+  return `lspilot: ${what}`;
+}
+
+/** What the review under way says of the reviews queued behind it (`next`: the first of them). */
+export function queuedNote(waiting: number, next: ReviewEditParams): string {
+  return `${waiting} more review${waiting === 1 ? "" : "s"} queued (next: ${reviewLabel(next)})`;
 }
 
 /** The name of the proposed side: where the file ends up (its new name for a move). */
@@ -264,14 +273,27 @@ export class ReviewQueue {
   private readonly pending: Pending[] = [];
   private readonly shown = new Emitter<Proposal | undefined>();
   private readonly changed = new Emitter<Proposal>();
+  private readonly counted = new Emitter<number>();
+  /** {@link waiting} as last announced. */
+  private counting = 0;
 
   /** Fires with the proposal now under review (undefined: none left). */
   readonly onDidChangeCurrent = (listener: Listener<Proposal | undefined>) => this.shown.on(listener);
   /** Fires when a hunk of a proposal changed state. */
   readonly onDidChangeProposal = (listener: Listener<Proposal>) => this.changed.on(listener);
+  /**
+   * Fires with {@link waiting} when it changed: a review arrived behind the one under review, or
+   * one was answered or cancelled (the one under review, or one waiting, out of order).
+   */
+  readonly onDidChangeWaiting = (listener: Listener<number>) => this.counted.on(listener);
 
   get current(): Proposal | undefined {
     return this.pending[0]?.proposal;
+  }
+
+  /** How many reviews wait behind the one under review. */
+  get waiting(): number {
+    return Math.max(this.pending.length - 1, 0);
   }
 
   /** A review is open (the editor's review keys and buttons apply). */
@@ -311,6 +333,7 @@ export class ReviewQueue {
       this.pending.push(entry);
       token?.onCancellationRequested(() => this.finish(proposal.id, { decision: "cancelled" }));
       if (this.pending.length === 1) this.shown.fire(proposal);
+      this.count();
     });
   }
 
@@ -368,5 +391,12 @@ export class ReviewQueue {
     const [entry] = this.pending.splice(index, 1);
     entry!.answer(reply);
     if (index === 0) this.shown.fire(this.current);
+    this.count();
+  }
+
+  private count(): void {
+    if (this.waiting === this.counting) return;
+    this.counting = this.waiting;
+    this.counted.fire(this.counting);
   }
 }
