@@ -19,7 +19,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from . import check_command, jsontext, lsp_command, model, stopping
+from . import check_command, jsontext, lsp_command, model, stopping, trust
 from . import config as configuration
 from .serve import VERSION
 
@@ -239,6 +239,7 @@ async def _run_tool(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from . import run  # noqa: PLC0415 - the agent loop is imported only when a turn runs
 
+    trust.offer_at_terminal(Path(args.root).resolve())  # before the turn's event loop: see there
     return stopping.run(run.run(args))
 
 
@@ -325,6 +326,7 @@ def _parser() -> argparse.ArgumentParser:
     sessions.set_defaults(run=_sessions)
     lsp_command.add_parser(sub)
     check_command.add_parser(sub)
+    trust.add_parser(sub)
     servers = sub.add_parser("servers", help="list, check or install language servers")
     servers.add_argument("action", choices=["list", "status", "install"])
     servers.add_argument("names", nargs="*", help="servers to install")

@@ -4,6 +4,9 @@ Files (later ones win): ``<user config dir>/config.toml``, ``<workspace>/lspilot
 ``<workspace>/.lspilot/config.toml``. Permissions are the exception: the user's rules are applied
 after the project's, so a repository's config cannot loosen what its user has tightened (see
 ``Config.permission_rules`` for where an agent's rules go).
+The project's files count only in a workspace the user trusts (``daemon.trust``): elsewhere only
+their deny and ask permission rules apply (a repository may tighten, never loosen), and the
+project's tools are not loaded.
 ``LSPILOT_DATA_DIR`` moves the data dir (installed servers, logs, saved outputs, sessions).
 """
 
@@ -60,6 +63,8 @@ class Config:
     raw: dict[str, Any]
     #: Each file that was read, with its contents, in the order they were applied.
     layers: tuple[tuple[Path, dict[str, Any]], ...] = ()
+    #: The user trusts the workspace: its config files count in full and its tools are loaded.
+    trusted: bool = False
 
     def _file(self, section: str, *keys: str) -> str:
         """``"FILE: "`` for the last file that sets one of ``keys`` in ``[section]`` (the one whose
@@ -244,18 +249,22 @@ def _check_servers(file: Path, servers: Any) -> None:
 
 
 def files(workspace: Path) -> tuple[Path, ...]:
-    """The configuration files of ``workspace``, the later ones winning."""
-    return (
-        user_config_dir() / "config.toml",
-        workspace / "lspilot.toml",
-        workspace / ".lspilot" / "config.toml",
-    )
+    """The configuration files of ``workspace``, the later ones winning: the user's, then the
+    project's (``project_files``)."""
+    return (user_config_dir() / "config.toml", *project_files(workspace))
 
 
-def stamp(workspace: Path) -> tuple[tuple[int, int] | None, ...]:
+def project_files(workspace: Path) -> tuple[Path, Path]:
+    """The workspace's own configuration files: in full only once the user trusts it."""
+    return workspace / "lspilot.toml", workspace / ".lspilot" / "config.toml"
+
+
+def stamp(workspace: Path) -> tuple[tuple[int, int] | bool | None, ...]:
     """What ``workspace``'s configuration files are now (modification time and size, or None for
-    a missing one): a daemon reads them again when this changes."""
-    stamps: list[tuple[int, int] | None] = []
+    a missing one), and whether the user trusts it: a daemon reads them again when this changes."""
+    from . import trust  # noqa: PLC0415 - trust reads the data dir from here
+
+    stamps: list[tuple[int, int] | bool | None] = []
     for file in files(workspace):
         try:
             status = file.stat()
@@ -263,7 +272,7 @@ def stamp(workspace: Path) -> tuple[tuple[int, int] | None, ...]:
             stamps.append(None)
         else:
             stamps.append((status.st_mtime_ns, status.st_size))
-    return tuple(stamps)
+    return (*stamps, trust.is_trusted(workspace))
 
 
 def check_workspace(workspace: Path) -> None:
@@ -274,31 +283,46 @@ def check_workspace(workspace: Path) -> None:
         raise UsageError(f"the workspace {workspace} {what}: give a project folder (--root DIR)")
 
 
+def read_file(file: Path) -> dict[str, Any] | None:
+    """The TOML table in ``file`` (None when there is no such file); a ``ConfigError`` when it
+    cannot be read or is no TOML."""
+    if not file.is_file():
+        return None
+    try:
+        # utf-8-sig: Notepad and PowerShell start UTF-8 with a byte order mark, which TOML refuses
+        return tomllib.loads(file.read_text(encoding="utf-8-sig"))
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{file}: invalid TOML: {error}") from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(
+            f"{file}: invalid TOML: not UTF-8 text ({error.reason} at byte {error.start})"
+        ) from None
+    except OSError as error:
+        raise ConfigError(f"{file}: cannot be read: {error.strerror or error}") from None
+
+
 def load(workspace: Path) -> Config:
     """The merged configuration of ``workspace``; a ``ConfigError`` when a file is invalid, or a
-    ``UsageError`` when the workspace is no folder."""
+    ``UsageError`` when the workspace is no folder. In a workspace the user does not trust, what
+    its files would loosen is left out, and a warning says so."""
+    from . import trust  # noqa: PLC0415 - trust reads the data dir from here
+
     check_workspace(workspace)
+    trusted = trust.is_trusted(workspace)
     raw: dict[str, Any] = {}
     layers: list[tuple[Path, dict[str, Any]]] = []
     for file in files(workspace):
-        if file.is_file():
-            try:
-                # utf-8-sig: Notepad and PowerShell start UTF-8 with a byte order mark, which TOML refuses
-                table = tomllib.loads(file.read_text(encoding="utf-8-sig"))
-            except tomllib.TOMLDecodeError as error:
-                raise ConfigError(f"{file}: invalid TOML: {error}") from None
-            except UnicodeDecodeError as error:
-                raise ConfigError(
-                    f"{file}: invalid TOML: not UTF-8 text ({error.reason} at byte {error.start})"
-                ) from None
-            except OSError as error:
-                raise ConfigError(f"{file}: cannot be read: {error.strerror or error}") from None
-            unknown = set(table) - TOP_LEVEL_KEYS
-            if unknown:
-                raise ConfigError(
-                    f"{file}: unknown settings {sorted(unknown)}; known: {sorted(TOP_LEVEL_KEYS)}"
-                )
-            _check_types(file, table)
-            layers.append((file, table))
-            raw = _merge(raw, table)
-    return Config(workspace=workspace.resolve(), raw=raw, layers=tuple(layers))
+        table = read_file(file)
+        if table is None:
+            continue
+        if not trusted and file in project_files(workspace):
+            table = trust.tightening(table)
+        unknown = set(table) - TOP_LEVEL_KEYS
+        if unknown:
+            raise ConfigError(f"{file}: unknown settings {sorted(unknown)}; known: {sorted(TOP_LEVEL_KEYS)}")
+        _check_types(file, table)
+        layers.append((file, table))
+        raw = _merge(raw, table)
+    if not trusted:
+        trust.warn_untrusted(workspace)
+    return Config(workspace=workspace.resolve(), raw=raw, layers=tuple(layers), trusted=trusted)

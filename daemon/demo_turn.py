@@ -120,8 +120,12 @@ async def run(root: Path) -> int:
             print("to use a real provider); the tools, language server and session are real")
             asker = DemoAsker(renderer)
             model, api_base = "openai/scripted", fake.api_base
-            (root / ".lspilot").mkdir(exist_ok=True)
-            (root / ".lspilot" / "config.toml").write_text('[provider_options]\napi_key = "scripted-demo"\n')
+            # A config of its own, beside the copy of the sample: not the project's, which counts only
+            # in a workspace the user trusts (daemon.trust), nor the user's, whose key is no one's here.
+            own = root.parent / "config"
+            own.mkdir(exist_ok=True)
+            (own / "config.toml").write_text('[provider_options]\napi_key = "scripted-demo"\n')
+            os.environ["LSPILOT_CONFIG_DIR"] = str(own)
         runtime = Runtime.open(root)
 
         def show(event: Event) -> None:

@@ -142,7 +142,7 @@ class Runtime:
                 f"{agent.source}.tools: no tool called {', '.join(unknown)}; "
                 f"tools: {', '.join(sorted(tools))}"
             )
-        _check_permissions(env.permissions.rules, self.registry)
+        _check_permissions(env.permissions.rules, self.registry, self.cfg)
         if not session.id:  # only now: a turn refused above left an empty session behind
             session.id = self.store.create_session(self.cfg.workspace, agent.name)
         self.models[session.id] = settings
@@ -156,13 +156,17 @@ class Runtime:
         )
 
 
-def _check_permissions(rules: list[Rule], registry: ToolRegistry) -> None:
+def _check_permissions(rules: list[Rule], registry: ToolRegistry, cfg: configuration.Config) -> None:
     """A configured rule must name a permission there is (``bsh = "deny"`` would protect nothing):
-    the engine's own, or a tool's (custom tools may bring their own)."""
+    the engine's own, or a tool's (custom tools may bring their own). Not the rules of an untrusted
+    workspace: its own tools, whose permissions they may name, are not loaded."""
     known = sorted({*PERMISSIONS, *(t.permission for t in registry.tools.values() if t.permission)})
+    unchecked = {"default", "agent"}
+    if not cfg.trusted:
+        unchecked |= {str(file) for file in configuration.project_files(cfg.workspace)}
     for rule in rules:
         named = any(wildcard_match(name, rule.permission) for name in known)
-        if named or rule.source in ("default", "agent"):
+        if named or rule.source in unchecked:
             continue
         file, _, agent = rule.source.partition(" agents.")
         where = f"{file}: agents.{agent}.permission" if agent else f"{file}: [permission]"

@@ -37,7 +37,7 @@ from pygls.protocol.language_server import lsp_method
 
 from lsp_bridge.documents import uri_to_path
 
-from . import jsontext, model, stopping
+from . import jsontext, model, stopping, trust
 from .editor import Editor, EditorLog
 from .hub import AskArgs, CommandError, FollowArgs, Hub, NavigateArgs, ResolveArgs, SessionArgs, parse
 from .serve import NAME, POSITION_ENCODING, VERSION, Readable, Writable
@@ -205,8 +205,14 @@ def build() -> Server:
         )
 
     @server.feature(types.INITIALIZED)
-    def initialized(_params: types.InitializedParams) -> None:
+    async def initialized(_params: types.InitializedParams) -> None:
         model.warm()  # litellm takes seconds to import: start now, not at the first ask
+        hub = server.hub
+        if hub is not None and await trust.offer_in_editor(hub.root, hub.editor):
+            try:  # the configuration and tools now: what is wrong with them is told at once
+                hub.runtime  # noqa: B018 - reading it loads them
+            except CommandError as error:
+                log.warning("%s", error)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(params: types.DidOpenTextDocumentParams) -> None:

@@ -23,8 +23,9 @@ from .redact import REDACTOR, scrub_outcome
 
 
 def registry(cfg: configuration.Config) -> ToolRegistry:
-    """The built-in and custom tools; their results never carry a secret from the environment."""
-    tools = load_registry(cfg.workspace, configuration.user_config_dir() / "tools")
+    """The built-in and custom tools (the project's only in a workspace the user trusts); their
+    results never carry a secret from the environment."""
+    tools = load_registry(cfg.workspace, configuration.user_config_dir() / "tools", project=cfg.trusted)
     REDACTOR.add_environment(os.environ)
     tools.add_hooks(after=scrub_outcome)
     return tools

@@ -1,6 +1,7 @@
 """Which tools exist: the built-ins (an explicit list), project and user tool files, plugins.
 
-Project tools live in ``<root>/.lspilot/tools/*.py``, user tools in ``<user config dir>/tools/*.py``.
+Project tools live in ``<root>/.lspilot/tools/*.py`` (loaded only when the caller says the user
+trusts the workspace), user tools in ``<user config dir>/tools/*.py``.
 Each module exports tools (``define_tool`` results or ``Tool`` subclasses); an export named
 ``tool`` or after its file is called by the file name, any other export ``<file>_<name>``.
 Plugins register through the entry-point group ``lspilot.tools``: the entry point is a tool, a
@@ -192,8 +193,10 @@ def builtin_tools() -> list[Tool[Any]]:
     ]
 
 
-def load_registry(root: Path, user_tools: Path | None) -> ToolRegistry:
-    """Built-ins, then plugins, then user tools, then project tools (later ones replace earlier)."""
+def load_registry(root: Path, user_tools: Path | None, *, project: bool) -> ToolRegistry:
+    """Built-ins, then plugins, then user tools, then project tools (later ones replace earlier).
+    ``project``: whether to load the project's tools at all (only in a workspace the user trusts:
+    importing them runs the repository's code)."""
     registry = ToolRegistry()
     for tool in builtin_tools():
         registry.register(tool)
@@ -204,7 +207,7 @@ def load_registry(root: Path, user_tools: Path | None) -> ToolRegistry:
         registry.register(Skill(user_tools.parent / "skills"))  # the user's skills beside their tools
     if user_tools and user_tools.is_dir():
         registry.load_folder(user_tools, "user")
-    project = root / ".lspilot" / "tools"
-    if project.is_dir():
-        registry.load_folder(project, "project")
+    folder = root / ".lspilot" / "tools"
+    if project and folder.is_dir():
+        registry.load_folder(folder, "project")
     return registry

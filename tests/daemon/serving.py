@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -15,7 +15,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from daemon import serve
+from daemon import serve, trust
 from daemon.scripted_model import ScriptedModel, Turn
 from lsp_bridge.documents import uri_to_path
 from tests.conftest import data_dir
@@ -24,12 +24,17 @@ from .conftest import LSPILOT
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Trusted by its user (the record `lspilot trust` writes, in the data dir the daemon uses)
+    while the test runs: the tests that write a project config or tools into it mean them to count."""
     root = tmp_path / "ws"
     root.mkdir()
     (root / "a.py").write_text("def area(r):\n    return 3.14 * r * r\n")
     (root / ".env").write_text("TOKEN=not-for-models\n")
-    return root
+    monkeypatch.setenv("LSPILOT_DATA_DIR", str(data_dir()))
+    trust.grant(root)
+    yield root
+    trust.revoke(root)
 
 
 class Editor:
@@ -65,6 +70,7 @@ class Editor:
         @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
         def message_request(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
             self.message_requests.append(params)
+            self.changed.set()
             answer = self.message_answers.pop(0) if self.message_answers else None
             return types.MessageActionItem(answer) if answer else None
 
@@ -215,11 +221,15 @@ async def connect(tmp_path: Path, workspace: Path, fake: ScriptedModel) -> Async
         lspilot: dict[str, bool] | None = None,
         shows_documents: bool = True,
         file_operations: bool = True,
+        message_answers: tuple[str, ...] = (),
     ) -> Editor:
+        """``message_answers``: what the user picks in the daemon's first showMessageRequests
+        (some come as soon as the editor is initialized)."""
         config = ClientServerConfig(server_command=[LSPILOT, "serve"], server_env=env)
         client = cast(LanguageClient, await config.start())
         clients.append(client)
         editor = Editor(client)
+        editor.message_answers.extend(message_answers)
         options = {"lspilot": lspilot} if lspilot is not None else None
         capabilities = client_capabilities(spec)
         if not shows_documents and capabilities.window is not None:
@@ -247,9 +257,9 @@ FULL = {"review": True, "permissions": True}
 class RawEditor:
     """An editor speaking raw JSON-RPC to a `lspilot serve` process, byte for byte."""
 
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+    def __init__(self, proc: asyncio.subprocess.Process, env: dict[str, str]) -> None:
         assert proc.stdin is not None and proc.stdout is not None
-        self.proc, self.stdin, self.stdout = proc, proc.stdin, proc.stdout
+        self.proc, self.stdin, self.stdout, self.env = proc, proc.stdin, proc.stdout, env
         self.answers: dict[int | None, dict[str, Any]] = {}
         self.bodies: list[bytes] = []  # every message read, as it came
 
@@ -271,7 +281,8 @@ class RawEditor:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.DEVNULL,
                 env=env,
-            )
+            ),
+            env,
         )
 
     def send(self, message: dict[str, Any]) -> None:
@@ -281,6 +292,11 @@ class RawEditor:
         self.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
 
     async def initialize(self, workspace: Path) -> None:
+        """Open ``workspace``, which its user trusts (`lspilot trust`, in this daemon's data dir)."""
+        trusting = await asyncio.create_subprocess_exec(
+            LSPILOT, "trust", "--root", str(workspace), stdout=asyncio.subprocess.DEVNULL, env=self.env
+        )
+        assert await trusting.wait() == 0
         initialize = {"processId": None, "rootUri": workspace.as_uri(), "capabilities": {}}
         self.send({"id": 1, "method": "initialize", "params": initialize})
         await self.answer(1)

@@ -24,7 +24,7 @@ def lspilot(root: Path, *argv: str) -> subprocess.CompletedProcess[str]:
 
 def test_a_damaged_database_is_named_in_one_line(empty_workspace: Path, tmp_path: Path) -> None:
     database = tmp_path / "data" / "lspilot.db"
-    database.parent.mkdir()
+    database.parent.mkdir(exist_ok=True)  # it holds the workspace's trust record
     database.write_bytes(b"this is not an SQLite database, it only has its name\n" * 40)
     with pytest.raises(ConfigError, match="cannot be used as lspilot's session database"):
         Store(database)
@@ -262,7 +262,7 @@ def test_a_log_folder_that_cannot_be_made_is_one_warning_not_a_traceback(
     empty_workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data = tmp_path / "data"
-    data.mkdir()
+    data.mkdir(exist_ok=True)  # it holds the workspace's trust record
     (data / "logs").write_text("a file where the log folder goes\n")
     ran = lspilot(empty_workspace, "sessions", "list")
     assert (ran.returncode, ran.stdout) == (0, "")

@@ -252,7 +252,7 @@ async def test_project_tools_are_loaded_and_namespaced(echo: Harness) -> None:
     folder.mkdir(parents=True)
     (folder / "greet.py").write_text(PROJECT_TOOL)
     (folder / "broken.py").write_text("import nothing_like_this\n")
-    registry = load_registry(echo.root, None)
+    registry = load_registry(echo.root, None, project=True)
     assert {"greet", "greet_hello", "read", "grep"} <= set(registry.tools)
     assert any("broken.py" in e and "nothing_like_this" in e for e in registry.load_errors)
     echo.registry = registry
@@ -260,6 +260,17 @@ async def test_project_tools_are_loaded_and_namespaced(echo: Harness) -> None:
     assert outcome.result is not None and outcome.result.output == "hello Ada from ws"
     outcome = await echo.ok("greet", {"name": "Ada"})
     assert outcome.result is not None and outcome.result.output == "HELLO Ada"
+
+
+def test_project_tools_are_not_even_imported_when_the_caller_says_no(echo: Harness, tmp_path: Path) -> None:
+    # In a workspace its user does not trust, importing .lspilot/tools would run the repository's code.
+    folder = echo.root / ".lspilot" / "tools"
+    folder.mkdir(parents=True)
+    ran = tmp_path / "imported"
+    (folder / "greet.py").write_text(f"open({str(ran)!r}, 'w').close()\n{PROJECT_TOOL}")
+    registry = load_registry(echo.root, None, project=False)
+    assert "greet" not in registry.tools and "read" in registry.tools
+    assert not ran.exists() and registry.load_errors == []
 
 
 async def test_entry_point_plugins_register_tools_and_hooks(echo: Harness, tmp_path: Path) -> None:
@@ -296,7 +307,7 @@ async def test_entry_point_plugins_register_tools_and_hooks(echo: Harness, tmp_p
     )
     sys.path.insert(0, str(site))
     try:
-        registry = load_registry(echo.root, None)
+        registry = load_registry(echo.root, None, project=True)
     finally:
         sys.path.remove(str(site))
     assert registry.load_errors == []

@@ -21,7 +21,7 @@ async def harness_with_skills(tmp_path: Path) -> Harness:
     write_skill(user / "skills", "release", "the user's generic release steps", "Never used.\n")
     write_skill(user / "skills", "review", "how the user likes code reviewed", "Be terse.\n")
     harness = make_harness(root, tmp_path / "data")
-    harness.registry = load_registry(root, user / "tools")
+    harness.registry = load_registry(root, user / "tools", project=True)
     await harness.registry.initialize(InitContext(root, "build", {}))
     return harness
 
