@@ -189,7 +189,7 @@ SERVER_FIELDS = {
     **dict.fromkeys(("command", "extensions", "root_markers"), "strings"),
     **dict.fromkeys(("language_ids", "init_options", "settings", "env"), "table"),
     **dict.fromkeys(("enabled", "counts_disk_bom"), "bool"),
-    "publish_delay": "number",
+    **dict.fromkeys(("publish_delay", "new_file_delay"), "number"),
 }
 
 

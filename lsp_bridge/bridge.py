@@ -9,8 +9,10 @@ positions (0-based, UTF-16 columns); the lsp tool converts for the model.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
@@ -282,6 +284,7 @@ class Bridge:
             self.documents.set_overlay(self._resolved(path), text)
         notes: list[str] = []
         connections, doc = await self._prepare(path, notes)
+        connections, doc = await self._check_again(path, connections, doc, notes)
         asked = (doc.text, self.documents.latest_version)
         if len(connections) == 1:  # no gather: it would cost a task and extra event loop turns
             results = [await self._diagnostics(connections[0], doc, notes)]
@@ -296,6 +299,25 @@ class Bridge:
             if len(self._answered) > self.config.max_open_documents:
                 del self._answered[next(iter(self._answered))]
         return Answer(merged, not notes, notes)
+
+    async def _check_again(
+        self, path: Path, connections: list[ServerConnection], doc: Document, notes: list[str]
+    ) -> tuple[list[ServerConnection], Document]:
+        """Servers that push diagnostics re-check a document only when it changes: when anything
+        else changed since it was sent to one (a file it imports edited, deleted or created), it
+        gets a new version with the same text. A server that has not yet taken in a new file (see
+        ``ServerSpec.new_file_delay``) is given the time first."""
+        stale = [c for c in connections if c.publish_may_be_stale(doc.uri)]
+        settled = max((c.file_created_at + c.spec.new_file_delay for c in stale), default=0.0)
+        if settled > time.monotonic():
+            await asyncio.sleep(settled - time.monotonic())
+            connections, doc = await self._prepare(path, notes)
+            stale = [c for c in connections if c.publish_may_be_stale(doc.uri)]
+        if stale:  # the servers that pull get the new version at the next request
+            doc = self.documents.touch(doc.path)
+            for conn in stale:
+                self._sync.ensure_open(conn, doc)
+        return connections, doc
 
     def source_lines(self, path: Path) -> list[str]:
         """The lines of ``path`` (resolved) as the servers see it: an open document's text, else

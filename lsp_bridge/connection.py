@@ -70,8 +70,13 @@ class ServerConnection:
         self.capabilities = lsp.ServerCapabilities()
         self.registrations: dict[str, lsp.Registration] = {}
         self.published = Publishes()
-        # uri -> (version, text sent, publishDiagnostics count when it was sent, when: monotonic)
-        self.open_documents: dict[str, tuple[int, str, int, float]] = {}
+        # uri -> (version, text sent, publishDiagnostics count when it was sent, when: monotonic,
+        # ``changes`` when it was sent)
+        self.open_documents: dict[str, tuple[int, str, int, float, int]] = {}
+        # What the server sees changed so far: documents opened or changed, files changed on disk
+        # under its root. A publish about a document sent before the latest change may be stale.
+        self.changes = 0
+        self.file_created_at = 0.0  # when the watcher last reported a file it handles created (monotonic)
         # the document store's latest version when open_documents were last brought up to date
         self.synced_version = 0
         self.process: ServerProcess | None = None
@@ -86,6 +91,13 @@ class ServerConnection:
         self._converter = default_converter()
         self.client = LanguageClient("lspilot", "0.1.0", converter_factory=lambda: self._converter)
         self._register_handlers()
+
+    def publish_may_be_stale(self, uri: str) -> bool:
+        """The server pushes diagnostics and something else changed since the open document
+        ``uri`` was last sent: a push server re-checks a document only when it changes, so the
+        publish for its version may predate a file it imports being deleted or edited."""
+        sent = self.open_documents.get(uri)
+        return not self.pull_diagnostics and sent is not None and sent[4] < self.changes
 
     # -- lifecycle -----------------------------------------------------------------------
 

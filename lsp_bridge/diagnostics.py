@@ -63,7 +63,7 @@ def _answers(conn: ServerConnection, doc: Document) -> Callable[[PushedDiagnosti
     """Whether a publish is about ``doc`` as last sent: its version, or without a version, the
     first publish that arrived after the change was sent and late enough to reflect it (see
     ServerSpec.publish_delay)."""
-    version, _text, sent_seq, sent_at = conn.open_documents[doc.uri]
+    version, _text, sent_seq, sent_at, _changes = conn.open_documents[doc.uri]
     after = sent_at + conn.spec.publish_delay
     return lambda p: p.version == version if p.version is not None else p.seq > sent_seq and p.at >= after
 

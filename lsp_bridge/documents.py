@@ -121,6 +121,13 @@ class DocumentStore:
         self._docs.move_to_end(path)
         return doc
 
+    def touch(self, path: Path) -> Document:
+        """A new version of the (known) document with the same text: sent to a server, it makes
+        the server check the document again."""
+        doc = self._docs[path]
+        doc.version = self._next_version()
+        return doc
+
     def clear_overlay(self, path: Path) -> None:
         doc = self._docs.get(path)
         if doc is not None and doc.overlay:

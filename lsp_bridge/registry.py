@@ -65,6 +65,7 @@ _FIELDS = {
     "env": dict,
     "enabled": bool,
     "publish_delay": float,
+    "new_file_delay": float,
     "counts_disk_bom": bool,
 }
 

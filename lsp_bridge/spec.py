@@ -57,6 +57,9 @@ class ServerSpec:
     #: Seconds after a change before a publish without a version can reflect it: what the server
     #: publishes sooner comes from its work on an earlier text.
     publish_delay: float = 0.0
+    #: Seconds after a file appears on disk before the server (watching the disk itself, told
+    #: nothing by the client) takes it in: diagnostics asked sooner would miss it.
+    new_file_delay: float = 0.0
     #: It counts the BOM of a file it reads from disk itself (one it does not have open) as a
     #: column of the first line (basedpyright, clangd; TypeScript's and jedi's servers drop it).
     counts_disk_bom: bool = False

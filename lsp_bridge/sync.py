@@ -133,7 +133,8 @@ class Synchronizer:
                 "textDocument/didChange",
                 {"textDocument": {"uri": doc.uri, "version": doc.version}, "contentChanges": [change]},
             )
-        conn.open_documents[doc.uri] = (doc.version, doc.text, seq, time.monotonic())
+        conn.changes += 1
+        conn.open_documents[doc.uri] = (doc.version, doc.text, seq, time.monotonic(), conn.changes)
 
     def evict(self, connections: list[ServerConnection]) -> None:
         for doc in self.documents.evict():
@@ -160,11 +161,16 @@ class Synchronizer:
                 for path, kind in changes.items()
                 if kind != lsp.FileChangeType.Changed or path.as_uri() not in conn.open_documents
             }
-            globs = watched_file_globs(conn) if seen else []
+            under = {path: kind for path, kind in seen.items() if path.is_relative_to(conn.root)}
+            if under:
+                conn.changes += 1  # servers that watch the disk themselves (tsserver) see it too
+            if any(k == lsp.FileChangeType.Created and conn.spec.handles(p.name) for p, k in under.items()):
+                conn.file_created_at = time.monotonic()
+            globs = watched_file_globs(conn) if under else []
             events = [
                 lsp.FileEvent(uri=path.as_uri(), type=kind)
-                for path, kind in seen.items()
-                if path.is_relative_to(conn.root) and _matches(globs, path, conn.root)
+                for path, kind in under.items()
+                if _matches(globs, path, conn.root)
             ]
             if events:
                 log.debug("%s: %d watched files changed", conn.spec.name, len(events))

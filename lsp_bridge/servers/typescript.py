@@ -31,5 +31,8 @@ SPEC = ServerSpec(
     # It publishes without versions and asks tsserver for diagnostics 300-800 ms after a change
     # (its requestDiagnostic delay); a publish sooner than that belongs to the previous text.
     publish_delay=0.3,
+    # tsserver watches the disk itself (typescript-language-server takes no watched-file
+    # notifications); a file created right after an import of it failed is seen ~1-1.4 s later.
+    new_file_delay=1.5,
     enabled=True,
 )

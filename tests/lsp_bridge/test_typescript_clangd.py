@@ -78,3 +78,51 @@ async def test_clangd_cross_file_references_calls_and_diagnostics(
     main_c.write_text(original)
     fixed = (await bridge.diagnostics_after_change(main_c)).value
     assert [d for d in fixed if d.severity == lsp.DiagnosticSeverity.Error] == []
+
+
+async def test_typescript_diagnostics_see_files_changed_deleted_and_created_elsewhere(
+    project: Callable[[str], Path], bridge_factory: Factory
+) -> None:
+    # typescript-language-server re-checks a document only when it changes: the publish for
+    # main.ts's version was taken as its diagnostics after a file it imports was changed,
+    # deleted or created on disk, so they stayed as they were before.
+    root = project("ts_project")
+    bridge = bridge_factory(root)
+    main, calc, extra = root / "src/main.ts", root / "src/calc.ts", root / "src/extra.ts"
+    original = calc.read_text()
+
+    async def errors() -> list[str]:
+        answer = (await bridge.diagnostics_after_change(main)).value
+        return [d.message for d in answer if d.severity == lsp.DiagnosticSeverity.Error]
+
+    assert await errors() == []
+    main.write_text(
+        main.read_text().replace('"./calc";', '"./calc";\nimport { more } from "./extra";\nmore();')
+    )
+    assert await errors() == ["Cannot find module './extra' or its corresponding type declarations."]
+    extra.write_text("export function more(): void {}\n")
+    assert await errors() == []
+    calc.write_text(original.replace("shapes: Shape[]", "shapes: Shape[], scale: number"))
+    assert await errors() == ["Expected 2 arguments, but got 1."]
+    calc.unlink()
+    assert await errors() == ["Cannot find module './calc' or its corresponding type declarations."]
+    calc.write_text(original)  # tsserver takes it in a second or so later (new_file_delay)
+    assert await errors() == []
+
+
+async def test_clangd_diagnostics_see_a_header_changed_on_disk(
+    project: Callable[[str], Path], bridge_factory: Factory
+) -> None:
+    root = project("c_project")
+    bridge = bridge_factory(root)
+    header, main_c = root / "helper.h", root / "main.c"
+    original = header.read_text()
+
+    def errors(answer: list[lsp.Diagnostic]) -> list[int]:
+        return [d.range.start.line for d in answer if d.severity == lsp.DiagnosticSeverity.Error]
+
+    assert errors((await bridge.diagnostics_after_change(main_c)).value) == []
+    header.write_text(original.replace("int helper(int value);", "int helper(int value, int more);"))
+    assert errors((await bridge.diagnostics_after_change(main_c)).value) == [5]
+    header.write_text(original)
+    assert errors((await bridge.diagnostics_after_change(main_c)).value) == []
