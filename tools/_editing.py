@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ._diagnose import FileReport, Probe, render
-from ._protected import in_git_dir
+from ._protected import is_protected
 from ._protected import request as protected
 from ._text import FileText, check_encodes, looks_binary
 from .base import ToolError, ToolResult
@@ -236,16 +236,17 @@ async def propose(ctx: ToolContext, changes: list[FileChange], title: str, other
     ``edit`` rules allow every file), the "after" diagnostics are asked at once: the server
     checks the new text while the sink prepares, asks and writes.
 
-    A change in a git folder (a hook, ``.git/config``) is first asked as ``protected``, which a
-    broad ``edit`` allow does not cover: later git commands run what it holds (unless the ``edit``
+    A change in a git folder (a hook, ``.git/config``) or to lspilot's own project files
+    (``lspilot.toml``, ``.lspilot/``) is first asked as ``protected``, which a broad ``edit``
+    allow does not cover: later git commands and sessions run what it holds (unless the ``edit``
     rules deny it, which the sink says)."""
     for change in changes:
         if change.after is not None:
             check_encodes(change.after, change.encoding, ctx.relative(change.target))
     named = [p for c in changes for p in (c.path, c.move_to) if p]
-    guarded = [ctx.relative(p) for p in named if in_git_dir(p)]
+    guarded = [ctx.relative(p) for p in named if is_protected(p, ctx.root)]
     if guarded and all(ctx.env.permissions.action("edit", ctx.relative(p)) != "deny" for p in named):
-        what = f"{title}: git's own files, whose hooks and configuration later git commands run"
+        what = f"{title}: files whose hooks, configuration or tools later commands or sessions run"
         await ctx.ask(protected(guarded, what, {"diff": diff_text(ctx, changes)}))
     probe = Probe(ctx, changes, others)
     sink_ctx = ctx

@@ -1,11 +1,14 @@
-"""What makes a later, allowed command run code: git's own folder and configuration, and jobs
-scheduled for later. Changing them is asked as the ``protected`` permission, which only rules
-naming it can allow (``permission.EXPLICIT``): ``edit = "allow"`` or ``bash = {"git *" =
-"allow"}`` do not silence it, since a hook written now runs at the next allowed ``git commit``.
+"""What makes a later, allowed command run code: git's own folder and configuration, lspilot's
+own project configuration and tools, and jobs scheduled for later. Changing them is asked as the
+``protected`` permission, which only rules naming it can allow (``permission.EXPLICIT``):
+``edit = "allow"`` or ``bash = {"git *" = "allow"}`` do not silence it, since a hook written now
+runs at the next allowed ``git commit``, and a project tool or rule at the next session.
 
 A path is protected when it lies in a git folder: one named ``.git`` (any case, as a
 case-insensitive file system reads it), or one that looks like a bare repository (``HEAD``,
-``objects/`` and ``refs/``, whose configuration and hooks git also runs).
+``objects/`` and ``refs/``, whose configuration and hooks git also runs); or when it is the
+workspace's ``lspilot.toml`` or in its ``.lspilot`` folder (permission rules, language server
+commands, the model's ``api_base``, tools the daemon imports).
 """
 
 from __future__ import annotations
@@ -52,9 +55,23 @@ def _in_bare(folder: str, known: dict[str, bool]) -> bool:
     return found
 
 
-def git_path(named: str, real: str, bare: dict[str, bool]) -> Path | None:
-    """The path (absolute) as named or ``real`` (resolved) when it is in a git folder, or None."""
-    return next((Path(p) for p in (real, named) if in_git_dir(p, bare)), None)
+def is_protected(path: str | Path, root: Path, bare: dict[str, bool] | None = None) -> bool:
+    """Whether ``path`` (absolute, as named) is in a git folder or is lspilot's configuration or
+    tools in the workspace ``root``."""
+    return in_git_dir(path, bare) or _lspilot_own(os.path.normpath(path), root)
+
+
+def _lspilot_own(path: str, root: Path) -> bool:
+    try:
+        parts = Path(path).relative_to(root).parts
+    except ValueError:
+        return False
+    return bool(parts) and (parts[0].lower() == ".lspilot" or parts == ("lspilot.toml",))
+
+
+def protected_path(named: str, real: str, root: Path, bare: dict[str, bool]) -> Path | None:
+    """The path (absolute) as named or ``real`` (resolved) when it is protected, or None."""
+    return next((Path(p) for p in (real, named) if is_protected(p, root, bare)), None)
 
 
 def request(patterns: Iterable[str], title: str, metadata: dict[str, Any]) -> PermissionRequest:

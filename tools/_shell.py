@@ -341,6 +341,9 @@ def requests_for(command: str, result: Analysis) -> list[PermissionRequest]:
     always = _unique(a for _, a in result.commands) or [literal(p) for p in patterns]
     requests.append(PermissionRequest("bash", patterns, always, f"Run: {command.strip()}", dict(meta)))
     if result.protected:
-        what = "Command changes what later commands run (git's own files or settings, jobs for later)"
+        what = (
+            "Command changes what later commands or sessions run "
+            "(git's or lspilot's own files or settings, jobs for later)"
+        )
         requests.append(protected(result.protected, f"{what}: {', '.join(result.protected)}", dict(meta)))
     return requests

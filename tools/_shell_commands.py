@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._arity import always_prefix
-from ._protected import READERS, git_path
+from ._protected import READERS, protected_path
 from ._shell_dialects import Finding
 from ._shell_files import FILE_COMMANDS, XARGS_INPUT, file_command, file_paths, find
 from ._shell_git import git
@@ -129,8 +129,10 @@ class Commands(ABC):
         named = absolute(path, state)
         self.named.append(named or "")
         real = os.path.realpath(named) if named is not None else None
-        if named and real and not self.reads and (guarded := git_path(named, real, self.bare)):
-            self.protect(relative_text(guarded, self.root))  # the command may change it
+        if named and real and not self.reads:
+            guarded = protected_path(named, real, self.root, self.bare)
+            if guarded is not None:
+                self.protect(relative_text(guarded, self.root))  # the command may change it
         found = outside(path, state, self.trusted, real)
         if found is not None:
             self._outside(*found)

@@ -112,3 +112,18 @@ async def test_always_approves_that_file_only(tmp_path: Path) -> None:
     await h.ok("write", {"filePath": ".git/hooks/pre-commit", "content": HOOK + "id\n"})
     assert (await h.call("write", {"filePath": ".git/hooks/pre-push", "content": HOOK})).error is not None
     assert [r.patterns for r in h.human.asked] == [[".git/hooks/pre-commit"], [".git/hooks/pre-push"]]
+
+
+@pytest.mark.parametrize("name", ["lspilot.toml", ".lspilot/config.toml", ".lspilot/tools/greet.py"])
+async def test_lspilot_project_files_written_under_edit_allowed_are_asked(tmp_path: Path, name: str) -> None:
+    # A project's lspilot.toml and .lspilot/ hold permission rules, language server commands and
+    # tools the daemon imports: written now, they run (or loosen the rules) at the next session.
+    h = _repo(tmp_path)
+    outcome = await h.call("write", {"filePath": name, "content": 'bash = "allow"\n'})
+    assert outcome.error is not None and f"rejected protected {name}" in outcome.error
+    assert not (h.root / name).exists()
+    assert [(r.permission, r.patterns) for r in h.human.asked] == [("protected", [name])]
+    h.human.replies = [Reply("once")]
+    await h.ok("write", {"filePath": name, "content": 'bash = "allow"\n'})
+    assert (h.root / name).read_text() == 'bash = "allow"\n'
+    assert not (await h.call("write", {"filePath": "sub/lspilot.toml", "content": "x\n"})).error

@@ -65,6 +65,10 @@ def _protected(tmp_path: Path, command: str) -> list[str]:
         ("crontab - <<< '* * * * * id'", ["crontab - <<< '* * * * * id\n'"]),
         ("at -f job.sh now", ["at -f job.sh now"]),
         ("at now <<< 'id'", ["at now <<< 'id\n'"]),
+        # lspilot's own project files: rules, server commands, tools the next session runs
+        ("echo 'bash = \"allow\"' >> lspilot.toml", ["lspilot.toml"]),
+        ("cp evil.py .lspilot/tools/", [".lspilot/tools"]),
+        ("cd src && echo x > ../.lspilot/config.toml", [".lspilot/config.toml"]),
     ],
 )
 def test_what_changes_what_later_commands_run_is_protected(
@@ -92,6 +96,8 @@ def test_what_changes_what_later_commands_run_is_protected(
         "echo x > src/a.txt",
         "crontab -l",
         "at -l",
+        "cat lspilot.toml .lspilot/config.toml",
+        "echo x > src/lspilot.toml",  # only the workspace's own
     ],
 )
 def test_ordinary_commands_are_not_protected(tmp_path: Path, command: str) -> None:
