@@ -72,6 +72,11 @@ async def test_not_now_leaves_the_workspace_untrusted_and_its_tools_unloaded(
     assert "hello" in result and "hello from the project" not in result
     await logged(editor, f"{workspace} is not a trusted workspace: ignored .lspilot/tools.")
     assert not trust.is_trusted(workspace)
+    # `lspilot trust` while the editor stays open: the next ask has the project's tools.
+    trust.grant(workspace)
+    fake.turns.extend([Turn(tool_calls=[("hello", {})]), Turn(text="done")])
+    await editor.command("lspilot.ask", {"prompt": "say hello again"})
+    assert tool_results(fake) == ["hello from the project"]
 
 
 async def test_a_trusted_workspace_is_not_asked_about(
