@@ -1,5 +1,5 @@
 """`lspilot lsp OPERATION FILE[:LINE[:COL]]`: the lsp tool from the shell, same text as
-`lspilot tool lsp '{...}'` (it runs through the same door, ``cli._run_tool``).
+`lspilot tool lsp '{...}'` (it runs through the same door, ``tool_command.run_tool``).
 
 Kept import-light: tools and lsp_bridge load only when the command runs.
 """
@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from . import stopping
+from .tool_command import run_tool
 
 #: Short names a person types, for the tool's operation names (which are accepted too).
 ALIASES = {
@@ -87,8 +88,6 @@ def tool_arguments(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .cli import _run_tool  # noqa: PLC0415 - the tool door loads tools and lsp_bridge
-
     arguments = tool_arguments(args)
     if arguments["operation"] not in OPERATIONS:  # the tool's own error is worded for the model
         print(
@@ -105,4 +104,4 @@ def run(args: argparse.Namespace) -> int:
         json=args.json,
         session=None,
     )
-    return stopping.run(_run_tool(door))
+    return stopping.run(run_tool(door))

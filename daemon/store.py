@@ -106,10 +106,22 @@ def _statements(script: str) -> list[str]:
 
 
 class Store:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, reading: bool = False) -> None:
         """Open (creating or migrating) the database; a ``ConfigError`` naming the file when it is
-        not one SQLite can use (damaged, not a database, its folder not writable)."""
+        not one SQLite can use (damaged, not a database, its folder not writable). ``reading``, for
+        a command that only reads (``sessions list``): a database that cannot be written (its disk
+        read-only or full) is opened read-only instead."""
         self.path = path
+        try:
+            self._open()
+        except ConfigError:
+            read_only = _read_only(path) if reading else None
+            if read_only is None:
+                raise
+            self.db = read_only
+
+    def _open(self) -> None:
+        path = self.path
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(path, isolation_level=None, factory=Connection)
@@ -268,6 +280,30 @@ class Store:
         fields = ", ".join(f"'{name}', {name}" for name in columns)
         sql = f"SELECT json_group_array(json_object({fields})) FROM {table} WHERE {where}"
         return json.loads(self.db.execute(sql, args).fetchone()[0])
+
+
+def _read_only(path: Path) -> Connection | None:
+    """The database at ``path`` opened read-only, if it can be read and is of this lspilot's
+    schema: with its WAL when SQLite can read or make its index, else as a file no one writes
+    (``immutable``: a read-only or full disk, where no lspilot can be writing it either)."""
+    if not path.is_file():
+        return None
+    for mode in ("mode=ro", "immutable=1"):
+        try:
+            db = sqlite3.connect(f"{path.absolute().as_uri()}?{mode}", uri=True, factory=Connection)
+        except sqlite3.Error:
+            continue
+        db.path = path
+        try:
+            version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        except StoreError:
+            db.close()
+            continue
+        if version == len(MIGRATIONS):
+            return db
+        db.close()
+        return None
+    return None
 
 
 Row = dict[str, Any]
