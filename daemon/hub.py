@@ -7,15 +7,17 @@ The pygls handlers in ``server.py`` parse nothing and decide nothing: they hand 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from lsp_bridge import Bridge
+from lsp_bridge import Bridge, BridgeConfig, BridgeError
 from lsp_bridge.documents import from_utf16, lsp_lines, uri_to_path, utf16_length
 from tools import ToolError
 from tools.context import shown_path
@@ -31,6 +33,7 @@ from .lease import SessionBusy
 from .loop import Event, Loop
 from .review import EditorChanges, Proposal
 from .runtime import Runtime
+from .updates import updates
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +132,7 @@ class Hub:
     _runtime: Runtime | None = None
     _config: tuple[Any, ...] = ()  # configuration.stamp of what _runtime was read from
     _bridge: Bridge | None = None
+    _users: int = 0  # turns and navigations using the bridge's servers now
     follower: Follower = field(init=False)
 
     def __post_init__(self) -> None:
@@ -139,8 +143,8 @@ class Hub:
 
     @property
     def runtime(self) -> Runtime:
-        """Read again when a configuration file changed: a tightened rule or another model applies
-        from the next ask on ([lsp] settings once the daemon restarts)."""
+        """Read again when a configuration file (or the workspace's trust) changed: a tightened
+        rule or another model applies from the next ask on, [lsp] settings as ``_servers`` says."""
         now = configuration.stamp(self.root)
         if self._runtime is None or now != self._config:
             try:
@@ -154,8 +158,34 @@ class Hub:
     def bridge(self) -> Bridge:
         """One set of language servers for every session of this workspace."""
         if self._bridge is None:
-            self._bridge = Bridge(self.root, self.runtime.cfg.bridge())
+            self._bridge = Bridge(self.root, self._bridge_config())
         return self._bridge
+
+    def _bridge_config(self) -> BridgeConfig:
+        try:
+            return self.runtime.cfg.bridge()
+        except ConfigError as error:
+            raise CommandError(str(error)) from None
+
+    @contextlib.asynccontextmanager
+    async def _servers(self) -> AsyncIterator[Bridge]:
+        """The bridge for a turn or a navigation, given the configuration's [lsp] settings first
+        when they changed (trust granted or revoked, a file edited): the servers whose definition
+        changed stop, to start with it at their next use; the others keep running. Not while a
+        turn or a navigation uses the servers: those finish with the servers they have, and the
+        first use after them switches."""
+        if self._bridge is not None and not self._users:
+            config = self._bridge_config()
+            if config != self._bridge.config:
+                try:
+                    await self._bridge.reconfigure(config)
+                except BridgeError as error:
+                    raise CommandError(str(error)) from None
+        self._users += 1
+        try:
+            yield self.bridge
+        finally:
+            self._users -= 1
 
     # -- buffers ----------------------------------------------------------------------------
 
@@ -178,6 +208,12 @@ class Hub:
         """Run one turn; ``progress`` is the client's workDoneToken, if it sent one."""
         self._refuse_if_running(args.sessionId)
         prompt = self._prompt(args)  # before a session exists: a bad context leaves none behind
+        async with self._servers() as bridge:
+            return await self._turn(args, prompt, bridge, request_id, progress)
+
+    async def _turn(
+        self, args: AskArgs, prompt: str, bridge: Bridge, request_id: Any, progress: Any
+    ) -> dict[str, Any]:
         asker = EditorAsker(self.editor, args.sessionId or "")
         changes = EditorChanges(self.editor, self.buffers, self.proposals, self.follower)
         try:
@@ -186,7 +222,7 @@ class Hub:
                 session_id=args.sessionId,
                 agent_name=args.agent,
                 model=args.model,
-                bridge=self.bridge,
+                bridge=bridge,
                 changes=changes,
             )
         except ConfigError as error:
@@ -289,16 +325,17 @@ class Hub:
         path = uri_to_path(args.uri) if args.uri else None
         at = args.position
         try:
-            answer = await navigate(
-                self.bridge,
-                self.root,
-                args.operation,
-                path=path,
-                line=at.line + 1 if at else None,
-                character=(self._column(path, at) if path else at.character) + 1 if at else None,
-                symbol=args.symbol,
-                query=args.query,
-            )
+            async with self._servers() as bridge:
+                answer = await navigate(
+                    bridge,
+                    self.root,
+                    args.operation,
+                    path=path,
+                    line=at.line + 1 if at else None,
+                    character=(self._column(path, at) if path else at.character) + 1 if at else None,
+                    symbol=args.symbol,
+                    query=args.query,
+                )
         except ToolError as error:
             raise CommandError(str(error)) from None
         return {"title": answer.title, "text": answer.text, **answer.metadata}
@@ -357,34 +394,3 @@ class Hub:
             await self._bridge.shutdown()
         if self._runtime is not None:
             self._runtime.store.close()
-
-
-OUTPUT_EXCERPT = 2000
-
-
-def updates(event: Event, loop: Loop) -> list[dict[str, Any]]:
-    """The ``lspilot/update`` payloads (minus session and turn ids) for one loop event."""
-    data = event.data
-    match event.type:
-        case "text" | "reasoning":
-            return [{"kind": event.type, "delta": data["delta"], "messageId": data.get("messageId")}]
-        case "tool":
-            call = {"kind": "toolCall", "id": data["callId"], "tool": data["tool"], "status": data["state"]}
-            call |= {k: data[k] for k in ("title", "input", "metadata") if data.get(k) is not None}
-            if data.get("output") is not None:
-                call["output"] = data["output"][:OUTPUT_EXCERPT]
-            plan = data["tool"] == "todowrite" and data["state"] == "completed"
-            todos = [vars(todo) for todo in loop.env.session.todos()] if plan else []
-            return [call, {"kind": "plan", "todos": todos}] if plan else [call]
-        case "retry":
-            return [{"kind": "status", "status": "retrying", **data}]
-        case "compaction":
-            return [{"kind": "status", "status": "compacting", **data}]
-        case "error":
-            return [{"kind": "status", "status": "error", **data}]
-        case "turn.start":
-            return [{"kind": "status", "status": "running", "prompt": data["prompt"]}]
-        case "turn.end":
-            return [{"kind": "turnEnd", "stopReason": data["stopReason"], "error": data.get("error")}]
-        case _:
-            return []

@@ -73,6 +73,19 @@ class Bridge:
         self._sync.drain()  # a created or deleted file may move a root: see Router
         return self._router.route(path, self._sync.layout_version)
 
+    async def reconfigure(self, config: BridgeConfig) -> None:
+        """Take a changed configuration: the servers whose definition it changes (or drops or
+        disables) stop and start with the new one at their next use; the others keep running.
+        The documents stay: an editor's pinned buffers reach the new servers as they reach any
+        server that starts (``Synchronizer.refresh``). A configuration that cannot be read
+        (``BridgeError``) changes nothing. No question may be waiting for an answer meanwhile."""
+        registry = ServerRegistry.from_config(config.servers)
+        self.config, self.registry = config, registry
+        self._router = Router(registry, self.workspace)
+        self.documents.max_open = config.max_open_documents
+        self._answered.clear()
+        await self._pool.reconfigure(config, {spec.name: spec for spec in registry.all()})
+
     async def shutdown(self) -> None:
         """Stop every server (shutdown, exit, then signals) and every watcher."""
         await self._pool.shutdown()

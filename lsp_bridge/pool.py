@@ -3,7 +3,8 @@
 A server starts on first use (installed first when it is missing and auto-install is on), is
 stopped after ``idle_timeout`` without use, and is restarted with backoff after a crash; after
 ``CRASHES_BEFORE_BROKEN`` crashes within ``CRASH_WINDOW`` seconds it is ``ServerBroken`` with its
-stderr tail. A server being started when the pool shuts down is stopped too.
+stderr tail. A server being started when the pool shuts down is stopped too. A new configuration
+stops the servers whose definition it changed; they start with the new one at their next use.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from . import install
@@ -149,6 +151,25 @@ class ServerPool:
             log.info("stopping idle %s for %s", *key)
             await conn.stop()
             self._sync.forget(conn)
+
+    async def reconfigure(self, config: BridgeConfig, specs: Mapping[str, ServerSpec]) -> None:
+        """Run with ``config`` and the server definitions ``specs`` (by name) from now on: each
+        running server whose definition changed (or that is no longer defined) is stopped, and
+        starts with the new one at its next use, its crash count forgotten; the others run on.
+        The caller makes sure no request to the servers is pending (it would fail)."""
+        self.config = config
+        changed = [key for key, conn in self._connections.items() if specs.get(key[0]) != conn.spec]
+        for key in changed:
+            if (timer := self._idle.pop(key, None)) is not None:
+                timer.cancel()
+            self._crashes.pop(key, None)
+            self._last_stderr.pop(key, None)
+        await asyncio.gather(*(self._retire(self._connections.pop(key)) for key in changed))
+
+    async def _retire(self, conn: ServerConnection) -> None:
+        log.info("stopping %s for %s: its configuration changed", conn.spec.name, conn.root)
+        await conn.stop()
+        self._sync.forget(conn)
 
     async def shutdown(self) -> None:
         """Stop every server (shutdown, exit, then signals), those starting too."""

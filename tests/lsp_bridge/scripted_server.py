@@ -10,6 +10,9 @@ It also registers a ``**/*.py`` file watcher and answers ``scripted/received`` w
 didChange and didChangeWatchedFiles notifications it got, as ``[method, uris]`` pairs (the URI
 of a deleted file with a ``-`` before it).
 
+A hover asks the client for the ``scripted`` settings (``workspace/configuration``), then answers
+with its process id, those settings and the text it has of the document (what the client sent).
+
 Pull diagnostics answer at once (an error for each line containing ``ERR``), except for a
 document whose text contains ``HANG``: that request is answered only when the client cancels it.
 
@@ -35,6 +38,7 @@ Run: python scripted_server.py [--push] [FAULT...]  (speaks LSP on stdin/stdout)
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from typing import Any
@@ -67,14 +71,14 @@ def send(message: dict[str, Any]) -> None:
     sys.stdout.buffer.flush()
 
 
-def ask_client(msg_id: int | str, method: str, params: dict[str, Any]) -> None:
-    """Send a request with ``msg_id`` and wait for the client's answer to it."""
+def ask_client(msg_id: int | str, method: str, params: dict[str, Any]) -> Any:
+    """Send a request with ``msg_id`` and wait for the client's answer to it; its result."""
     send({"id": msg_id, "method": method, "params": params})
     waiting: list[dict[str, Any]] = []
     while (message := read()) is not None:
         if message.get("id") == msg_id and "method" not in message:
             BACKLOG[:0] = waiting
-            return
+            return message.get("result")
         waiting.append(message)
     sys.exit(0)
 
@@ -135,7 +139,7 @@ def initialize(msg_id: int | str) -> None:
     if "--refuse" in sys.argv:
         send({"id": msg_id, "error": {"code": -32603, "message": "cannot start here"}})
         return
-    capabilities: dict[str, Any] = {"definitionProvider": True, "textDocumentSync": 1}
+    capabilities: dict[str, Any] = {"definitionProvider": True, "hoverProvider": True, "textDocumentSync": 1}
     if not PUSH:
         capabilities["diagnosticProvider"] = {"interFileDependencies": False, "workspaceDiagnostics": False}
     send({"id": msg_id, "result": {"capabilities": capabilities}})
@@ -150,6 +154,12 @@ def definition(msg_id: int, uri: str) -> None:
     ask_client(msg_id, "workspace/configuration", {"items": [{"section": "scripted"}]})
     span = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}
     send({"id": msg_id, "result": [{"uri": uri, "range": span}]})
+
+
+def hover(msg_id: int | str, uri: str) -> None:
+    [settings] = ask_client(msg_id, "workspace/configuration", {"items": [{"section": "scripted"}]})
+    value = f"pid {os.getpid()}, settings {json.dumps(settings)}, text {TEXTS.get(uri)!r}"
+    send({"id": msg_id, "result": {"contents": {"kind": "plaintext", "value": value}}})
 
 
 def log_found() -> None:
@@ -209,6 +219,9 @@ def main() -> None:
             assert isinstance(msg_id, int)
             if not faulty(msg_id):
                 definition(msg_id, message["params"]["textDocument"]["uri"])
+        elif method == "textDocument/hover":
+            assert msg_id is not None
+            hover(msg_id, message["params"]["textDocument"]["uri"])
         elif method == "shutdown":
             send({"id": msg_id, "result": None})
         elif method == "exit":
