@@ -186,21 +186,8 @@ async def offer_in_editor(workspace: Path, editor: Editor) -> bool:
         return False
     grant(workspace)
     message = f"lspilot: trusted {valid_text(str(workspace))}: its {_names(workspace, left_out)} apply"
-    if "lsp" in _settings(workspace):
-        message += " ([lsp] settings once lspilot restarts)"
     editor.server.window_log_message(LogMessageParams(MessageType.Info, message))
     return True
-
-
-def _settings(workspace: Path) -> set[str]:
-    """The top-level keys the workspace's configuration files set."""
-    keys: set[str] = set()
-    for file in configuration.project_files(workspace):
-        try:
-            keys |= set(configuration.read_file(file) or {})
-        except configuration.ConfigError:
-            continue
-    return keys
 
 
 def add_parser(subparsers: Any) -> None:
