@@ -37,6 +37,17 @@ PERMISSION_OPTIONS = [
 ]
 
 
+def _options(request: PermissionRequest) -> list[dict[str, str]]:
+    """The options of ``request``: when "always" can remember none of its patterns, its option
+    is still offered (an answer the user is used to giving), named for what it does then."""
+    if request.scope.remembered or not request.scope.refused:
+        return PERMISSION_OPTIONS
+    return [
+        o | {"name": "Always allow (counts as once here)"} if o["kind"] == "allow_always" else o
+        for o in PERMISSION_OPTIONS
+    ]
+
+
 class EditorLog(logging.Handler):
     """lspilot's own warnings and errors, from any thread, as ``window/logMessage`` (the full
     record, traceback included, stays in the log file)."""
@@ -147,7 +158,9 @@ class EditorAsker:
                     "patterns": request.patterns,
                     "title": request.title,
                     "detail": request.metadata,
-                    "options": PERMISSION_OPTIONS,
+                    "always": request.scope.remembered,
+                    "alwaysRefused": [{"pattern": p, "reason": r} for p, r in request.scope.refused.items()],
+                    "options": _options(request),
                 },
             )
             if answer is None or field_of(answer, "cancelled"):
@@ -156,7 +169,8 @@ class EditorAsker:
             feedback = field_of(answer, "feedback")
         else:
             labels = {"Allow once": "allow_once", "Always allow": "allow_always", "Reject": "reject_once"}
-            what = f"lspilot: {request.title}\n{request.permission}: {', '.join(request.patterns)}"
+            lines = [f"lspilot: {request.title}", f"{request.permission}: {', '.join(request.patterns)}"]
+            what = "\n".join([*lines, *request.scope.lines()])
             picked = await self.editor.show_message_request(types.MessageType.Warning, what, list(labels))
             if picked is None:
                 return Reply("reject")

@@ -71,8 +71,8 @@ class TerminalAsker:
         async with self._lock:
             sys.stderr.write(f"\nlspilot asks: {request.title}\n  {request.permission}: ")
             sys.stderr.write(", ".join(request.patterns) + "\n")
-            if request.always:
-                sys.stderr.write(f"  'always' would allow: {', '.join(request.always)}\n")
+            for line in request.scope.lines():
+                sys.stderr.write(f"  {line}\n")
             try:
                 while True:
                     answer = await _ask("  allow [o]nce, [a]lways, or [r]eject? ")

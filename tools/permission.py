@@ -170,11 +170,27 @@ def rules_from_config(table: Mapping[str, Any], source: str) -> list[Rule]:
     return rules
 
 
+@dataclass(frozen=True)
+class AlwaysScope:
+    """What an "always" reply to a request does, worked out by the engine before it asks:
+    ``remembered`` are the patterns it adds as allow rules, ``refused`` the patterns it cannot
+    remember, each with why (``ApprovalStore.too_broad``): for those it counts as "once"."""
+
+    remembered: list[str]
+    refused: dict[str, str]
+
+    def lines(self) -> list[str]:
+        """What to show with the question, before the user answers."""
+        shown = [f"'always' remembers: {', '.join(self.remembered)}"] if self.remembered else []
+        return shown + [f"'always' counts as 'once' for {p}: {why}" for p, why in self.refused.items()]
+
+
 @dataclass
 class PermissionRequest:
     """An ask: ``patterns`` are what is asked for, ``always`` the rules an "always" reply adds.
     For a permission whose patterns name a file (``NAMED``), an ``always`` pattern that is one of
-    the patterns approves that file only, whatever its name holds (a file called ``*.py``)."""
+    the patterns approves that file only, whatever its name holds (a file called ``*.py``).
+    ``scope`` is set by ``PermissionEngine.ask`` before an asker sees the request."""
 
     permission: str
     patterns: list[str]
@@ -182,6 +198,7 @@ class PermissionRequest:
     title: str
     metadata: dict[str, Any] = field(default_factory=dict[str, Any])
     call_id: str | None = None
+    scope: AlwaysScope = field(default_factory=lambda: AlwaysScope([], {}))
 
     def __post_init__(self) -> None:
         if self.permission in NAMED:
@@ -289,8 +306,21 @@ class PermissionEngine:
             )
         if all(a == "allow" for a in actions.values()):
             return
+        request.scope = self.always_scope(request)
         reply = await self.asker.permission(request)
         if reply.kind == "reject":
             raise PermissionRejected(request, reply.feedback)
-        if reply.kind == "always":  # without always patterns: what was asked, exactly
-            self.approvals.add(request.permission, request.always or [literal(p) for p in request.patterns])
+        if reply.kind == "always":
+            self.approvals.add(request.permission, [*request.scope.remembered, *request.scope.refused])
+
+    def always_scope(self, request: PermissionRequest) -> AlwaysScope:
+        """What "always" would do for ``request``: remember its ``always`` patterns (without any,
+        what was asked, exactly) but those the approvals refuse as too broad."""
+        remembered: list[str] = []
+        refused: dict[str, str] = {}
+        for pattern in request.always or [literal(p) for p in request.patterns]:
+            if reach := self.approvals.too_broad(request.permission, pattern):
+                refused[pattern] = f"it would allow everything in {reach}"
+            elif pattern not in remembered:
+                remembered.append(pattern)
+        return AlwaysScope(remembered, refused)

@@ -39,6 +39,51 @@ async def test_permission_prompts_go_to_the_editor(connect: Callable[..., Any], 
     assert second["stopReason"] == "end" and len(editor.permission_asks) == 1
 
 
+def _read_outside(*paths: Path) -> list[Turn]:
+    return [Turn(tool_calls=[("read", {"filePath": str(path)})]) for path in paths]
+
+
+async def test_the_editor_is_told_what_always_remembers_and_what_counts_as_once(
+    connect: Callable[..., Any], fake: ScriptedModel, tmp_path: Path
+) -> None:
+    # The request named only the patterns asked for: an editor user never saw what "always"
+    # covered, nor that "always" for the home folder (here tmp_path) would count as once.
+    (tmp_path / "elsewhere").mkdir()
+    for path in (tmp_path / "notes.txt", tmp_path / "elsewhere" / "notes.txt"):
+        path.write_text("notes\n")
+    fake.turns.extend(_read_outside(tmp_path / "notes.txt", tmp_path / "elsewhere" / "notes.txt"))
+    fake.turns.append(Turn(text="done"))
+    editor: Editor = await connect("visual-studio-code", FULL)
+    editor.permission_answers += [{"optionId": "allow_always"}, {"optionId": "allow_always"}]
+    assert (await editor.command("lspilot.ask", {"prompt": "read my notes"}))["stopReason"] == "end"
+    home, elsewhere = editor.permission_asks
+    assert (home["patterns"], home["always"]) == ([f"{tmp_path}/*"], [])
+    assert home["alwaysRefused"] == [
+        {"pattern": f"{tmp_path}/*", "reason": f"it would allow everything in the home folder ({tmp_path})"}
+    ]
+    always = {o["kind"]: o["name"] for o in home["options"]}["allow_always"]
+    assert always == "Always allow (counts as once here)"
+    assert (elsewhere["patterns"], elsewhere["always"]) == ([f"{tmp_path}/elsewhere/*"],) * 2
+    assert elsewhere["alwaysRefused"] == []
+    assert {o["kind"]: o["name"] for o in elsewhere["options"]}["allow_always"] == "Always allow"
+
+
+async def test_the_fallback_message_says_what_always_remembers_and_what_counts_as_once(
+    connect: Callable[..., Any], fake: ScriptedModel, tmp_path: Path
+) -> None:
+    (tmp_path / "notes.txt").write_text("notes\n")
+    fake.turns.extend([*_read_outside(tmp_path / "notes.txt"), Turn(text="ok")])
+    editor: Editor = await connect("neovim")
+    editor.message_answers.append("Always allow")
+    assert (await editor.command("lspilot.ask", {"prompt": "read my notes"}))["stopReason"] == "end"
+    [request] = editor.message_requests
+    refused = f"'always' counts as 'once' for {tmp_path}/*: it would allow everything in the home folder"
+    assert request.message.splitlines()[1:] == [
+        f"external_directory: {tmp_path}/*",
+        f"{refused} ({tmp_path})",
+    ]
+
+
 async def test_an_answer_that_is_no_option_rejects_and_is_logged_in_the_editor(
     connect: Callable[..., Any], fake: ScriptedModel
 ) -> None:

@@ -106,6 +106,23 @@ async def test_broad_folders_are_never_remembered(tmp_path: Path, home: Path, fo
     assert _approvals(tmp_path / "data") == []
 
 
+async def test_the_asker_is_told_what_always_remembers_before_it_asks(tmp_path: Path, home: Path) -> None:
+    human = ScriptedHuman([Reply("always"), Reply("always")])
+    engine = PermissionEngine(DEFAULT_RULES, ApprovalStore(None, tmp_path / "ws"), human)
+    both = [f"{home}/*", f"{tmp_path}/data/*"]
+    await engine.ask(PermissionRequest("external_directory", both, both, "read"))
+    await engine.ask(PermissionRequest("edit", ["notes*.md"], [], "a tool naming no always patterns"))
+    mixed, exact = (request.scope for request in human.asked)
+    assert mixed.remembered == [f"{tmp_path}/data/*"]
+    assert mixed.refused == {f"{home}/*": f"it would allow everything in the home folder ({home})"}
+    assert mixed.lines() == [
+        f"'always' remembers: {tmp_path}/data/*",
+        f"'always' counts as 'once' for {home}/*: it would allow everything in the home folder ({home})",
+    ]
+    assert (exact.remembered, exact.refused) == (["notes\\*.md"], {})
+    assert [r.pattern for r in engine.approvals.rules] == [f"{tmp_path}/data/*", "notes\\*.md"]
+
+
 async def test_always_without_always_patterns_approves_what_was_asked_exactly(tmp_path: Path) -> None:
     human = ScriptedHuman([Reply("always")])
     engine = PermissionEngine(DEFAULT_RULES, ApprovalStore.for_project(tmp_path, tmp_path / "ws"), human)
