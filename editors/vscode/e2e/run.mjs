@@ -9,11 +9,11 @@
 // the cursor there must be the ones decided. In a fourth, it edits the proposal and cancels the
 // turn: the review must close, its proposal be forgotten and a.py stay as it was. In a fifth, it
 // rejects the whole file and cancels the turn while the feedback box is open: the rejection must
-// end quietly once the box closes. Then it switches following off, kills the daemon and asks
+// end quietly once the box closes. Then it kills the daemon, switches following off and asks
 // while vscode-languageclient restarts it: the ask must run in the restarted daemon, no second
-// daemon start, and the restarted daemon must not follow. That turn proposes two changes at once
-// and, while they are open, a turn of another session a third; answered out of order, the review
-// diff must count the reviews queued behind it at each step. Then a window without a folder opens, where
+// daemon start, and the restarted daemon must not follow. That turn proposes two changes at once and, while they are
+// open, a turn of another session a third; answered out of order, the review diff must count the
+// reviews queued behind it at each step. Then a window without a folder opens, where
 // the driver asks: no daemon may serve it (the model must not hear it), and a prompt sent from the
 // chat view there must come back into its box. Prints the outcome as
 // JSON on the last line; exits non-zero on failure. Every wait (here and in the driver) has its
@@ -78,8 +78,8 @@ try {
   fs.mkdirSync(path.join(dir, "home"));
   fs.writeFileSync(path.join(ws, "a.py"), TWO);
   fs.writeFileSync(path.join(ws, "b.py"), "one\ntwo\nthree\n");
-  fs.writeFileSync(path.join(ws, "c.py"), "c = 1\n");
-  fs.writeFileSync(path.join(ws, "d.py"), "d = 1\n");
+  fs.writeFileSync(path.join(ws, "c.txt"), "c = 1\n");
+  fs.writeFileSync(path.join(ws, "d.txt"), "d = 1\n");
   const script = path.join(dir, "script.json");
   fs.writeFileSync(script, JSON.stringify([
     { tool_calls: [["read", { filePath: "b.py", offset: 3 }]] },  // followed: b.py is shown at line 3
@@ -97,14 +97,15 @@ try {
     { tool_calls: [["read", { filePath: "a.py" }]] },
     { tool_calls: [["edit", { filePath: "a.py", oldString: "'ring'", newString: "'cone'" }]] },  // cancelled while rejecting
     // After the crash, with following switched off: two reviews at once, then, while they are
-    // open, a third from the driver's other session; both turns end with the same text.
-    { tool_calls: [["read", { filePath: "c.py" }], ["read", { filePath: "d.py" }]] },
+    // open, a third from the driver's other session; both turns end with the same text. Text
+    // files: no language server (starting again in the restarted daemon) to wait for.
+    { tool_calls: [["read", { filePath: "c.txt" }], ["read", { filePath: "d.txt" }]] },
     { tool_calls: [["read", { filePath: "b.py", offset: 2 }]] },  // not followed any more
     { tool_calls: [
-      ["edit", { filePath: "c.py", oldString: "c = 1", newString: "c = 2" }],
-      ["edit", { filePath: "d.py", oldString: "d = 1", newString: "d = 2" }],
+      ["edit", { filePath: "c.txt", oldString: "c = 1", newString: "c = 2" }],
+      ["edit", { filePath: "d.txt", oldString: "d = 1", newString: "d = 2" }],
     ] },
-    { tool_calls: [["write", { filePath: "e.py", content: "e = 1\n" }]] },  // the other session's
+    { tool_calls: [["write", { filePath: "e.txt", content: "e = 1\n" }]] },  // the other session's
     { text: "back after the crash" },
     { text: "back after the crash" },
   ]));
@@ -166,7 +167,7 @@ try {
   await page.goto(`${url}?folder=${encodeURIComponent(ws)}`);
   // The chat view (each ask shows it) says why the cancelled turns' edits failed, for as long as
   // it shows their session: watched from the start (the driver's last turn runs in a new one).
-  const mainChat = await frameWith(page, "#log", 60);
+  const mainChat = await frameWith(page, "#log", 180);
   const failedShown = mainChat.waitForFunction(() => document.getElementById("log").textContent.includes("Error: cancelled by the user."), { timeout: 0, polling: 100 });
   const showingWhy = within(180, "the chat view to show why a tool call failed", failedShown).then(() => true, () => false);
   const result = await written;

@@ -27,6 +27,8 @@ export class Server implements vscode.Disposable {
   /** Fires true when the daemon is up, false when it stopped. */
   readonly onDidChangeRunning = this.stateChanged.event;
   lspilot: LspilotClient | undefined;
+  /** `lspilot.follow` as the daemon's last (re)start was given it in its initializationOptions. */
+  private startedFollowing: boolean | undefined;
 
   constructor(private readonly handlers: Handlers) {}
 
@@ -70,7 +72,7 @@ export class Server implements vscode.Disposable {
       documentSelector: [{ scheme: "file" }, { scheme: "untitled" }],
       // Read at each start: a daemon restarted after a crash follows the settings as they are
       // now, not as they were at the first start (lspilot.server.* changes restart it anyway).
-      initializationOptions: () => initializationOptions(settings().follow),
+      initializationOptions: () => initializationOptions((this.startedFollowing = settings().follow)),
       outputChannel: log(),
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       middleware: {
@@ -84,6 +86,8 @@ export class Server implements vscode.Disposable {
     const lspilot = new LspilotClient(rpcOf(client));
     client.onDidChangeState((event) => {
       if (event.newState !== State.Running) lspilot.withdrawPrompts(); // the requests died with the daemon
+      // Switched while it started (after its initializationOptions went): tell it now.
+      else if (settings().follow !== this.startedFollowing) void this.follow(settings().follow);
       this.stateChanged.fire(event.newState === State.Running);
     });
     this.client = client;

@@ -4,10 +4,10 @@
 // a.py while its next review is open and at once accepts that review's hunk; asks a third time
 // and decides that review's hunks with the cursor on the original side of its diff; asks a fourth
 // time, edits the proposal and cancels the turn; asks a fifth time, rejects the whole file and
-// cancels the turn while the feedback box is open; switches following off, kills the daemon and
-// asks while it restarts (the restarted daemon must not follow), answers that turn's two reviews
-// and a third from another session out of order, checking the count of queued reviews in the
-// review diff's title; then writes what happened to $LSPILOT_E2E_OUT.
+// cancels the turn while the feedback box is open; kills the daemon, switches following off and
+// asks while it restarts (the restarted daemon must not follow), answers that turn's two reviews and a third from
+// another session out of order, checking what the review diff says of the reviews queued behind
+// it; then writes what happened to $LSPILOT_E2E_OUT.
 const fs = require("node:fs");
 const vscode = require("vscode");
 
@@ -96,10 +96,11 @@ async function reviewTabs() {
 }
 
 /**
- * The turn after the crash proposes changes to c.py and d.py at once; while they are open a turn
- * of another session proposes e.py. They are answered out of order (the one queued first, then
- * the one shown, then e.py); at each step the review diff must say how many reviews are queued
- * behind it (its title, which VS Code never changes, must not). `files`: c.py's and d.py's URIs.
+ * The turn after the crash proposes changes to c.txt and d.txt at once; while they are open a
+ * turn of another session proposes e.txt. They are answered out of order (the one queued first,
+ * then the one shown, then e.txt); at each step the review diff must say how many reviews are
+ * queued behind it (its title, which VS Code never changes, must not). `files`: c.txt's and
+ * d.txt's URIs.
  * Returns what the review tabs showed at each step.
  */
 async function queuedReviews(crashed, files) {
@@ -118,18 +119,18 @@ async function queuedReviews(crashed, files) {
     `lspilot: ${name} (proposed) / ${queued} more review${queued === 1 ? "" : "s"} queued (next: ${next})`;
   const only = (wanted) => (tabs) => tabs.length === 1 && tabs[0] === wanted;
   let shown;
-  await expect("c.py's and d.py's reviews, one queued behind the other", (tabs) => {
-    shown = ["c.py", "d.py"].find((name) => only(note(name, 1, name === "c.py" ? "d.py" : "c.py"))(tabs));
+  await expect("c.txt's and d.txt's reviews, one queued behind the other", (tabs) => {
+    shown = ["c.txt", "d.txt"].find((name) => only(note(name, 1, name === "c.txt" ? "d.txt" : "c.txt"))(tabs));
     return shown !== undefined;
   });
-  const queued = shown === "c.py" ? "d.py" : "c.py";
+  const queued = shown === "c.txt" ? "d.txt" : "c.txt";
   await vscode.commands.executeCommand("lspilot.newSession");
   const another = vscode.commands.executeCommand("lspilot.ask", { prompt: "and a new file" });
-  await expect("e.py's review, queued while one is open, counted", only(note(shown, 2, queued)));
+  await expect("e.txt's review, queued while one is open, counted", only(note(shown, 2, queued)));
   await vscode.commands.executeCommand("lspilot.acceptAll", files[queued]);
-  await expect(`one review fewer counted once ${queued}'s was accepted`, only(note(shown, 1, "e.py (new)")));
+  await expect(`one review fewer counted once ${queued}'s was accepted`, only(note(shown, 1, "e.txt (new)")));
   await vscode.commands.executeCommand("lspilot.acceptAll", files[shown]);
-  await expect("e.py's review, the last one", only("lspilot: e.py (proposed new file)"));
+  await expect("e.txt's review, the last one", only("lspilot: e.txt (proposed new file)"));
   await vscode.commands.executeCommand("lspilot.acceptAll");
   await within("the turn after the crash to end", crashed);
   await within("the other session's turn to end", another);
@@ -251,12 +252,12 @@ async function drive(out) {
     await vscode.commands.executeCommand("workbench.action.closeQuickOpen");
     await within("the rejection to end once its feedback box closed", rejecting);
     steps.push("cancelled the fifth turn while its rejection asked for feedback: the rejection ended quietly");
-    // The user switches following off, then the daemon crashes. An ask while vscode-languageclient
-    // restarts it waits for that daemon (it started a second client and daemon, both answering),
-    // which follows the settings as they are now (it was given those of the first start).
-    await vscode.workspace.getConfiguration("lspilot").update("follow", false, vscode.ConfigurationTarget.Global);
-    // b.py shown at line 2, where the agent reads it after the crash: a following daemon shows
-    // that place before it sends its next review (it waits for the editor to show it first).
+    // The daemon crashes, and the user switches following off while vscode-languageclient
+    // restarts it (a Python process: it starts long after). An ask meanwhile waits for that
+    // daemon (it started a second client and daemon, both answering), which must not follow the
+    // agent (it was given the settings of the first start, following on).
+    // followedAfterCrash: b.py shown at line 2, where the agent reads it after the crash; a
+    // following daemon shows that place before it sends its next review (it waits for that).
     let followedAfterCrash = false;
     const watchingB = [
       vscode.window.onDidChangeVisibleTextEditors((editors) => {
@@ -269,14 +270,15 @@ async function drive(out) {
     const before = daemons();
     if (before.length !== 1) throw new Error(`${before.length} daemons ran before the crash: ${before}`);
     process.kill(before[0], "SIGKILL");
+    await vscode.workspace.getConfiguration("lspilot").update("follow", false, vscode.ConfigurationTarget.Global);
     await within("the crashed daemon's restart", until(() => daemons().some((pid) => pid !== before[0])));
-    const files = Object.fromEntries(["c.py", "d.py"].map((name) => [name, vscode.Uri.joinPath(folder, name)]));
+    const files = Object.fromEntries(["c.txt", "d.txt"].map((name) => [name, vscode.Uri.joinPath(folder, name)]));
     for (const uri of Object.values(files)) await vscode.workspace.openTextDocument(uri); // the reviews' left sides
     const crashed = vscode.commands.executeCommand("lspilot.ask", { prompt: "after the crash" });
     const shown = await queuedReviews(crashed, files);
     steps.push(`the daemon crashed; an ask while it restarted ran in the restarted one; its reviews: ${shown.join(" | ")}`);
     for (const listener of watchingB) listener.dispose();
-    if (followedAfterCrash) throw new Error("the restarted daemon followed the agent: following was switched off before the crash");
+    if (followedAfterCrash) throw new Error("the restarted daemon followed the agent: following was switched off before it started");
     const after = daemons();
     if (after.length !== 1) throw new Error(`${after.length} daemons run after the crash: ${after}`);
     report(out, { ok: true, steps, followed, text, dirty: document.isDirty, typedText, fromOriginal, cancelled: document.getText() });
