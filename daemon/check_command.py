@@ -72,7 +72,17 @@ def run(args: argparse.Namespace) -> int:
     if no_bash:
         decision = "deny"
     if args.json:
-        items = [{"permission": r.permission, "patterns": r.patterns, "always": r.always} for r in requests]
+        items = [
+            {
+                "permission": r.permission,
+                "patterns": r.patterns,
+                "always": r.always,
+                "alwaysRefused": [
+                    {"pattern": p, "reason": why} for p, why in engine.always_scope(r).refused.items()
+                ],
+            }
+            for r in requests
+        ]
         print(json.dumps({"requests": items, "decision": decision}))
         return 0
     if no_bash:
@@ -84,7 +94,8 @@ def run(args: argparse.Namespace) -> int:
             approved = action == "allow" and (rule is None or rule.action != "allow")
             why = "an 'always' approval" if approved else _describe(rule)
             print(f"  {action:5}  {pattern}    ({why})")
-        print(f"  always: {', '.join(request.always)}")
+        for line in engine.always_scope(request).lines():
+            print(f"  {line}")
     print(f"decision: {decision}")
     return 0
 

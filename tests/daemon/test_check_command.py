@@ -35,14 +35,32 @@ def check(root: Path, command: str, *flags: str) -> dict[str, Any]:
 def test_json_lists_the_requests_and_the_decision(workspace: Path) -> None:
     (workspace / "lspilot.toml").write_text('[permission]\nbash = { "git log *" = "allow" }\n')
     assert check(workspace, "git log --oneline") == {
-        "requests": [{"permission": "bash", "patterns": ["git log --oneline"], "always": ["git log *"]}],
+        "requests": [
+            {
+                "permission": "bash",
+                "patterns": ["git log --oneline"],
+                "always": ["git log *"],
+                "alwaysRefused": [],
+            }
+        ],
         "decision": "allow",
     }
     outside = workspace.parent
     assert check(workspace, "git log > ../log.txt") == {
         "requests": [
-            {"permission": "external_directory", "patterns": [f"{outside}/*"], "always": [f"{outside}/*"]},
-            {"permission": "bash", "patterns": ["git log"], "always": ["git log *"]},
+            {
+                "permission": "external_directory",
+                "patterns": [f"{outside}/*"],
+                "always": [f"{outside}/*"],
+                # the folder holding the workspace: "always" there counts as "once"
+                "alwaysRefused": [
+                    {
+                        "pattern": f"{outside}/*",
+                        "reason": f"it would allow everything in the workspace ({workspace.resolve()})",
+                    }
+                ],
+            },
+            {"permission": "bash", "patterns": ["git log"], "always": ["git log *"], "alwaysRefused": []},
         ],
         "decision": "ask",
     }
@@ -121,7 +139,7 @@ def test_text_output_names_the_deciding_rule(workspace: Path) -> None:
         lines[1] == f"  allow  git log    (rule bash 'git log *' = allow from {workspace / 'lspilot.toml'})"
     )
     assert lines[2] == "  ask    head -3    (rule bash '*' = ask from default)"
-    assert lines[-2:] == ["  always: git log *, head *", "decision: ask"]
+    assert lines[-2:] == ["  'always' remembers: git log *, head *", "decision: ask"]
 
 
 def test_an_unknown_agent_is_a_usage_error(workspace: Path) -> None:
