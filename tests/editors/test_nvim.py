@@ -98,6 +98,7 @@ def test_a_permission_prompt_is_answered_through_vim_ui_select(editor: Editor, f
     assert "TOKEN=not-for-models" in tool_results(fake)[-1]
     asked = cast(list[dict[str, Any]], editor.lua("return _G.asked"))
     assert ".env" in asked[0]["prompt"] and len(asked[0]["names"]) == 4
+    assert [n for n in asked[0]["names"] if "remembers" in n] == ["Always allow (remembers: .env)"]
     editor.ask("again")
     assert editor.finished() == "end"
     assert "secrets stay private" in tool_results(fake)[-1]

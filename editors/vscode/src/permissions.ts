@@ -18,6 +18,7 @@ export const quickPickPrompt: PermissionPrompt = {
     const items = choices.map((choice) => ({
       label: `${ICONS[choice.kind]} ${choice.label}`,
       description: choice.asksFeedback ? "you can say why" : "",
+      detail: choice.detail,
       choice,
     }));
     const picked = await vscode.window.showQuickPick(

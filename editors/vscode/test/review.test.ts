@@ -177,6 +177,17 @@ test("permission choices come in a fixed order; feedback only travels with a rej
   };
   const choices = permissionChoices(request);
   assert.deepEqual(choices.map((c) => c.kind), ["allow_once", "allow_always", "reject_once", "reject_always"]);
+  assert.equal(choices[1].detail, undefined); // an older daemon sends no always patterns
+  const scoped = permissionChoices({
+    ...request,
+    always: ["/srv/data/*"],
+    alwaysRefused: [{ pattern: "/home/me/*", reason: "it would allow everything in the home folder (/home/me)" }],
+  });
+  assert.equal(
+    scoped[1].detail,
+    "remembers: /srv/data/*; counts as once for /home/me/*: it would allow everything in the home folder (/home/me)",
+  );
+  assert.deepEqual(scoped.map((c) => c.detail !== undefined), [false, true, false, false]);
   assert.deepEqual(permissionReply(choices[0], "ignored"), { optionId: "allow_once" });
   assert.deepEqual(permissionReply(choices[3], " not here "), { optionId: "reject_always", feedback: "not here" });
   assert.deepEqual(permissionReply(choices[2], ""), { optionId: "reject_once" });

@@ -11,7 +11,20 @@ local M = {}
 local waiting = {}
 local showing = false
 
+-- What "always" does, as the daemon worked it out: "remembers: P; counts as once for Q: why".
+local function always_scope(params)
+  local parts = {}
+  if type(params.always) == 'table' and #params.always > 0 then
+    table.insert(parts, 'remembers: ' .. table.concat(params.always, ', '))
+  end
+  for _, refused in ipairs(type(params.alwaysRefused) == 'table' and params.alwaysRefused or {}) do
+    table.insert(parts, ('counts as once for %s: %s'):format(refused.pattern, refused.reason))
+  end
+  return table.concat(parts, '; ')
+end
+
 local function prompt(params, answer)
+  local scope = always_scope(params)
   local what = ('%s %s'):format(params.permission, table.concat(params.patterns or {}, ', '))
   local title = util.value(params.title)
   local text = 'lspilot asks: ' .. (title and title ~= '' and (title .. ' (' .. what .. ')') or what)
@@ -19,6 +32,9 @@ local function prompt(params, answer)
     prompt = text,
     kind = 'lspilot_permission',
     format_item = function(option)
+      if option.kind == 'allow_always' and scope ~= '' then
+        return ('%s (%s)'):format(option.name, scope)
+      end
       return option.name
     end,
   }, util.protect('permission prompt', function(choice)

@@ -10,6 +10,8 @@ export interface PermissionChoice {
   kind: PermissionKind;
   /** Rejections may carry feedback for the model (a reject with feedback lets the turn go on). */
   asksFeedback: boolean;
+  /** For "always": what it remembers, and for which patterns it counts as once (and why). */
+  detail?: string;
 }
 
 const ORDER: PermissionKind[] = ["allow_once", "allow_always", "reject_once", "reject_always"];
@@ -30,7 +32,15 @@ export function permissionChoices(params: RequestPermissionParams): PermissionCh
       label: option.name || LABELS[option.kind],
       kind: option.kind,
       asksFeedback: option.kind === "reject_once" || option.kind === "reject_always",
+      ...(option.kind === "allow_always" && alwaysScope(params) ? { detail: alwaysScope(params) } : {}),
     }));
+}
+
+/** What "always" does, as the daemon worked it out: "remembers: P; counts as once for Q (why)". */
+export function alwaysScope(params: RequestPermissionParams): string {
+  const parts = params.always?.length ? [`remembers: ${params.always.join(", ")}`] : [];
+  for (const { pattern, reason } of params.alwaysRefused ?? []) parts.push(`counts as once for ${pattern}: ${reason}`);
+  return parts.join("; ");
 }
 
 /** The question as one line for the picker's title. */

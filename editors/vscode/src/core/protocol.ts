@@ -218,6 +218,9 @@ export interface RequestPermissionParams {
   patterns: string[];
   title: string;
   detail?: string;
+  /** The patterns an "always" answer remembers, and those it cannot (it counts as once for them). */
+  always?: string[];
+  alwaysRefused?: { pattern: string; reason: string }[];
   options: PermissionOption[];
 }
 
