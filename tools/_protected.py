@@ -9,15 +9,25 @@ case-insensitive file system reads it), or one that looks like a bare repository
 ``objects/`` and ``refs/``, whose configuration and hooks git also runs); or when it is the
 workspace's ``lspilot.toml`` or in its ``.lspilot`` folder (permission rules, language server
 commands, the model's ``api_base``, tools the daemon imports).
+
+Git hook managers keep the hooks' code in the working tree, where the hook git runs reads it, so
+these are protected too, in any folder (a repository's top may be anywhere in the workspace) and
+named in any case: husky's ``.husky/`` (its ``_/`` is ``core.hooksPath``), pre-commit's
+``.pre-commit-config.yaml`` and ``.pre-commit-hooks.yaml``, lefthook's configuration
+(``lefthook.yml``, ``.lefthook-local.toml``, ...) and ``.lefthook/`` scripts; and the folders the
+workspace repository's configuration names as ``core.hooksPath`` (``_hooks_path.py``): all
+under it, or only the hooks directly in it when it holds the workspace.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ._hooks_path import hooks_folders
 from .permission import PermissionRequest, literal
 
 
@@ -26,6 +36,21 @@ def _set(text: str) -> frozenset[str]:
 
 
 PERMISSION = "protected"
+#: Hook managers' folders of scripts the installed hooks run (husky, lefthook).
+HOOK_FOLDERS = _set(".husky .lefthook .lefthook-local")
+#: Hook managers' configuration files, whose commands the installed hooks run (pre-commit, lefthook).
+HOOK_CONFIGS = re.compile(
+    r"\.pre-commit-config\.ya?ml|\.pre-commit-hooks\.yaml|\.?lefthook(-local)?\.(ya?ml|toml|jsonc?)"
+)
+#: The names git runs as hooks (githooks(5)): in a ``core.hooksPath`` folder holding the workspace,
+#: only these are protected.
+GIT_HOOKS = _set(
+    "applypatch-msg pre-applypatch post-applypatch pre-commit pre-merge-commit prepare-commit-msg "
+    "commit-msg post-commit pre-rebase post-checkout post-merge pre-push pre-receive update "
+    "proc-receive post-receive post-update reference-transaction push-to-checkout pre-auto-gc "
+    "post-rewrite sendemail-validate fsmonitor-watchman p4-changelist p4-prepare-changelist "
+    "p4-post-changelist p4-pre-submit post-index-change"
+)
 #: Commands that only read (or run now) the paths they name: those in a git folder are not asked
 #: as ``protected`` (``cat .git/config``, ``cd .git``, ``git --git-dir .git log``).
 READERS = _set(
@@ -55,10 +80,36 @@ def _in_bare(folder: str, known: dict[str, bool]) -> bool:
     return found
 
 
-def is_protected(path: str | Path, root: Path, bare: dict[str, bool] | None = None) -> bool:
-    """Whether ``path`` (absolute, as named) is in a git folder or is lspilot's configuration or
-    tools in the workspace ``root``."""
-    return in_git_dir(path, bare) or _lspilot_own(os.path.normpath(path), root)
+def is_protected(
+    path: str | Path, root: Path, bare: dict[str, bool] | None = None, hooks: tuple[str, ...] | None = None
+) -> bool:
+    """Whether ``path`` (absolute, as named) is in a git folder, is a hook manager's or in a
+    ``core.hooksPath`` folder, or is lspilot's configuration or tools in the workspace ``root``.
+    ``hooks`` are the ``core.hooksPath`` folders, for a caller checking several paths at once."""
+    current = os.path.normpath(path)
+    return (
+        in_git_dir(current, bare)
+        or _hook_manager(current)
+        or _lspilot_own(current, root)
+        or any(_runs_hooks(f, current, str(root)) for f in (hooks_folders(root) if hooks is None else hooks))
+    )
+
+
+def _hook_manager(path: str) -> bool:
+    parts = path.lower().split(os.sep)
+    return bool(HOOK_FOLDERS.intersection(parts)) or HOOK_CONFIGS.fullmatch(parts[-1]) is not None
+
+
+def _runs_hooks(folder: str, path: str, root: str) -> bool:
+    """Whether git runs ``path`` as a hook from ``folder`` (a ``core.hooksPath``), or a hook there
+    may source it: everything under it, but only the hooks directly in a folder holding ``root``."""
+    if _under(root, folder):
+        return os.path.dirname(path) == folder and os.path.basename(path) in GIT_HOOKS
+    return _under(path, folder)
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _lspilot_own(path: str, root: Path) -> bool:
@@ -71,7 +122,8 @@ def _lspilot_own(path: str, root: Path) -> bool:
 
 def protected_path(named: str, real: str, root: Path, bare: dict[str, bool]) -> Path | None:
     """The path (absolute) as named or ``real`` (resolved) when it is protected, or None."""
-    return next((Path(p) for p in (real, named) if is_protected(p, root, bare)), None)
+    hooks = hooks_folders(root)
+    return next((Path(p) for p in (real, named) if is_protected(p, root, bare, hooks)), None)
 
 
 def request(patterns: Iterable[str], title: str, metadata: dict[str, Any]) -> PermissionRequest:
