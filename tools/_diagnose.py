@@ -4,6 +4,7 @@
 must finish before anything is written) and reuses what the bridge already knows for exactly that
 text. ``after`` pulls the new version of every written file; for ``write`` and ``apply_patch`` it
 also checks up to ``MAX_OTHER_FILES`` other files that used a symbol the change touched or deleted.
+A change merged onto what the user typed meanwhile (``Applied.onto``) is compared with their text.
 A diagnostic is old when one with the same severity, code, source and message was on a line with
 the same text before, so lines moving up or down do not make old problems look new.
 """
@@ -119,6 +120,26 @@ class Probe:
         lines = text.split("\n")
         self._before[key] = Counter(_key(d, lines) for d in found if d.severity in self.severities)
 
+    async def _before_onto(self, path: Path, onto: str) -> str:
+        """Diagnostics of ``onto`` as the "before" of ``path`` (a note if none came). Its document
+        holds the merged text now, the editor's: ``onto`` is put in it for the question, then
+        the editor's text as it is by then goes back."""
+        assert self.bridge is not None
+        if path in self._early:  # of the proposed text, which is not what was written
+            await self._drop(path)
+        try:
+            found = (await self.bridge.diagnostics_after_change(path, onto)).value
+        except BridgeError as error:
+            return f"no diagnostics ({error})"
+        finally:
+            editor = self.ctx.env.changes.unsaved(path)
+            if editor is not None:
+                self.bridge.update_document(path, editor)
+            else:
+                self.bridge.clear_overlay(path)
+        self._keep(path, onto, found)
+        return ""
+
     async def _dependents(self) -> list[Path]:
         """Other workspace files referring to symbols in changed or deleted lines (most uses first)."""
         assert self.bridge is not None
@@ -179,25 +200,33 @@ class Probe:
         if not self.active:
             await self.discard()
             return []
-        written = {a.change.target: a.written for a in applied if a.written is not None}
+        written = {a.change.target: a for a in applied if a.written is not None}
         assert self.bridge is not None
         # The watcher's events for these writes are read now, usually while the server still
         # works on the new text, rather than by the first bridge call after its answer.
         self.bridge.look_at_disk()
-        targets = [(c.target, written[c.target]) for c in self.changes if c.target in written]
-        targets += [(p, None) for p in self._other_text]
+        targets = [
+            (c.target, written[c.target].written, written[c.target].onto)
+            for c in self.changes
+            if c.target in written
+        ]
+        targets += [(p, None, None) for p in self._other_text]
         try:
             if len(targets) == 1:  # the usual case: no gather (a task, more loop turns)
                 reports = [await self._after_one(*targets[0])]
             else:
-                reports = await asyncio.gather(*(self._after_one(path, text) for path, text in targets))
+                reports = await asyncio.gather(*(self._after_one(*target) for target in targets))
         finally:
             await self.discard()
         return [r for r in reports if r.new or r.note or r.path in written]
 
-    async def _after_one(self, path: Path, text: str | None) -> FileReport:
+    async def _after_one(self, path: Path, text: str | None, onto: str | None) -> FileReport:
+        """``onto``: the user's text the change was merged onto (``Applied.onto``), which
+        replaces the "before": the change is to blame only for what it added to their edits."""
         assert self.bridge is not None
         report = FileReport(path, note=self._notes.get(path, ""))
+        if not report.note and onto is not None:
+            report.note = await self._before_onto(path, onto)
         if report.note:
             return report
         try:

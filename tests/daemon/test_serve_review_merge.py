@@ -85,6 +85,59 @@ async def test_an_edit_next_to_an_accepted_hunk_applies_nothing_and_names_the_li
     )
 
 
+USERS_ERROR = typed(SOURCE, 10, '    y: int = "s"')  # typed in f3 during the review: a type error
+BREAKS_F4 = SOURCE.replace("return 2\n", "return 20\n").replace("return 4\n", "return missing\n")
+
+
+async def review_with_users_error(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path, answer: dict[str, Any]
+) -> tuple[str, dict[str, Any]]:
+    """The model proposes BREAKS_F4 (h1: line 6, fine; h2: line 14, an undefined name) while the
+    user types USERS_ERROR; the reviewer gives ``answer``. What the model read and the
+    diagnostics of the tool call's metadata."""
+    (workspace / "a.py").write_text(SOURCE)
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("read", {"filePath": "a.py"})]),
+            Turn(tool_calls=[("write", {"filePath": "a.py", "content": BREAKS_F4})]),
+            Turn(text="ok"),
+        ]
+    )
+    uri = (workspace / "a.py").as_uri()
+    editor: Editor = await connect("neovim", FULL)
+    editor.open(workspace / "a.py")
+    editor.while_reviewing = lambda: editor.change(uri, USERS_ERROR)
+    editor.review_answers.append(answer)
+    assert (await editor.command("lspilot.ask", {"prompt": "go"}))["stopReason"] == "end"
+    assert USERS_ERROR.split("\n")[9] in editor.buffers[uri][0]  # their line stayed
+    call = [u for u in editor.updates if u["kind"] == "toolCall" and u["status"] == "completed"][-1]
+    (diagnostics,) = call["metadata"]["diagnostics"].values()  # a.py's
+    return tool_results(fake)[-1], diagnostics
+
+
+async def test_only_what_the_accepted_change_adds_to_the_users_edits_is_a_new_problem(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    told, diagnostics = await review_with_users_error(connect, fake, workspace, {"decision": "accept"})
+    # The user's own type error (line 10) is theirs, not the change's: counted, not to be fixed.
+    new = 'ERROR [14:12] "missing" is not defined (basedpyright)'
+    assert told.endswith(
+        f"New problems in a.py after this change, please fix:\n{new}\n"
+        "(a.py: 1 problem(s) that were there before are not shown.)"
+    ), told
+    assert diagnostics == {"new": [new], "preexisting": 1, "note": ""}
+
+
+async def test_an_accepted_hunk_adding_no_problem_reports_none_though_the_users_edit_has_one(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    answer = {"decision": "partial", "acceptedHunkIds": ["h1"]}
+    told, diagnostics = await review_with_users_error(connect, fake, workspace, answer)
+    assert "New problems" not in told, told
+    assert told.endswith("(a.py: 1 problem(s) that were there before are not shown.)"), told
+    assert diagnostics == {"new": [], "preexisting": 1, "note": ""}
+
+
 async def test_a_proposal_the_user_edited_in_vs_code_lands_with_what_they_typed_in_the_file(
     connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
 ) -> None:
