@@ -12,7 +12,7 @@ import pytest
 
 from tools import ApprovalStore
 
-from .conftest import LSPILOT
+from .conftest import lspilot
 
 
 @pytest.fixture
@@ -21,13 +21,7 @@ def workspace(empty_workspace: Path) -> Path:
 
 
 def check(root: Path, command: str, *flags: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [LSPILOT, "check-command", command, "--root", str(root), "--json", *flags],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = lspilot("check-command", command, "--root", str(root), "--json", *flags)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -126,13 +120,7 @@ def test_remembered_always_approvals_count(workspace: Path, tmp_path: Path) -> N
 
 def test_text_output_names_the_deciding_rule(workspace: Path) -> None:
     (workspace / "lspilot.toml").write_text('[permission]\nbash = { "git log *" = "allow" }\n')
-    done = subprocess.run(
-        [LSPILOT, "check-command", "git log | head -3", "--root", str(workspace)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
+    done = lspilot("check-command", "git log | head -3", "--root", str(workspace), check=True)
     lines = done.stdout.splitlines()
     assert lines[0] == "bash"
     assert (
@@ -143,13 +131,7 @@ def test_text_output_names_the_deciding_rule(workspace: Path) -> None:
 
 
 def test_an_unknown_agent_is_a_usage_error(workspace: Path) -> None:
-    done = subprocess.run(
-        [LSPILOT, "check-command", "ls", "--root", str(workspace), "--agent", "nobody"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = lspilot("check-command", "ls", "--root", str(workspace), "--agent", "nobody")
     assert done.returncode == 2 and "no agent called 'nobody'" in done.stderr
 
 
@@ -157,13 +139,7 @@ def test_an_unknown_agent_is_a_usage_error(workspace: Path) -> None:
 def test_an_empty_command_is_refused(workspace: Path, command: str) -> None:
     # It was checked as a command: one bash ask with an empty pattern, "decision: ask", exit 0.
     for flags in ([], ["--json"]):
-        done = subprocess.run(
-            [LSPILOT, "check-command", command, "--root", str(workspace), *flags],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        done = lspilot("check-command", command, "--root", str(workspace), *flags)
         assert (done.returncode, done.stdout) == (2, "")
         assert done.stderr == (
             "lspilot check-command: the command is empty; give the shell command to check, "

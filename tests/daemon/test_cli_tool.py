@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import pty
 import select
 import signal
 import subprocess
@@ -17,7 +16,7 @@ import pytest
 
 from daemon.store import Store
 
-from .conftest import LSPILOT
+from .conftest import at_a_terminal, lspilot
 
 
 @pytest.fixture
@@ -28,14 +27,7 @@ def workspace(empty_workspace: Path, tmp_path: Path) -> Path:
 
 
 def run(root: Path, *argv: str, stdin: str = "") -> tuple[int, dict[str, Any]]:
-    done = subprocess.run(
-        [LSPILOT, "tool", *argv, "--root", str(root), "--json"],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = lspilot("tool", *argv, "--root", str(root), "--json", input=stdin)
     assert done.stdout, done.stderr
     return done.returncode, json.loads(done.stdout)
 
@@ -84,9 +76,7 @@ def test_user_config_wins_over_project_config(workspace: Path, tmp_path: Path) -
 
 def test_bad_config_is_named(workspace: Path) -> None:
     (workspace / "lspilot.toml").write_text('[permission]\nbash = "sometimes"\n')
-    done = subprocess.run(
-        [LSPILOT, "tool", "read", "{}", "--root", str(workspace)], capture_output=True, text=True, check=False
-    )
+    done = lspilot("tool", "read", "{}", "--root", str(workspace))
     assert done.returncode == 1
     assert "lspilot.toml: permission.bash: '*' = 'sometimes'" in done.stderr
 
@@ -99,12 +89,7 @@ def test_session_state_persists_across_processes(workspace: Path, tmp_path: Path
     assert run(workspace, "todowrite", todos, "--session", session)[0] == 0
     code, out = run(workspace, "todoread", "{}", "--session", session)
     assert code == 0 and out["output"] == "[~] ship it (medium, id a)"
-    missing = subprocess.run(
-        [LSPILOT, "tool", "todoread", "--session", "ses_missing", "--root", str(workspace)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    missing = lspilot("tool", "todoread", "--session", "ses_missing", "--root", str(workspace))
     assert missing.returncode == 2 and "no session 'ses_missing'" in missing.stderr
 
 
@@ -115,11 +100,9 @@ async def test_a_tool_in_a_session_that_another_process_runs_is_refused(
     store = Store(tmp_path / "data" / "lspilot.db")
     session = store.create_session(workspace)
     todos = '{"todos": [{"id": "a", "content": "ship it", "status": "in_progress"}]}'
-    command = [LSPILOT, "tool", "todowrite", todos, "--session", session, "--root", str(workspace)]
+    argv = ["tool", "todowrite", todos, "--session", session, "--root", str(workspace)]
     async with store.claim(session):  # a turn of this process
-        busy = await asyncio.to_thread(
-            subprocess.run, command, capture_output=True, text=True, check=False, timeout=120
-        )
+        busy = await asyncio.to_thread(lspilot, *argv)
     assert busy.returncode == 1 and not busy.stdout
     assert busy.stderr.startswith(f"lspilot tool: session {session} is in use by pid {os.getpid()}, ")
     assert not store.db.execute("SELECT * FROM todos").fetchall()
@@ -130,21 +113,8 @@ async def test_a_tool_in_a_session_that_another_process_runs_is_refused(
 def prompted(workspace: Path) -> tuple[subprocess.Popen[bytes], int, bytes]:
     """``lspilot tool read`` of a file outside the workspace, on a terminal, once it asks: the
     process, the terminal's leader end, and what it showed."""
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen(
-        [LSPILOT, "tool", "read", '{"filePath": "../outside.txt"}', "--root", str(workspace), "--json"],
-        stdin=follower,
-        stdout=subprocess.PIPE,
-        stderr=follower,
-        env=os.environ,
-    )
-    os.close(follower)
-    seen = b""
-    while b"[r]eject?" not in seen:
-        ready, _, _ = select.select([leader], [], [], 60)
-        assert ready, f"no prompt; saw {seen!r}"
-        seen += os.read(leader, 1024)
-    return proc, leader, seen
+    argv = ["tool", "read", '{"filePath": "../outside.txt"}', "--root", str(workspace), "--json"]
+    return at_a_terminal(*argv, until=b"[r]eject?")
 
 
 def test_a_terminal_answers_the_ask(workspace: Path) -> None:
@@ -194,13 +164,7 @@ def test_a_tool_file_that_fails_to_import_is_named_once(workspace: Path) -> None
     # It was told twice on stderr: a traceback, then the line lspilot tool printed itself.
     (workspace / ".lspilot/tools").mkdir(parents=True)
     (workspace / ".lspilot/tools/broken.py").write_text("import no_such_module_here\n")
-    done = subprocess.run(
-        [LSPILOT, "tool", "read", '{"filePath": "notes.txt"}', "--root", str(workspace), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = lspilot("tool", "read", '{"filePath": "notes.txt"}', "--root", str(workspace), "--json")
     assert done.returncode == 0 and json.loads(done.stdout)["error"] is None
     assert done.stderr.splitlines() == [
         f"lspilot: {workspace / '.lspilot/tools/broken.py'}: ModuleNotFoundError: "
@@ -210,7 +174,7 @@ def test_a_tool_file_that_fails_to_import_is_named_once(workspace: Path) -> None
 
 def test_version_is_the_distributions() -> None:
     project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]
-    shown = subprocess.run([LSPILOT, "--version"], capture_output=True, text=True, check=True).stdout
+    shown = lspilot("--version", check=True).stdout
     assert shown == f"lspilot {project['version']}\n"
 
 
@@ -232,8 +196,7 @@ def test_a_session_of_another_workspace_is_refused(workspace: Path, tmp_path: Pa
     other = tmp_path / "other"
     other.mkdir()
     todos = '{"todos": [{"id": "a", "content": "ship it", "status": "pending"}]}'
-    command = [LSPILOT, "tool", "todowrite", todos, "--session", session, "--root", str(other)]
-    refused = subprocess.run(command, capture_output=True, text=True, check=False, timeout=120)
+    refused = lspilot("tool", "todowrite", todos, "--session", session, "--root", str(other))
     home = workspace.resolve()
     assert (refused.returncode, refused.stderr) == (
         2,

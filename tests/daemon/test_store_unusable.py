@@ -4,9 +4,7 @@ and what to do."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,7 +13,7 @@ from typing import Any
 from daemon.scripted_model import ScriptedModel, Turn
 from daemon.store import Store
 
-from .conftest import LSPILOT
+from .conftest import lspilot
 from .looping import Human, make_loop, workspace
 
 __all__ = ["workspace"]
@@ -35,17 +33,9 @@ def locked(database: Path) -> Iterator[None]:
 def test_run_says_the_database_is_locked_in_one_line(empty_workspace: Path, tmp_path: Path) -> None:
     # It ended with sqlite3's "OperationalError: database is locked" and a traceback.
     database = tmp_path / "data" / "lspilot.db"
-    subprocess.run([LSPILOT, "sessions", "list"], cwd=empty_workspace, check=True, env=os.environ)
+    lspilot("sessions", "list", cwd=empty_workspace, check=True)
     with locked(database):
-        ran = subprocess.run(
-            [LSPILOT, "run", "hi", "--model", "openai/x"],
-            cwd=empty_workspace,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-            env=os.environ,
-        )
+        ran = lspilot("run", "hi", "--model", "openai/x", cwd=empty_workspace)
     assert (ran.returncode, ran.stdout) == (1, "")
     assert ran.stderr == (
         f"lspilot: cannot write the session database {database} (database is locked): another process "
@@ -97,14 +87,7 @@ def test_a_database_damaged_inside_is_named_in_one_line(empty_workspace: Path, t
     with database.open("r+b") as file:  # every page but the first, which holds the header
         file.seek(4096)
         file.write(b"\xff" * (size - 4096))
-    ran = subprocess.run(
-        [LSPILOT, "sessions", "list"],
-        cwd=empty_workspace,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    ran = lspilot("sessions", "list", cwd=empty_workspace)
     assert (ran.returncode, ran.stdout) == (1, "")
     assert ran.stderr == (
         f"lspilot: {database} cannot be used as lspilot's session database (database disk image is "

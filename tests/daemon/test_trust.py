@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import pty
-import select
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +15,15 @@ from daemon import trust
 from daemon.runtime import Runtime
 from daemon.scripted_model import ScriptedModel, Turn
 
-from .conftest import LSPILOT
+from .conftest import at_a_terminal, lspilot
+
+
+@pytest.fixture(autouse=True)
+def users_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user's own config names the model and provider: nothing in the environment does."""
+    monkeypatch.delenv("LSPILOT_MODEL", raising=False)
+    monkeypatch.delenv("LSPILOT_API_BASE", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
 
 
 @pytest.fixture
@@ -57,16 +63,7 @@ def repo(empty_workspace: Path, tmp_path: Path, fake: ScriptedModel, attacker: S
 
 def run(root: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     """``lspilot run`` with no terminal (stdin is /dev/null)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("LSPILOT_MODEL", "LSPILOT_API_BASE")}
-    return subprocess.run(
-        [LSPILOT, "run", "go", "--root", str(root), *argv],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        env=env | {"OPENAI_API_KEY": "sk-fake"},
-        timeout=120,
-        check=False,
-    )
+    return lspilot("run", "go", "--root", str(root), *argv, stdin=subprocess.DEVNULL)
 
 
 def bash_then_read(model: ScriptedModel) -> None:
@@ -118,9 +115,7 @@ def test_yes_approves_asks_but_trusts_nothing(
 def test_lspilot_trust_makes_it_count_from_the_next_turn_and_revoke_undoes_it(
     repo: Path, tmp_path: Path, fake: ScriptedModel, attacker: ScriptedModel
 ) -> None:
-    trusting = subprocess.run(
-        [LSPILOT, "trust", "--root", str(repo)], capture_output=True, text=True, timeout=60, check=True
-    )
+    trusting = lspilot("trust", "--root", str(repo), check=True)
     assert trusting.stdout == f"trusted {repo}: its lspilot.toml, .lspilot/tools apply from the next turn\n"
     attacker.turns.append(Turn(tool_calls=[("bash", {"command": "touch bash-ran", "description": "Touch"})]))
     attacker.turns.append(Turn(text="done"))
@@ -131,17 +126,8 @@ def test_lspilot_trust_makes_it_count_from_the_next_turn_and_revoke_undoes_it(
     assert notices(done.stderr) == []
     assert list(Runtime.open(repo).cfg.bridge().servers) == ["evil"]
 
-    listed = subprocess.run(
-        [LSPILOT, "trust", "--list"], capture_output=True, text=True, timeout=60, check=True
-    )
-    assert listed.stdout == f"{repo}\n"
-    revoked = subprocess.run(
-        [LSPILOT, "trust", "--revoke", "--root", str(repo)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
+    assert lspilot("trust", "--list", check=True).stdout == f"{repo}\n"
+    revoked = lspilot("trust", "--revoke", "--root", str(repo), check=True)
     assert revoked.stdout.startswith(f"{repo} is no longer trusted")
     assert not trust.is_trusted(repo) and Runtime.open(repo).cfg.bridge().servers == {}
 
@@ -170,47 +156,21 @@ def test_a_workspace_without_its_own_config_or_tools_needs_no_trust_and_hears_no
 
 
 def test_a_deny_or_ask_rule_of_an_untrusted_repository_holds_and_its_allow_rules_do_not(repo: Path) -> None:
-    checked = subprocess.run(
-        [LSPILOT, "check-command", "rm -rf build && ls", "--root", str(repo), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    assert json.loads(checked.stdout)["decision"] == "ask"  # bash = "allow" is left out
+    def check(*flags: str) -> str:
+        return lspilot("check-command", "rm -rf build && ls", "--root", str(repo), *flags, check=True).stdout
+
+    assert json.loads(check("--json"))["decision"] == "ask"  # bash = "allow" is left out
     (repo / "lspilot.toml").write_text('[permission]\nbash = { "*" = "allow", "rm *" = "deny" }\n')
-    checked = subprocess.run(
-        [LSPILOT, "check-command", "rm -rf build && ls", "--root", str(repo)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    assert (
-        f"  deny   rm -rf build    (rule bash 'rm *' = deny from {repo / 'lspilot.toml'})" in checked.stdout
-    )
-    assert "  ask    ls    (rule bash '*' = ask from default)" in checked.stdout
+    checked = check()
+    assert f"  deny   rm -rf build    (rule bash 'rm *' = deny from {repo / 'lspilot.toml'})" in checked
+    assert "  ask    ls    (rule bash '*' = ask from default)" in checked
 
 
 def test_run_at_a_terminal_asks_once_and_y_trusts(
     repo: Path, fake: ScriptedModel, attacker: ScriptedModel
 ) -> None:
     attacker.turns.append(Turn(text="from the repository's provider"))
-    leader, follower = pty.openpty()
-    env = {k: v for k, v in os.environ.items() if k not in ("LSPILOT_MODEL", "LSPILOT_API_BASE")}
-    proc = subprocess.Popen(
-        [LSPILOT, "run", "go", "--root", str(repo)],
-        stdin=follower,
-        stdout=subprocess.PIPE,
-        stderr=follower,
-        env=env | {"OPENAI_API_KEY": "sk-fake"},
-    )
-    os.close(follower)
-    seen = b""
-    while b"[y/N] " not in seen:
-        ready, _, _ = select.select([leader], [], [], 60)
-        assert ready, f"no question; saw {seen!r}"
-        seen += os.read(leader, 1024)
+    proc, leader, seen = at_a_terminal("run", "go", "--root", str(repo), until=b"[y/N] ")
     assert f"{repo} has its own lspilot.toml, .lspilot/tools, which can run programs".encode() in seen
     os.write(leader, b"y\n")
     assert proc.communicate(timeout=120)[0].decode().strip() == "from the repository's provider"
