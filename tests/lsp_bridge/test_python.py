@@ -6,10 +6,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from lsprotocol import types as lsp
 
 from lsp_bridge import Bridge
 from tests.conftest import position, where
+
+from .conftest import errors, errors_after_change
 
 Factory = Callable[..., Bridge]
 
@@ -72,16 +73,16 @@ async def test_diagnostics_follow_each_change(
     app = root / "app.py"
     original = app.read_text()
 
-    assert _errors((await bridge.diagnostics_after_change(app)).value) == []
+    assert await errors_after_change(bridge, app) == []
 
     app.write_text(original.replace("total_area(shapes)", "total_area(42)"))
-    broken = _errors((await bridge.diagnostics_after_change(app)).value)
+    broken = await errors_after_change(bridge, app)
     assert len(broken) == 1
     assert broken[0].range.start.line == 7
     assert "total_area" in broken[0].message
 
     app.write_text(original)
-    assert _errors((await bridge.diagnostics_after_change(app)).value) == []
+    assert await errors_after_change(bridge, app) == []
 
 
 async def test_diagnostics_asked_while_the_server_still_loads_are_pulled_once_it_can(
@@ -96,7 +97,7 @@ async def test_diagnostics_asked_while_the_server_still_loads_are_pulled_once_it
     app = root / "app.py"
     app.write_text(app.read_text().replace("total_area(shapes)", "total_area(42)"))
     answer = await bridge.diagnostics_after_change(app)
-    assert [(d.range.start.line, "total_area" in d.message) for d in _errors(answer.value)] == [(7, True)]
+    assert [(d.range.start.line, "total_area" in d.message) for d in errors(answer.value)] == [(7, True)]
     assert not answer.complete and len(answer.notes) == 1
     assert answer.notes[0].startswith("basedpyright was still busy (its project load)")
 
@@ -107,10 +108,9 @@ async def test_overlay_text_wins_over_disk(project: Callable[[str], Path], bridg
     app = root / "app.py"
     unsaved = app.read_text() + "\nundefined_name_here()\n"
     bridge.open_document(app, unsaved)
-    errors = _errors((await bridge.diagnostics_after_change(app)).value)
-    assert any("undefined_name_here" in d.message for d in errors)
+    assert any("undefined_name_here" in d.message for d in await errors_after_change(bridge, app))
     bridge.close_document(app)
-    assert _errors((await bridge.diagnostics_after_change(app)).value) == []
+    assert await errors_after_change(bridge, app) == []
 
 
 async def test_an_editors_unsaved_text_is_what_questions_about_other_files_see(
@@ -192,7 +192,3 @@ async def test_a_load_log_sent_before_files_were_created_does_not_end_the_rescan
     assert ready_after_late_log == [False]
     assert {where(root, loc) for loc in after.value} >= {("extra.py", 1), ("extra.py", 3)}
     assert after.complete
-
-
-def _errors(diagnostics: list[lsp.Diagnostic]) -> list[lsp.Diagnostic]:
-    return [d for d in diagnostics if d.severity == lsp.DiagnosticSeverity.Error]

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from lsprotocol import types as lsp
-
 from lsp_bridge import Bridge
 from tests.conftest import position, where
+
+from .conftest import errors_after_change
 
 Factory = Callable[..., Bridge]
 
@@ -41,9 +41,8 @@ async def test_typescript_navigation_and_diagnostics(
     assert (await bridge.diagnostics_after_change(main)).value == []
     original = main.read_text()
     main.write_text(original.replace("totalArea(shapes)", "totalArea(42)"))
-    broken = (await bridge.diagnostics_after_change(main)).value
-    errors = [d for d in broken if d.severity == lsp.DiagnosticSeverity.Error]
-    assert [(d.range.start.line, d.source) for d in errors] == [(5, "typescript")]
+    broken = await errors_after_change(bridge, main)
+    assert [(d.range.start.line, d.source) for d in broken] == [(5, "typescript")]
     main.write_text(original)
     assert (await bridge.diagnostics_after_change(main)).value == []
 
@@ -73,11 +72,9 @@ async def test_clangd_cross_file_references_calls_and_diagnostics(
 
     original = main_c.read_text()
     main_c.write_text(original.replace("helper(0)", "helper(0, 1)"))
-    broken = (await bridge.diagnostics_after_change(main_c)).value
-    assert any(d.severity == lsp.DiagnosticSeverity.Error and d.range.start.line == 5 for d in broken)
+    assert any(d.range.start.line == 5 for d in await errors_after_change(bridge, main_c))
     main_c.write_text(original)
-    fixed = (await bridge.diagnostics_after_change(main_c)).value
-    assert [d for d in fixed if d.severity == lsp.DiagnosticSeverity.Error] == []
+    assert await errors_after_change(bridge, main_c) == []
 
 
 async def test_typescript_diagnostics_see_files_changed_deleted_and_created_elsewhere(
@@ -92,8 +89,7 @@ async def test_typescript_diagnostics_see_files_changed_deleted_and_created_else
     original = calc.read_text()
 
     async def errors() -> list[str]:
-        answer = (await bridge.diagnostics_after_change(main)).value
-        return [d.message for d in answer if d.severity == lsp.DiagnosticSeverity.Error]
+        return [d.message for d in await errors_after_change(bridge, main)]
 
     assert await errors() == []
     main.write_text(
@@ -118,11 +114,11 @@ async def test_clangd_diagnostics_see_a_header_changed_on_disk(
     header, main_c = root / "helper.h", root / "main.c"
     original = header.read_text()
 
-    def errors(answer: list[lsp.Diagnostic]) -> list[int]:
-        return [d.range.start.line for d in answer if d.severity == lsp.DiagnosticSeverity.Error]
+    async def errors() -> list[int]:
+        return [d.range.start.line for d in await errors_after_change(bridge, main_c)]
 
-    assert errors((await bridge.diagnostics_after_change(main_c)).value) == []
+    assert await errors() == []
     header.write_text(original.replace("int helper(int value);", "int helper(int value, int more);"))
-    assert errors((await bridge.diagnostics_after_change(main_c)).value) == [5]
+    assert await errors() == [5]
     header.write_text(original)
-    assert errors((await bridge.diagnostics_after_change(main_c)).value) == []
+    assert await errors() == []
