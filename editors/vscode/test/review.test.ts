@@ -28,6 +28,19 @@ function params(proposalId: string): ReviewEditParams {
   };
 }
 
+/** A request's cancellation token, and what cancels it (the daemon's $/cancelRequest). */
+function cancellable(): { token: CancellationLike; cancel: () => void } {
+  let cancel = () => {};
+  const token: CancellationLike = {
+    isCancellationRequested: false,
+    onCancellationRequested: (listener) => {
+      cancel = listener;
+      return { dispose: () => {} };
+    },
+  };
+  return { token, cancel: () => cancel() };
+}
+
 test("replies: accept, reject, partial, and the proposed side as hunks are decided", () => {
   const all = new Proposal(params("p"));
   assert.equal(applyHunks(OLD, all.hunks, () => true), NEW);
@@ -102,14 +115,7 @@ test("proposals queue: one under review at a time, in arrival order; cancelled o
   const queue = new ReviewQueue();
   const shown: (string | undefined)[] = [];
   queue.onDidChangeCurrent((p) => shown.push(p?.id));
-  let cancel = () => {};
-  const token: CancellationLike = {
-    isCancellationRequested: false,
-    onCancellationRequested: (listener) => {
-      cancel = listener;
-      return { dispose: () => {} };
-    },
-  };
+  const { token, cancel } = cancellable();
   const first = queue.enqueue(params("p1"));
   const second = queue.enqueue(params("p2"), token);
   const third = queue.enqueue(params("p3"));
@@ -136,14 +142,7 @@ test("the count of reviews waiting behind the one under review follows arrivals 
   const queue = new ReviewQueue();
   const counts: number[] = [];
   queue.onDidChangeWaiting((waiting) => counts.push(waiting));
-  let cancel = () => {};
-  const token: CancellationLike = {
-    isCancellationRequested: false,
-    onCancellationRequested: (listener) => {
-      cancel = listener;
-      return { dispose: () => {} };
-    },
-  };
+  const { token, cancel } = cancellable();
   const first = queue.enqueue(params("p1"));
   assert.deepEqual([queue.waiting, counts], [0, []]);
   const second = queue.enqueue(params("p2"), token); // while p1 is under review
