@@ -13,19 +13,25 @@ An approval never covers more than was asked about:
 
 A file that cannot be read is left as it is (a warning names it): its approvals are not in force
 and new ones last until lspilot stops. Before writing, the store reads the file again, so two
-sessions of a project keep each other's approvals.
+sessions of a project keep each other's approvals, and it does that read and the write holding an
+exclusive ``flock`` on ``<file>.lock`` beside the file (not on the file, which a rename replaces),
+so sessions in several processes saving at once (the editor's ``serve``, a terminal's ``run``) lose
+none. The lock is held for the read and the write only, never while someone is asked; when it
+cannot be taken (a read-only or full data dir) the save goes on without it, and a write that fails
+says so as any other.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import logging
 import os
 import re
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ._arity import always_prefix
@@ -183,6 +189,10 @@ class ApprovalStore:
 
     def _save(self, path: Path) -> None:
         """Write this store's approvals with those another session saved since, atomically."""
+        with _locked(path):
+            self._merge_and_write(path)
+
+    def _merge_and_write(self, path: Path) -> None:
         try:
             saved = [rule for rule in self._read() if not self._ignored(rule)]
         except (OSError, ApprovalsUnreadable):
@@ -193,7 +203,6 @@ class ApprovalStore:
         items = [{"permission": r.permission, "pattern": r.pattern} for r in self._rules]
         tmp = None
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
             with os.fdopen(fd, "w", encoding="utf-8") as out:
                 json.dump({"version": VERSION, "allow": items}, out, indent=1)
@@ -203,3 +212,23 @@ class ApprovalStore:
             if tmp is not None:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``<path>.lock`` for the block, waited for: its holders hold it for a
+    read and a write only. The lock file stays (removing it would let a process lock a file no longer
+    at that path). No lock when the folder or the lock file cannot be made or locked (a read-only
+    or full data dir): the block runs unlocked, as saves did before, and its write says what failed."""
+    descriptor = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(f"{path}.lock", os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+    except OSError as error:
+        log.debug("saving the approvals in %s unlocked: %s", path, error)
+    try:
+        yield
+    finally:
+        if descriptor is not None:
+            os.close(descriptor)  # drops the lock with it
