@@ -63,7 +63,14 @@ function within(seconds, what, promise) {
 async function frameWith(page, selector, seconds) {
   const deadline = Date.now() + seconds * 1000;
   while (Date.now() < deadline) {
-    for (const frame of page.frames()) if (await frame.$(selector).catch(() => null)) return frame;
+    for (const frame of page.frames()) {
+      // Looked up in the frame's document as it is now: frame.$ keeps the first document it saw,
+      // and a webview writes its page over the one its frame loaded (asked before that, frame.$
+      // failed on the old document for good). A frame may go meanwhile: puppeteer throws for a
+      // detached frame, at once or later.
+      const holds = () => frame.evaluate((wanted) => document.querySelector(wanted) !== null, selector);
+      if (await Promise.resolve().then(holds).catch(() => false)) return frame;
+    }
     await new Promise((resolve) => setTimeout(resolve, 200)); // look again: webviews load on their own
   }
   throw new Error(`waited ${seconds} s for a webview holding ${selector}`);

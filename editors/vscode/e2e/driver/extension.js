@@ -11,21 +11,30 @@
 const fs = require("node:fs");
 const vscode = require("vscode");
 
-function proposalEditor(skip) {
-  return vscode.window.visibleTextEditors.find((e) => e.document.uri.scheme === "lspilot-proposal" && e.document.uri.path !== skip);
+/** The proposed sides of the reviews {@link untilReview} found so far. */
+const reviewed = new Set();
+
+function proposalEditor() {
+  return vscode.window.visibleTextEditors.find((e) => e.document.uri.scheme === "lspilot-proposal" && !reviewed.has(e.document.uri.path));
 }
 
-/** The review diff's proposed side once it is shown (`skip`: the path of one already answered). */
-function untilReview(skip) {
+/**
+ * The next review diff's proposed side once it is shown: never one found before (VS Code may
+ * still list the editor of a review just answered as visible).
+ */
+function untilReview() {
   return new Promise((resolve) => {
-    const found = proposalEditor(skip);
-    if (found) return resolve(found);
+    const found = (editor) => {
+      reviewed.add(editor.document.uri.path);
+      resolve(editor);
+    };
+    const shown = proposalEditor();
+    if (shown) return found(shown);
     const sub = vscode.window.onDidChangeVisibleTextEditors(() => {
-      const editor = proposalEditor(skip);
-      if (editor) {
-        sub.dispose();
-        resolve(editor);
-      }
+      const editor = proposalEditor();
+      if (!editor) return;
+      sub.dispose();
+      found(editor);
     });
   });
 }
@@ -52,12 +61,13 @@ function daemons() {
 
 /**
  * Resolves once `predicate` (maybe async) holds, looked at every 50 ms (a process gives no event
- * here, nor a CodeLens that changed).
+ * here, nor a CodeLens that changed); rejects with its error once it throws (left unhandled, the
+ * error stopped the looking, and the step waited out its limit for nothing).
  */
 function until(predicate) {
-  return new Promise((resolve) => {
-    const look = async () => ((await predicate()) ? resolve() : setTimeout(look, 50));
-    void look();
+  return new Promise((resolve, reject) => {
+    const look = async () => ((await predicate()) ? resolve() : setTimeout(() => look().catch(reject), 50));
+    look().catch(reject);
   });
 }
 
@@ -88,6 +98,9 @@ async function reviewTabs() {
     .filter((tab) => tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.scheme === "lspilot-proposal");
   const shown = [];
   for (const tab of tabs) {
+    // A diff's tab comes before its documents are loaded, and the CodeLenses of a document not
+    // loaded are an "Illegal argument": load it first.
+    await vscode.workspace.openTextDocument(tab.input.modified);
     const lenses = await vscode.commands.executeCommand("vscode.executeCodeLensProvider", tab.input.modified);
     const note = lenses.map((lens) => lens.command?.title ?? "").find((title) => title.includes(" queued "));
     shown.push(note ? `${tab.label} / ${note.replace("$(layers) ", "")}` : tab.label);
@@ -188,7 +201,7 @@ async function drive(out) {
     // The user types in the file under review and accepts at once: vscode-languageclient holds
     // that didChange back (up to 250 ms), and the daemon must judge the accept on the new text.
     const again = vscode.commands.executeCommand("lspilot.ask", { prompt: "once more" });
-    const second = await within("the second review", untilReview(editor.document.uri.path));
+    const second = await within("the second review", untilReview());
     steps.push(`second review shown: ${second.document.uri.path}`);
     await vscode.window.showTextDocument(second.document, { viewColumn: second.viewColumn });
     const typed = new vscode.WorkspaceEdit();
@@ -202,7 +215,7 @@ async function drive(out) {
     // The keys act on the hunk at the cursor on either side of the diff: on the original side
     // (the file itself), accept the second hunk, then reject the first.
     const thrice = vscode.commands.executeCommand("lspilot.ask", { prompt: "and once more" });
-    const third = await within("the third review", untilReview(second.document.uri.path));
+    const third = await within("the third review", untilReview());
     steps.push(`third review shown: ${third.document.uri.path}`);
     const isOriginal = (editor) => editor?.document.uri.toString() === document.uri.toString();
     const focused = isOriginal(vscode.window.activeTextEditor)
@@ -230,7 +243,7 @@ async function drive(out) {
     // The user edits the proposed side of the fourth review, then cancels the turn: the review
     // closes (left to itself, VS Code held the dirty diff open behind a "save changes?" prompt).
     const fourth = vscode.commands.executeCommand("lspilot.ask", { prompt: "one last time" });
-    const last = await within("the fourth review", untilReview(third.document.uri.path));
+    const last = await within("the fourth review", untilReview());
     const mine = new vscode.WorkspaceEdit();
     mine.insert(last.document.uri, new vscode.Position(0, 0), "# my idea\n");
     if (!(await vscode.workspace.applyEdit(mine))) throw new Error("could not edit the proposal");
@@ -244,7 +257,7 @@ async function drive(out) {
     // A fifth review ends (its turn is cancelled) while "Reject the whole file" asks for feedback:
     // once the box is closed the command ends quietly (it failed: no proposal under review).
     const fifth = vscode.commands.executeCommand("lspilot.ask", { prompt: "try again" });
-    await within("the fifth review", untilReview(last.document.uri.path));
+    await within("the fifth review", untilReview());
     const rejecting = vscode.commands.executeCommand("lspilot.rejectAll");
     await vscode.commands.executeCommand("lspilot.cancel");
     await within("the cancelled fifth turn to end", fifth);
