@@ -13,6 +13,7 @@ from typing import Any, cast
 
 import pytest
 from lsprotocol import types
+from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from daemon import serve, trust
@@ -55,15 +56,16 @@ class Editor:
         self.while_reviewing: Callable[[], None] = lambda: None  # what the user does meanwhile
         self.debounce = 0.0  # Neovim sends didChange 150 ms after a change, not at once
         self.changed = asyncio.Event()
+        _keep_json(client)
 
         @client.feature("lspilot/update")
         def update(params: Any) -> None:
-            self.updates.append(_plain(params))
+            self.updates.append(params)
             self.changed.set()
 
         @client.feature("lspilot/requestPermission")
         def permission(params: Any) -> dict[str, Any]:
-            self.permission_asks.append(_plain(params))
+            self.permission_asks.append(params)
             self.changed.set()
             return self.permission_answers.pop(0) if self.permission_answers else {"cancelled": True}
 
@@ -76,7 +78,7 @@ class Editor:
 
         @client.feature("lspilot/reviewEdit")
         def review(params: Any) -> dict[str, Any]:
-            self.reviews.append(_plain(params))
+            self.reviews.append(params)
             self.while_reviewing()
             return self.review_answers.pop(0) if self.review_answers else {"decision": "cancelled"}
 
@@ -153,15 +155,13 @@ class Editor:
         return [u["kind"] for u in self.updates]
 
 
-def _plain(value: Any) -> Any:
-    """pygls hands custom messages over as named tuples; tests compare plain data."""
-    if hasattr(value, "_asdict"):
-        return {k: _plain(v) for k, v in value._asdict().items()}
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
-    if isinstance(value, list):
-        return [_plain(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
-    return value
+def _keep_json(client: LanguageClient) -> None:
+    """pygls hands the params of messages it has no type for (lspilot's own) over as named
+    tuples, whose fields rename keys that are not names (a file path becomes "_0"): keep them as
+    the JSON the daemon sent, as Neovim and VS Code see it."""
+    converter = client.protocol._converter  # pyright: ignore[reportPrivateUsage]
+    for message in (JsonRPCRequestMessage, JsonRPCNotification):
+        converter.register_structure_hook(message, lambda obj, cls: cls(**obj))  # pyright: ignore[reportUnknownLambdaType]
 
 
 def _apply(text: str, edits: Any) -> str:

@@ -76,7 +76,7 @@ async def test_a_subagents_review_belongs_to_the_editors_turn_and_cancelling_it_
     await editor.until(lambda: bool(reviews))
     session, turn = editor.updates[0]["sessionId"], editor.updates[0]["turnId"]
     [review] = reviews
-    assert (review.sessionId, review.turnId) == (session, turn)  # not the subagent's own session
+    assert (review["sessionId"], review["turnId"]) == (session, turn)  # not the subagent's own session
     waiting = [u for u in editor.updates if u.get("status") == "waiting for review"]
     assert [(u["sessionId"], u["turnId"]) for u in waiting] == [(session, turn)]
     assert (await editor.command("lspilot.cancel", {"sessionId": waiting[0]["sessionId"]}))["cancelled"]
@@ -202,7 +202,7 @@ async def test_accepting_none_of_the_hunks_of_a_new_file_creates_nothing(
     reviews, _cancelled = pending_reviews(editor)
     asking = asyncio.ensure_future(editor.command("lspilot.ask", {"prompt": "new file"}))
     await editor.until(lambda: bool(reviews))
-    resolve = {"proposalId": reviews[0].proposalId, "action": "accept", "hunkIds": []}
+    resolve = {"proposalId": reviews[0]["proposalId"], "action": "accept", "hunkIds": []}
     await editor.command("lspilot.resolve", resolve)
     await asking
     assert not (workspace / "new.py").exists()

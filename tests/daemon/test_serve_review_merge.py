@@ -111,7 +111,7 @@ async def review_with_users_error(
     assert (await editor.command("lspilot.ask", {"prompt": "go"}))["stopReason"] == "end"
     assert USERS_ERROR.split("\n")[9] in editor.buffers[uri][0]  # their line stayed
     call = [u for u in editor.updates if u["kind"] == "toolCall" and u["status"] == "completed"][-1]
-    (diagnostics,) = call["metadata"]["diagnostics"].values()  # a.py's
+    diagnostics = call["metadata"]["diagnostics"][str((workspace / "a.py").resolve())]
     return tool_results(fake)[-1], diagnostics
 
 
