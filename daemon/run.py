@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import os
+import select
 import stat
 import sys
 from collections.abc import Callable
@@ -24,6 +25,7 @@ EXIT = {"end": 0, "length": 1, "filtered": 1, "max_steps": 1, "rejected": 1, "er
 
 DIFF_STYLE = (("+++", "1"), ("---", "1"), ("@@", "36"), ("+", "32"), ("-", "31"))
 SHOWN_LINES = 40  # of a diff or an output, per tool call
+STDIN_QUIET = 3.0  # seconds of nothing on a pipe before saying what lspilot waits for
 
 
 class Renderer:
@@ -114,8 +116,23 @@ class Renderer:
         self.notes.flush()
 
 
-def _piped() -> str:
-    """What stdin holds, as bytes: text that is not UTF-8 is kept as the tools show it."""
+def _piped(waiting: str) -> str:
+    """What stdin holds, as bytes: text that is not UTF-8 is kept as the tools show it. A pipe
+    that gives nothing, not even its end, for ``STDIN_QUIET`` seconds gets one line on stderr
+    saying what lspilot waits for (``waiting``) and how not to: a slow ``cmd | lspilot run`` is still
+    read whole, and a program that left its pipe open on lspilot's stdin is told why nothing
+    happens (as httpie does), where giving up would send a turn without the text piped in."""
+    try:
+        quiet = not select.select([sys.stdin], [], [], STDIN_QUIET)[0]
+    except (OSError, ValueError):  # not a descriptor select takes: read it as it is
+        quiet = False
+    if quiet:
+        print(
+            f"lspilot run: {waiting} (nothing came in {STDIN_QUIET:g} s); "
+            "if nothing is meant to come, close it or give < /dev/null",
+            file=sys.stderr,
+            flush=True,
+        )
     return sys.stdin.buffer.read().decode(errors="surrogateescape")
 
 
@@ -134,9 +151,9 @@ def prompt(given: str | None) -> str | None:
     """The turn's prompt: the one given; ``-`` or none, what is piped in; a prompt given with text
     piped in, both (the prompt first: it names the session). None when there is neither."""
     if given == "-" or (given is None and sys.stdin is not None and not sys.stdin.isatty()):
-        return _piped()
+        return _piped("waiting for the prompt on stdin")
     if given is not None and _was_piped():
-        context = _piped()
+        context = _piped("waiting for the end of the text piped in on stdin")
         return f"{given}\n\n{context}" if context.strip() else given
     return given
 

@@ -61,6 +61,48 @@ def test_run_reads_a_piped_prompt_and_adds_piped_text_to_a_typed_one(
     assert sorted(titles) == ["as typed", "fix the bug", "review this"]  # the typed prompt names it
 
 
+def test_run_says_what_it_waits_for_on_a_pipe_that_stays_quiet(
+    empty_workspace: Path, fake: ScriptedModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A program that starts `lspilot run "..."` with a pipe on its stdin and never closes it (as
+    # Node's spawn and Python's stdin=PIPE leave it) waited forever, with no word of why.
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
+    fake.turns.extend([Turn(text="reviewed"), Turn(text="fixed")])
+    model = ["--model", "openai/scripted", "--api-base", fake.api_base]
+    for argv, said, text, sent, answer in [
+        (
+            ["review this"],
+            b"the end of the text piped in",
+            b"+ late\n",
+            "review this\n\n+ late\n",
+            b"reviewed\n",
+        ),
+        ([], b"the prompt", b"fix it\n", "fix it\n", b"fixed\n"),
+    ]:
+        with subprocess.Popen(
+            [LSPILOT, "run", *argv, *model],
+            cwd=empty_workspace,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=os.environ,
+        ) as proc:
+            assert proc.stdin is not None and proc.stderr is not None
+            note = proc.stderr.readline()  # written while lspilot waits: the text comes after it
+            assert note == (
+                b"lspilot run: waiting for " + said + b" on stdin (nothing came in 3 s); if nothing "
+                b"is meant to come, close it or give < /dev/null\n"
+            )
+            proc.stdin.write(text)
+            proc.stdin.close()  # the slow writer ends: what it wrote is read whole
+            out, err = proc.stdout.read(), proc.stderr.read()  # pyright: ignore[reportOptionalMemberAccess]
+            assert proc.wait(timeout=120) == 0, err
+            assert re.fullmatch(rb"session ses_\w+\n", err), err  # the note once, not again
+        assert out == answer
+        [user] = [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "user"]
+        assert user == sent
+
+
 def test_run_without_a_prompt_says_how_to_give_one(empty_workspace: Path, tmp_path: Path) -> None:
     leader, follower = pty.openpty()  # a terminal: nothing was piped, and nothing is read
     try:
