@@ -110,6 +110,17 @@ class Protocol(LanguageServerProtocol):
         log.info("answered with error %d: %s (request %r)", code, message, request_id)
         self._send_data({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}})
 
+    def _handle_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        """The editor's answer to a request lspilot cancelled (its turn was cancelled, or
+        ``lspilot.resolve`` settled the review) is dropped: the editor was already answering.
+        pygls set it on the cancelled future and logged an InvalidStateError traceback."""
+        future = self._request_futures.get(msg_id)
+        if future is not None and future.done():
+            del self._request_futures[msg_id]
+            log.debug("dropped the editor's answer to request %r, which lspilot had cancelled", msg_id)
+            return
+        super()._handle_response(msg_id, result, error)
+
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         server = self._server
         if isinstance(server, Server) and server.hub is not None:
