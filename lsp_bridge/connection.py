@@ -373,6 +373,7 @@ class ServerConnection:
     def _on_register(self, params: lsp.RegistrationParams) -> None:
         for registration in params.registrations:
             self.registrations[registration.id] = registration
+            self.loading.on_register(registration.method)
 
     def _on_unregister(self, params: lsp.UnregistrationParams) -> None:
         for unregistration in params.unregisterations:

@@ -3,8 +3,8 @@
 The signals are the server's ``Readiness`` (spec.py): a log message saying the project is loaded
 (the pyright family), ``$/progress`` tokens that began and have not ended, and, for servers that
 load their project only once a document is opened (clangd's background index, tsserver), a
-progress that ends after the first didOpen. After files are created or deleted, a server with a
-load log loads again (``expect_rescan``).
+progress that ends after the first didOpen, or (tsgo) a registration of watched files after it.
+After files are created or deleted, a server with a load log loads again (``expect_rescan``).
 """
 
 from __future__ import annotations
@@ -40,6 +40,9 @@ class Loading:
         self._load_done = asyncio.Event()  # a progress ended after the first didOpen
         if not any((root / name).exists() for name in readiness.open_starts_progress):
             self._load_done.set()
+        self._watching = asyncio.Event()  # it registered didChangeWatchedFiles after a didOpen
+        if not readiness.open_registers_watchers:
+            self._watching.set()
         self.tasks: set[asyncio.Task[None]] = set()  # rescan barriers on their way
         #: A wait ran out and the server has not been ready since (questions do not wait for it
         #: again: a load longer than their bound would make each of them wait that long).
@@ -55,6 +58,7 @@ class Loading:
             await self._log_ready.wait()
             if self.opened:
                 await self._load_done.wait()
+                await self._watching.wait()
             if self._readiness.progress:
                 while not self._progress_idle.is_set():
                     await self._progress_idle.wait()
@@ -71,7 +75,7 @@ class Loading:
         """Whether answers are complete now (``wait`` without waiting)."""
         return (
             self._log_ready.is_set()
-            and (not self.opened or self._load_done.is_set())
+            and (not self.opened or (self._load_done.is_set() and self._watching.is_set()))
             and (not self._readiness.progress or self._progress_idle.is_set())
         )
 
@@ -133,11 +137,17 @@ class Loading:
             self._log_ready.set()
         self._check_ready()
 
+    def on_register(self, method: str) -> None:
+        """The server registered a capability (``client/registerCapability``)."""
+        if method == "workspace/didChangeWatchedFiles" and self.opened:
+            self._watching.set()
+            self._check_ready()
+
     def _check_ready(self) -> None:
         if self.waited_out and self.ready:
             self.waited_out = False  # ready again: a later load is waited for
 
     def wake(self) -> None:
         """The server is gone: whoever waits stops waiting (what they do next raises)."""
-        for event in (self._log_ready, self._load_done, self._progress_idle):
+        for event in (self._log_ready, self._load_done, self._watching, self._progress_idle):
             event.set()

@@ -32,11 +32,16 @@ class Readiness:
     ``open_starts_progress``: the server loads its project only once a document is opened, and
     reports that load as $/progress; when one of these files is in the root, the first answer
     waits for that progress to end (clangd's background index, tsserver's project load).
+    ``open_registers_watchers``: the server watches the disk only through the client's
+    workspace/didChangeWatchedFiles, and registers them once a document's project is built
+    (tsgo, sometimes after answering the first question); the first answer waits for that
+    registration, since a file changed before it would never be reported to the server.
     """
 
     log_pattern: re.Pattern[str] | None = None
     progress: bool = True
     open_starts_progress: tuple[str, ...] = ()
+    open_registers_watchers: bool = False
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,11 @@ SPEC = ServerSpec(
     language_ids=TS_LANGUAGE_IDS,
     root_markers=TS_ROOT_MARKERS,
     install=Install(kind="npm", packages=("@typescript/native-preview@7.0.0-dev.20260707.2",)),
-    readiness=Readiness(),
+    # It watches the disk only through didChangeWatchedFiles, registered (asynchronously, at
+    # times just after the first answer) once the opened file's project is built; a file created
+    # before that would stay missing. With the registration in place it needs no new_file_delay:
+    # a diagnostic pull after the notification answers from the new files at once.
+    readiness=Readiness(open_registers_watchers=True),
     # tsgo rejects `shutdown` with null params; send none.
     shutdown_params_null=False,
 )
