@@ -4,7 +4,8 @@
 must finish before anything is written) and reuses what the bridge already knows for exactly that
 text. ``after`` pulls the new version of every written file; for ``write`` and ``apply_patch`` it
 also checks up to ``MAX_OTHER_FILES`` other files that used a symbol the change touched or deleted.
-A change merged onto what the user typed meanwhile (``Applied.onto``) is compared with their text.
+A change merged onto what the user typed meanwhile (``Applied.onto``) is compared with their text;
+another file they typed in during the review gets its "before" again once the change is approved.
 A diagnostic is old when one with the same severity, code, source and message was on a line with
 the same text before, so lines moving up or down do not make old problems look new.
 """
@@ -87,9 +88,34 @@ class Probe:
         )
         if self.others:
             for path in await self._dependents():
-                text = path.read_text(errors="replace")
-                self._other_text[path] = text
-                await self._before_one(path, text, path)
+                await self._before_other(path)
+
+    async def _before_other(self, path: Path) -> None:
+        text = self._seen(path)
+        self._other_text[path] = text
+        self._notes.pop(path, None)
+        await self._before_one(path, text, path)
+
+    def _seen(self, path: Path) -> str:
+        """The text of ``path`` the servers check: the editor's buffer when it is open there."""
+        editor = self.ctx.env.changes.unsaved(path)
+        return editor if editor is not None else path.read_text(errors="replace")
+
+    def typed_meanwhile(self) -> list[Path]:
+        """The other files whose editor buffer changed since their "before" was taken: the user
+        typed there while the change was reviewed. None once a changed file holds the change
+        already (a client applying a change as it confirms it), which their diagnostics would
+        then count as old."""
+        unsaved = self.ctx.env.changes.unsaved
+        typed = [p for p, text in self._other_text.items() if unsaved(p) not in (None, text)]
+        if typed and any(c.after != c.before and unsaved(c.path) == c.after for c in self.changes):
+            return []
+        return typed
+
+    async def before_again(self, paths: list[Path]) -> None:
+        """Once the change is approved, before it is written: the "before" of ``paths`` (from
+        ``typed_meanwhile``), of what the user has in them now."""
+        await asyncio.gather(*(self._before_other(path) for path in paths))
 
     def before_known(self) -> bool:
         """The "before" from what the bridge already knows for exactly these texts, without a
@@ -239,7 +265,7 @@ class Probe:
                 if early is not None:  # the reviewer changed it: ask about what was written
                     await self._drop(path)
                 answer = await self.bridge.diagnostics_after_change(path)
-            text = text if text is not None else path.read_text(errors="replace")
+            text = text if text is not None else self._seen(path)
         except (BridgeError, OSError) as error:
             report.note = f"no diagnostics ({error})"
             return report

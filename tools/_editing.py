@@ -9,7 +9,7 @@ import asyncio
 import logging
 import os
 import weakref
-from collections.abc import Iterable
+from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -216,6 +216,8 @@ class _AskThenSettle(ToolContext):
         if pending is not None:
             await pending
         if self.probe is not None and self.probe.active:
+            if typed := self.probe.typed_meanwhile():  # the user typed in them during the review
+                await _quietly(self.probe, self.probe.before_again(typed))
             await _start_after(self.probe)
 
 
@@ -254,7 +256,7 @@ async def propose(ctx: ToolContext, changes: list[FileChange], title: str, other
         if probe.active:
             pending = None
             if not probe.before_known():
-                pending = asyncio.ensure_future(_quietly(probe))
+                pending = asyncio.ensure_future(_quietly(probe, probe.before()))
             elif _allowed(ctx, changes):
                 await _start_after(probe)
             values = {name: getattr(ctx, name) for name in _CONTEXT_FIELDS}
@@ -293,9 +295,9 @@ def _allowed(ctx: ToolContext, changes: list[FileChange]) -> bool:
     return all(action("edit", ctx.relative(p)) == "allow" for c in changes for p in (c.path, c.move_to) if p)
 
 
-async def _quietly(probe: Probe) -> None:
+async def _quietly(probe: Probe, before: Coroutine[Any, Any, None]) -> None:
     try:
-        await probe.before()
+        await before
     except Exception:  # diagnostics never fail an edit
         log.exception("diagnostics before the change failed")
         probe.changes = []

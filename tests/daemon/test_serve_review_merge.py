@@ -154,3 +154,40 @@ async def test_a_proposal_the_user_edited_in_vs_code_lands_with_what_they_typed_
     told = tool_results(fake)[-1]
     assert "The user modified the proposal before accepting it" in told, told
     assert "The user also edited a.py since the change was proposed (before line 1 of the text" in told, told
+
+
+AREA = "def area(r: float) -> float:\n    return 3.14 * r * r\n"
+CALLER = "from a import area\n\n\ndef disc() -> float:\n    return area(2.0)\n"
+WITH_UNIT = "def area(r: float, unit: str) -> float:\n    return 3.14 * r * r\n"
+
+
+async def test_an_error_typed_in_a_caller_during_the_review_is_not_the_changes(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    # b.py calls a.py's area; the model adds a parameter to it, which breaks the call in b.py,
+    # while the user types a type error of their own into b.py's buffer (open, not saved). The
+    # "before" of b.py runs while the review is up, so their typing may come before or after
+    # it (tests/tools/test_edit_diagnostics.py types after it every time); either way the
+    # error is theirs, and b.py's lines are those of the buffer the servers checked.
+    (workspace / "a.py").write_text(AREA)
+    (workspace / "b.py").write_text(CALLER)
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("read", {"filePath": "a.py"})]),
+            Turn(tool_calls=[("write", {"filePath": "a.py", "content": WITH_UNIT})]),
+            Turn(text="ok"),
+        ]
+    )
+    caller = (workspace / "b.py").as_uri()
+    editor: Editor = await connect("neovim", FULL)
+    editor.open(workspace / "b.py")
+    mine = CALLER + '\n\nlabel: int = "disc"\n'  # line 8
+    editor.while_reviewing = lambda: editor.change(caller, mine)
+    editor.review_answers.append({"decision": "accept"})
+    assert (await editor.command("lspilot.ask", {"prompt": "units"}))["stopReason"] == "end"
+    assert (workspace / "a.py").read_text() == WITH_UNIT and editor.buffers[caller][0] == mine
+    new = 'ERROR [5:12] Argument missing for parameter "unit" (basedpyright)'
+    assert tool_results(fake)[-1] == (
+        f"Replaced a.py (2 lines).\nNew problems in b.py after this change, please fix:\n{new}\n"
+        "(b.py: 1 problem(s) that were there before are not shown.)"
+    )

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from lsp_bridge import Bridge
-from tools import Reply, Rule, ToolContext, execute
+from tools import DiskChanges, PermissionRequest, Reply, Rule, ToolContext, execute
 
 from ..lsp_bridge.test_protocol import scripted_servers
-from .conftest import Harness, make_harness
+from .conftest import Harness, ScriptedHuman, make_harness
 
 ONCE = Reply("once")
 TYPE_ERROR = (
@@ -196,3 +196,70 @@ async def test_what_a_denied_file_holds_is_not_quoted_and_its_breakage_not_repor
     renamed = (h.root / "pkg/calc.py").read_text().replace("total_area", "sum_area")
     text = output(await h.ok("write", {"filePath": "pkg/calc.py", "content": renamed}))
     assert "app.py" in text and "vault" not in text
+
+
+class EditorBuffers(DiskChanges):
+    """The disk sink, with an editor holding ``paths`` open: the tools see its buffers, which
+    are fed to the bridge as `lspilot serve` does."""
+
+    def __init__(self, bridge: Bridge, paths: list[Path]) -> None:
+        self.bridge = bridge
+        self.buffers = {path: path.read_text() for path in paths}
+        for path, text in self.buffers.items():
+            bridge.open_document(path, text)
+
+    def unsaved(self, path: Path) -> str | None:
+        return self.buffers.get(path)
+
+    def type(self, path: Path, text: str) -> None:
+        self.buffers[path] = text
+        self.bridge.update_document(path, text)
+
+
+class TypesWhileAsked(ScriptedHuman):
+    """Approves once, having typed ``typing`` (path: new text) into the editor after the
+    change's "before" of ``watched`` was taken."""
+
+    def __init__(self, editor: EditorBuffers, watched: Path, typing: dict[Path, str]) -> None:
+        super().__init__()
+        self.editor, self.watched, self.typing = editor, watched, typing
+
+    async def permission(self, request: PermissionRequest) -> Reply:
+        self.asked.append(request)
+        text = self.editor.buffers[self.watched]
+        async with asyncio.timeout(60):
+            while self.editor.bridge.known_diagnostics(self.watched, text) is None:  # noqa: ASYNC110 - no event
+                await asyncio.sleep(0.01)
+        for path, typed in self.typing.items():
+            self.editor.type(path, typed)
+        return ONCE
+
+
+RENAME = 'ERROR [1:32] "total_area" is unknown import symbol (basedpyright)'
+
+
+async def test_an_error_typed_in_a_caller_while_the_change_is_asked_is_not_the_changes(h: Harness) -> None:
+    # app.py is open in the editor. While the rename of total_area is asked, the user types an
+    # error of their own into app.py: only the broken import is the change's.
+    app, calc = h.root / "app.py", h.root / "pkg/calc.py"
+    h.env.changes = editor = EditorBuffers(h.env.bridge, [app])
+    typed = app.read_text() + 'label: int = "shapes"\n'
+    h.env.permissions.asker = TypesWhileAsked(editor, app, {app: typed})
+    renamed = calc.read_text().replace("total_area", "sum_area")
+    outcome = await h.ok("write", {"filePath": "pkg/calc.py", "content": renamed})
+    assert output(outcome) == (
+        f"Replaced pkg/calc.py (9 lines).\nNew problems in app.py after this change, please fix:\n{RENAME}\n"
+        "(app.py: 1 problem(s) that were there before are not shown.)"
+    )
+
+
+async def test_a_change_the_editor_applied_as_it_was_confirmed_is_not_taken_as_before(h: Harness) -> None:
+    # A client without lspilot's review applies the change itself as the user confirms it: by
+    # the approval its buffer holds it, and a "before" taken then would count what it broke as old.
+    app, calc = h.root / "app.py", h.root / "pkg/calc.py"
+    h.env.changes = editor = EditorBuffers(h.env.bridge, [app, calc])
+    typed = app.read_text() + 'label: int = "shapes"\n'
+    renamed = calc.read_text().replace("total_area", "sum_area")
+    h.env.permissions.asker = TypesWhileAsked(editor, app, {app: typed, calc: renamed})
+    text = output(await h.ok("write", {"filePath": "pkg/calc.py", "content": renamed}))
+    assert f"New problems in app.py after this change, please fix:\n{RENAME}\n" in text, text
