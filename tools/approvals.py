@@ -19,10 +19,19 @@ so sessions in several processes saving at once (the editor's ``serve``, a termi
 none. The lock is held for the read and the write only, never while someone is asked; when it
 cannot be taken (a read-only or full data dir) the save goes on without it, and a write that fails
 says so as any other.
+
+On the event loop (``remember``) an approval is in force at once and saved in a thread, one save
+of a store at a time; the loop never waits for the lock. While another process holds it (stopped
+with Ctrl-Z in the middle of its save, or on a slow disk) the save tries again, and after
+``LOCK_PATIENCE`` seconds it also writes without the lock, with a warning, so a crash of this
+process loses nothing; the save with the lock still follows, and writes the approval again if the
+holder's own write dropped it. When lspilot stops before the lock is free, what is not written yet
+is written without it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import fcntl
 import hashlib
@@ -31,6 +40,7 @@ import logging
 import os
 import re
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -40,6 +50,9 @@ from .permission import NAMED, PATHS, Rule, wildcard_match
 log = logging.getLogger(__name__)
 
 VERSION = 2
+
+#: Seconds a save on the event loop waits for another process's lock before it also writes without it.
+LOCK_PATIENCE = 5.0
 
 #: An escaped wildcard (kept) or a bare one (escaped by ``_escape``).
 _WILDCARD = re.compile(r"\\[*?]|[*?]")
@@ -85,6 +98,10 @@ class ApprovalStore:
         self._root = root
         self._broken = False  # the file could not be read: it is never written
         self._rules: list[Rule] = self._load() if path else []
+        self._memory = threading.Lock()  # a save in a thread replaces _rules while the loop adds
+        self._one_save = asyncio.Lock()  # this store's saves on the loop, one at a time
+        self._changes = self._saved = self._written = 0  # approvals added; saved with the lock; written
+        self._retrying: asyncio.Task[None] | None = None
 
     @classmethod
     def for_project(cls, data_dir: Path, root: Path) -> ApprovalStore:
@@ -117,8 +134,38 @@ class ApprovalStore:
         return None
 
     def add(self, permission: str, patterns: Iterable[str]) -> None:
-        """Remember ``patterns`` and save them, except those ``too_broad`` (the reply then
-        counts as "once", and a warning says so)."""
+        """Remember ``patterns`` and save them, waiting for the lock (a script's or a thread's way;
+        on the event loop, ``remember``)."""
+        if self._remember(permission, patterns):
+            assert self.path is not None
+            self._save(self.path)
+
+    async def remember(self, permission: str, patterns: Iterable[str]) -> None:
+        """Remember ``patterns`` (in force at once) and save them in a thread. Returns once saved, or
+        once another process holds the lock: the save then goes on in the background (``saved``)."""
+        if not self._remember(permission, patterns):
+            return
+        assert self.path is not None
+        self._changes += 1
+        async with self._one_save:
+            if self._saved >= self._changes or (self._retrying and not self._retrying.done()):
+                return  # an earlier save wrote it, or the one in the background will
+            change = self._changes
+            try:
+                if await asyncio.to_thread(self._save_if_free, self.path):
+                    self._saved = self._written = change
+            finally:
+                if self._saved < change:  # another process holds the lock, or the ask was cancelled
+                    self._retrying = asyncio.get_running_loop().create_task(self._save_when_free(self.path))
+
+    async def saved(self) -> None:
+        """Wait for the save going on in the background, if any."""
+        if self._retrying is not None:
+            await asyncio.shield(self._retrying)
+
+    def _remember(self, permission: str, patterns: Iterable[str]) -> bool:
+        """Add ``patterns`` but those ``too_broad`` (the reply then counts as "once", and a warning
+        says so); True when one is new and is to be saved."""
         added = False
         for pattern in patterns:
             if reach := self.too_broad(permission, pattern):
@@ -131,11 +178,39 @@ class ApprovalStore:
                 )
                 continue
             rule = Rule(permission, pattern, "allow", "always")
-            if rule not in self._rules:
-                self._rules.append(rule)
-                added = True
-        if added and self.path and not self._broken:
-            self._save(self.path)
+            with self._memory:
+                if rule not in self._rules:
+                    self._rules.append(rule)
+                    added = True
+        return added and self.path is not None and not self._broken
+
+    async def _save_when_free(self, path: Path) -> None:
+        """Try again until the lock is free, meanwhile writing without it once ``LOCK_PATIENCE`` is
+        over; when lspilot stops first (the task is cancelled), write without it."""
+        pause = waited = 0.0
+        warned = False
+        try:
+            while self._saved < self._changes and not self._broken:
+                await asyncio.sleep(pause)
+                waited, pause = waited + pause, min(max(pause * 2, 0.01), 0.5)
+                change = self._changes
+                if await asyncio.to_thread(self._save_if_free, path):
+                    self._saved = self._written = change
+                elif waited >= LOCK_PATIENCE and self._written < change:
+                    await asyncio.to_thread(self._merge_and_write, path)
+                    self._written = change
+                    if not warned:
+                        log.warning(
+                            "another process has held %s.lock for %.0f s (an lspilot stopped with "
+                            "Ctrl-Z?): the approvals are saved without it, and again when it is free",
+                            path,
+                            waited,
+                        )
+                        warned = True
+        except asyncio.CancelledError:
+            if self._written < self._changes and not self._broken:
+                self._merge_and_write(path)  # stopping: written without the lock rather than not at all
+            raise
 
     def _load(self) -> list[Rule]:
         try:
@@ -192,6 +267,13 @@ class ApprovalStore:
         with _locked(path):
             self._merge_and_write(path)
 
+    def _save_if_free(self, path: Path) -> bool:
+        """``_save`` unless another process holds the lock (False then, nothing written)."""
+        with _locked(path, wait=False) as free:
+            if free:
+                self._merge_and_write(path)
+            return free
+
     def _merge_and_write(self, path: Path) -> None:
         try:
             saved = [rule for rule in self._read() if not self._ignored(rule)]
@@ -199,8 +281,9 @@ class ApprovalStore:
             self._broken = True
             log.warning("the approvals file %s changed and cannot be read: it is left as it is", path)
             return
-        self._rules = [*saved, *(rule for rule in self._rules if rule not in saved)]
-        items = [{"permission": r.permission, "pattern": r.pattern} for r in self._rules]
+        with self._memory:
+            self._rules = [*saved, *(rule for rule in self._rules if rule not in saved)]
+            items = [{"permission": r.permission, "pattern": r.pattern} for r in self._rules]
         tmp = None
         try:
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
@@ -215,20 +298,25 @@ class ApprovalStore:
 
 
 @contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """An exclusive ``flock`` on ``<path>.lock`` for the block, waited for: its holders hold it for a
-    read and a write only. The lock file stays (removing it would let a process lock a file no longer
-    at that path). No lock when the folder or the lock file cannot be made or locked (a read-only
-    or full data dir): the block runs unlocked, as saves did before, and its write says what failed."""
+def _locked(path: Path, *, wait: bool = True) -> Iterator[bool]:
+    """An exclusive ``flock`` on ``<path>.lock`` for the block, waited for unless ``wait`` is False:
+    its holders hold it for a read and a write only. Yields False, without the lock, when not waiting
+    and another process holds it. The lock file stays (removing it would let a process lock a file no
+    longer at that path). No lock when the folder or the lock file cannot be made or locked (a
+    read-only or full data dir): the block runs unlocked, as saves did before, and its write says
+    what failed."""
     descriptor = None
+    free = True
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         descriptor = os.open(f"{path}.lock", os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        fcntl.flock(descriptor, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        free = False
     except OSError as error:
         log.debug("saving the approvals in %s unlocked: %s", path, error)
     try:
-        yield
+        yield free
     finally:
         if descriptor is not None:
             os.close(descriptor)  # drops the lock with it

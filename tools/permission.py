@@ -311,7 +311,9 @@ class PermissionEngine:
         if reply.kind == "reject":
             raise PermissionRejected(request, reply.feedback)
         if reply.kind == "always":
-            self.approvals.add(request.permission, [*request.scope.remembered, *request.scope.refused])
+            await self.approvals.remember(
+                request.permission, [*request.scope.remembered, *request.scope.refused]
+            )
 
     def always_scope(self, request: PermissionRequest) -> AlwaysScope:
         """What "always" would do for ``request``: remember its ``always`` patterns (without any,
