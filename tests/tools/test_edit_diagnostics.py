@@ -226,9 +226,9 @@ class TypesWhileAsked(ScriptedHuman):
 
     async def permission(self, request: PermissionRequest) -> Reply:
         self.asked.append(request)
-        text = self.editor.buffers[self.watched]
+        text, known = self.editor.buffers[self.watched], self.editor.bridge.known_diagnostics
         async with asyncio.timeout(60):
-            while self.editor.bridge.known_diagnostics(self.watched, text) is None:  # noqa: ASYNC110 - no event
+            while known(self.watched, text) is None:  # noqa: ASYNC110 - the bridge has no event for it
                 await asyncio.sleep(0.01)
         for path, typed in self.typing.items():
             self.editor.type(path, typed)
