@@ -29,15 +29,33 @@ class Buffers:
         return entry[1] if entry else None
 
     def unsaved(self, path: Path) -> str | None:
-        """The buffer's text of ``path``, None when it is not open. An empty buffer of a file not
-        created yet is no file: VS Code sends it as "", Neovim as "\n" (its one empty line,
-        which it writes as an empty file)."""
+        """The buffer's text of ``path``, None when it is not open or the disk speaks for it. An
+        empty buffer of a file not created yet is no file: VS Code sends it as "", Neovim as
+        "\n" (its one empty line, which it writes as an empty file). A buffer that is the disk's
+        text with other line endings (``endings_only``) is the file as it is on disk."""
         text = self.text(path)
-        return None if text in ("", "\n") and not path.exists() else text
+        if text in ("", "\n") and not path.exists():
+            return None
+        return None if self.endings_only(path) else text
 
     def not_saved(self) -> list[Path]:
         """The open files whose buffer is not what the disk holds."""
         return [path for path in self.open if _differs(path, self.unsaved(path))]
+
+    def endings_only(self, path: Path) -> bool:
+        """Whether the open buffer of ``path`` differs from the file on disk in line endings only
+        (``\\r\\n`` for ``\\n`` or back): VS Code gives the document of a file with mixed line
+        endings one (the most common) when it opens it, unmodified. No user edit; the file keeps
+        its own endings (Neovim's buffer holds them, so it is the disk's text as it is)."""
+        text = self.text(path)
+        if text is None:
+            return False
+        try:
+            disk = path.read_bytes()
+        except OSError:
+            return False
+        data = text.encode(errors="surrogateescape")
+        return data != disk and data.replace(b"\r\n", b"\n") == disk.replace(b"\r\n", b"\n")
 
     def update(self, path: Path, version: int, text: str) -> None:
         self.open[path] = (version, text)
@@ -54,14 +72,17 @@ class Buffers:
             moved.set()
 
     async def arrive(self, path: Path, text: str) -> None:
-        """After the editor moved a buffer to ``path``: wait (briefly) until it reports the buffer
-        there holding ``text``, so what follows (diagnostics, the next edit) sees it."""
+        """After the editor moved a buffer to ``path``, or ``text`` was written to the file of a
+        buffer that the editor reloads: wait (briefly) until it reports the buffer there holding
+        ``text`` (with the line endings it gives a document), so what follows (diagnostics, the
+        next edit) sees it."""
+        want = text.replace("\r\n", "\n")
         try:
             async with asyncio.timeout(SETTLE_TIMEOUT):
-                while self.text(path) != text:
+                while (self.text(path) or "").replace("\r\n", "\n") != want:
                     await self._moved.setdefault(path, asyncio.Event()).wait()
         except TimeoutError:
-            log.warning("the editor did not report %s after moving it", path)
+            log.warning("the editor did not report %s holding its new text", path)
 
     async def settle(self, path: Path, version: int, text: str) -> None:
         """After the editor applied an edit: wait (briefly) for the ``didChange`` past ``version``

@@ -23,7 +23,7 @@ from lsprotocol import types
 
 from tools import PermissionDenied, PermissionRejected, PermissionRequest, ToolContext, ToolError
 from tools.changes import Applied, FileChange, write_to_disk
-from tools.diff import Hunk, apply_hunks, hunks
+from tools.diff import Hunk, apply_hunks, hunks, with_endings
 
 from .buffers import Buffers
 from .editor import Editor, field_of
@@ -226,6 +226,8 @@ class EditorChanges:
         final: str | None = answer.get("finalText")
         if final is None:  # accepting a deletion deletes the file (None), not its lines
             final = _expected(proposal, decision, accepted)
+        else:  # the editor's text, in its one line ending: the lines of the file keep their own
+            final = with_endings(final, _expected(proposal, decision, accepted) or "", change.before or "")
         by_client = bool(answer.get("appliedByClient"))
         # Refused before anything is approved when the user's typing and the change meet; the
         # file may have been opened meanwhile: fine. ``_write`` merges with the buffer as it is then.
@@ -254,9 +256,14 @@ class EditorChanges:
             if text is not None and change.move_to is not None and "rename" in operations:
                 return await self._move_in_editor(ctx, change, text)
         version = self.buffers.version(change.target)
-        if version is None or text is None or change.move_to is not None:
+        # A buffer that is the file but for line endings (VS Code's of a file with mixed ones) is
+        # reloaded by the editor: the lines of the file not changed keep their own endings.
+        reloads = version is not None and self.buffers.endings_only(change.target)
+        if version is None or text is None or change.move_to is not None or reloads:
             final = FileChange(change.path, change.before, text, change.move_to, change.encoding)
             await write_to_disk(ctx, [final])
+            if reloads and text is not None:
+                await self.buffers.arrive(change.target, text)
             return Applied(change, text, "applied")
         landing = self._landing(ctx, change, text)  # on the buffer as it is now, in this loop step
         if landing.status == "rejected" or landing.written is None:
@@ -274,7 +281,7 @@ class EditorChanges:
         ``text`` while the buffer holds what the change was made on (or the file is not open);
         after the user typed there, ``text`` merged with their edits ("partial", not applied yet)
         or, where the two meet, a rejection. A deletion or a move would lose their edits: refused."""
-        current = self.buffers.text(change.path)
+        current = None if self.buffers.endings_only(change.path) else self.buffers.text(change.path)
         if current is None or _holds(current, change.before):
             return Applied(change, text, "applied")
         where = ctx.relative(change.path)
@@ -292,7 +299,8 @@ class EditorChanges:
         old, new = change.path.as_uri(), change.move_to.as_uri()
         parts: list[types.TextDocumentEdit | types.RenameFile] = [types.RenameFile(old_uri=old, new_uri=new)]
         if text != change.before:
-            edits = _line_edits(hunks(self.buffers.text(change.path) or "", text), None)
+            blind = self.buffers.endings_only(change.path)  # edits of lines, not of their endings
+            edits = _line_edits(hunks(self.buffers.text(change.path) or "", text, blind), None)
             renamed = types.OptionalVersionedTextDocumentIdentifier(new, None)  # its version is the editor's
             parts.append(types.TextDocumentEdit(renamed, edits))
         applied, reason = await self.editor.apply_edit(types.WorkspaceEdit(document_changes=parts))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 
@@ -50,15 +50,40 @@ def unified_diff(before: str, after: str, path_label: str, after_label: str | No
     return "".join(out)
 
 
-def hunks(before: str, after: str) -> list[Hunk]:
-    """The change from ``before`` to ``after`` as separate blocks, ids ``h1``, ``h2``... in order."""
+def hunks(before: str, after: str, eol_blind: bool = False) -> list[Hunk]:
+    """The change from ``before`` to ``after`` as separate blocks, ids ``h1``, ``h2``... in order.
+    ``eol_blind``: a line that only went from ``\\r\\n`` to ``\\n`` or back is not a change."""
     old, new = split_lines(before), split_lines(after)
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    blocks = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    blocks = [op for op in _opcodes(old, new, eol_blind) if op[0] != "equal"]
     return [
         Hunk(f"h{n}", i1 + 1, i2 - i1, j1 + 1, j2 - j1, "".join(old[i1:i2]), "".join(new[j1:j2]))
         for n, (_tag, i1, i2, j1, j2) in enumerate(blocks, 1)
     ]
+
+
+def _opcodes(old: list[str], new: list[str], eol_blind: bool) -> Sequence[tuple[str, int, int, int, int]]:
+    if eol_blind:
+        old, new = [_lf(line) for line in old], [_lf(line) for line in new]
+    return difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+
+
+def _lf(line: str) -> str:
+    return line[:-2] + "\n" if line.endswith("\r\n") else line
+
+
+def with_endings(text: str, *sources: str) -> str:
+    """``text``, an editor's (which gives a document one line ending), with each line it has as
+    one of ``sources`` has it, but for its ending, ending as it does there (the first source
+    that has it decides); lines of its own keep theirs."""
+    lines = split_lines(text)
+    kept = [False] * len(lines)
+    for source in sources:
+        old = split_lines(source)
+        for _tag, i1, i2, j1, j2 in (op for op in _opcodes(old, lines, True) if op[0] == "equal"):
+            for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
+                if not kept[j]:
+                    lines[j], kept[j] = old[i], True
+    return "".join(lines)
 
 
 def apply_hunks(before: str, blocks: Iterable[Hunk], accepted_ids: Iterable[str]) -> str:
@@ -91,12 +116,17 @@ class Merge:
 def merge(base: str, ours: str, theirs: str) -> Merge:
     """A three-way merge by lines of ``ours`` and ``theirs``, both changed from ``base``. As in
     git, blocks of the two conflict when they share a base line or touch (no unchanged line
-    between them; two insertions at one place touch); otherwise each lands where it was made."""
-    mine, yours = hunks(base, ours), hunks(base, theirs)
+    between them; two insertions at one place touch); otherwise each lands where it was made.
+    ``theirs`` is an editor's buffer: a line of it that differs from ``base`` only in its ending
+    (``\\r\\n`` or ``\\n``) is not a change (VS Code gives a document of a file with mixed line
+    endings the most common one), and the lines neither side changed come as ``theirs`` has them."""
+    mine, yours = hunks(base, ours), hunks(base, theirs, eol_blind=True)
     conflicts = [(o, t) for o in mine for t in yours if _meet(o, t)]
     if conflicts:
         return Merge(None, yours, conflicts)
-    old = split_lines(base)
+    old, new = split_lines(base), split_lines(theirs)
+    for _tag, i1, i2, j1, j2 in (op for op in _opcodes(old, new, True) if op[0] == "equal"):
+        old[i1:i2] = new[j1:j2]  # as long: equal but for line endings
     out: list[str] = []
     at = 0
     for block in sorted(mine + yours, key=lambda h: h.old_start):

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tools.diff import Hunk, apply_hunks, hunks, lines_of, merge, split_lines, unified_diff
+from tools.diff import Hunk, apply_hunks, hunks, lines_of, merge, split_lines, unified_diff, with_endings
 
 BEFORE = "a\nb\nc\nd\ne\nf\n"
 AFTER = "a\nB\nc\nd\ne\nf\ng\n"
@@ -125,6 +125,35 @@ def test_crlf_lines_and_a_missing_final_newline_are_kept() -> None:
     assert merge(bare, edited(bare, {5: "5\n6\n"}), edited(bare, {4: "four\n"})).conflicts
 
 
+def test_a_buffer_differing_only_in_line_endings_is_no_edit_and_keeps_them() -> None:
+    # A file with mixed endings (lines 4-6 LF) as VS Code holds it: every line CRLF.
+    mixed = "".join(
+        line if 4 <= n <= 6 else line.replace("\n", "\r\n") for n, line in enumerate(split_lines(NINE), 1)
+    )
+    buffer = mixed.replace("\r\n", "\n").replace("\n", "\r\n")
+    ours = edited(mixed, {3: "three\r\n", 7: "seven\r\n"})  # on the lines next to the LF ones
+    merged = merge(mixed, ours, buffer)
+    assert (merged.text, merged.theirs, merged.conflicts) == (
+        edited(buffer, {3: "three\r\n", 7: "seven\r\n"}),
+        [],
+        [],
+    )
+    typed = edited(buffer, {5: "five\r\n"})  # the user typed between the two: only that is theirs
+    merged = merge(mixed, edited(mixed, {2: "two\r\n", 8: "eight\r\n"}), typed)
+    assert merged.text == edited(typed, {2: "two\r\n", 8: "eight\r\n"})
+    assert [lines_of(h) for h in merged.theirs] == ["line 5"]
+    assert [lines_of(h) for h in merge(mixed, ours, typed).theirs] == ["line 5"]  # still apart: no conflict
+    assert merge(mixed, edited(mixed, {4: "four\n"}), typed).conflicts  # next to it
+
+
+def test_an_editors_text_gets_the_line_endings_of_the_lines_it_has_from_the_sources() -> None:
+    mixed = "a\r\nb\nc\r\nd\n"
+    after = "a\r\nB\r\nc\r\nd\n"  # the change made b B, with the file's usual ending
+    assert with_endings("a\nB\nc\nd\n", after, mixed) == after
+    assert with_endings("a\nb\nc\nd\n", after, mixed) == mixed  # B rejected: b as the file has it
+    assert with_endings("a\nB\ntyped\nd\n", after, mixed) == "a\r\nB\r\ntyped\nd\n"  # their own line
+
+
 def test_two_insertions_at_one_place_conflict_and_lines_are_named_as_people_say_them() -> None:
     [(ours, theirs)] = merge(NINE, "mine\n" + NINE, "yours\n" + NINE).conflicts
     assert (lines_of(ours), lines_of(theirs)) == ("before line 1", "before line 1")
@@ -140,7 +169,8 @@ def test_a_merge_keeps_each_side_and_does_not_depend_on_which_is_ours(
     old, mine, yours = "".join(base), "".join(ours), "".join(theirs)
     assert merge(old, mine, old).text == mine and merge(old, old, yours).text == yours
     merged = merge(old, mine, yours)
-    assert merge(old, yours, mine).text == merged.text
+    if "\r" not in old + mine + yours:  # theirs, an editor's buffer, may change no line's ending
+        assert merge(old, yours, mine).text == merged.text
     if merged.text is not None:  # each side's blocks, all of them, and nothing else
         grown = sum(h.new_lines - h.old_lines for h in [*hunks(old, mine), *merged.theirs])
         assert len(split_lines(merged.text)) == len(split_lines(old)) + grown
