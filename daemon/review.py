@@ -28,6 +28,7 @@ from tools.diff import Hunk, apply_hunks, hunks, with_endings
 from .buffers import Buffers
 from .editor import Editor, field_of
 from .follow import Follower
+from .review_edits import document_edit, line_edits
 from .review_merge import onto_edited
 
 log = logging.getLogger(__name__)
@@ -181,12 +182,12 @@ class EditorChanges:
             new = change.move_to.as_uri()
             rename = types.RenameFile(old_uri=change.path.as_uri(), new_uri=new, annotation_id=ANNOTATION)
             renamed = types.OptionalVersionedTextDocumentIdentifier(new, None)
-            text_edit = types.TextDocumentEdit(renamed, list(_line_edits(proposal.blocks, ANNOTATION)))
+            text_edit = types.TextDocumentEdit(renamed, list(line_edits(proposal.blocks, ANNOTATION)))
             parts = [rename, text_edit] if proposal.blocks else [rename]
             edit = types.WorkspaceEdit(document_changes=parts, change_annotations=annotations)
         else:
-            edits = _line_edits(proposal.blocks, ANNOTATION)
-            edit = _document_edit(change.path, proposal.base_version, edits, annotations)
+            edits = line_edits(proposal.blocks, ANNOTATION)
+            edit = document_edit(change.path, proposal.base_version, edits, annotations)
         applied, reason = await self.editor.apply_edit(edit)
         return {"decision": "accept" if applied else "reject", "feedback": reason, "appliedByClient": applied}
 
@@ -268,8 +269,8 @@ class EditorChanges:
         landing = self._landing(ctx, change, text)  # on the buffer as it is now, in this loop step
         if landing.status == "rejected" or landing.written is None:
             return landing
-        edits = _line_edits(hunks(self.buffers.text(change.target) or "", landing.written), None)
-        applied, reason = await self.editor.apply_edit(_document_edit(change.target, version, edits))
+        edits = line_edits(hunks(self.buffers.text(change.target) or "", landing.written), None)
+        applied, reason = await self.editor.apply_edit(document_edit(change.target, version, edits))
         if not applied:
             reason = reason or "the editor refused the edit"
             return Applied(change, None, "rejected", f"The editor could not apply the change: {reason}.")
@@ -300,7 +301,7 @@ class EditorChanges:
         parts: list[types.TextDocumentEdit | types.RenameFile] = [types.RenameFile(old_uri=old, new_uri=new)]
         if text != change.before:
             blind = self.buffers.endings_only(change.path)  # edits of lines, not of their endings
-            edits = _line_edits(hunks(self.buffers.text(change.path) or "", text, blind), None)
+            edits = line_edits(hunks(self.buffers.text(change.path) or "", text, blind), None)
             renamed = types.OptionalVersionedTextDocumentIdentifier(new, None)  # its version is the editor's
             parts.append(types.TextDocumentEdit(renamed, edits))
         applied, reason = await self.editor.apply_edit(types.WorkspaceEdit(document_changes=parts))
@@ -346,33 +347,6 @@ async def _in_turn(steps: Sequence[tuple[FileChange, Callable[[], Awaitable[Appl
                 raise
             done.append(Applied(change, None, "rejected", str(error)))
     return done
-
-
-def _line_edits(blocks: list[Hunk], annotation: str | None) -> list[types.TextEdit | types.AnnotatedTextEdit]:
-    """Whole-line TextEdits for ``blocks`` (character 0 on both ends: no position encoding issues)."""
-    edits: list[types.TextEdit | types.AnnotatedTextEdit] = []
-    for block in blocks:
-        start = block.old_start - 1
-        span = types.Range(types.Position(start, 0), types.Position(start + block.old_lines, 0))
-        if annotation:
-            edits.append(
-                types.AnnotatedTextEdit(annotation_id=annotation, range=span, new_text=block.new_text)
-            )
-        else:
-            edits.append(types.TextEdit(span, block.new_text))
-    return edits
-
-
-def _document_edit(
-    path: Path,
-    version: int | None,
-    edits: list[types.TextEdit | types.AnnotatedTextEdit],
-    annotations: dict[str, types.ChangeAnnotation] | None = None,
-) -> types.WorkspaceEdit:
-    document = types.OptionalVersionedTextDocumentIdentifier(path.as_uri(), version)
-    return types.WorkspaceEdit(
-        document_changes=[types.TextDocumentEdit(document, list(edits))], change_annotations=annotations
-    )
 
 
 def _expected(proposal: Proposal, decision: str, accepted: list[str]) -> str | None:

@@ -18,7 +18,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from daemon import serve, trust
 from daemon.scripted_model import ScriptedModel, Turn
-from lsp_bridge.documents import uri_to_path
+from lsp_bridge.documents import from_utf16, uri_to_path
 from tests.conftest import data_dir
 
 from .conftest import LSPILOT
@@ -165,11 +165,14 @@ def _keep_json(client: LanguageClient) -> None:
 
 
 def _apply(text: str, edits: Any) -> str:
-    """Whole-line edits (as lspilot sends them) applied to ``text``, last first."""
+    """Edits of whole lines (as lspilot sends them, the last maybe up to its ending) applied to
+    ``text``, last first."""
     lines = text.splitlines(keepends=True)
     for edit in sorted(edits, key=lambda e: e.range.start.line, reverse=True):
-        assert edit.range.start.character == 0 and edit.range.end.character == 0
-        lines[edit.range.start.line : edit.range.end.line] = [edit.new_text]
+        start, end = edit.range.start, edit.range.end
+        assert start.character == 0
+        tail = lines[end.line][from_utf16(lines[end.line], end.character) :] if end.character else ""
+        lines[start.line : end.line + (1 if end.character else 0)] = [edit.new_text + tail]
     return "".join(lines)
 
 

@@ -131,8 +131,10 @@ async def test_what_the_user_types_in_such_a_file_merges_and_only_the_accepted_l
     assert (await editor.command("lspilot.ask", {"prompt": "bigger"}))["stopReason"] == "end"
     assert editor.buffers[uri][0] == mine.replace("return 4\r\n", "return 40\r\n")
     [applied] = editor.applied
-    assert [(e.range.start.line, e.range.end.line, e.new_text) for e in applied["edits"]] == [
-        (13, 14, "    return 40\r\n")
+    assert [
+        (e.range.start.line, e.range.end.line, e.range.end.character, e.new_text) for e in applied["edits"]
+    ] == [
+        (13, 13, 12, "    return 40")  # up to its ending, which stays
     ]
     assert source.read_bytes() == MIXED.encode()  # into the buffer, unsaved
     assert (
