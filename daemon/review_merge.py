@@ -31,6 +31,11 @@ def onto_edited(change: FileChange, text: str, buffer: str, where: str) -> Appli
         f"The user also edited {where} since the change was proposed ({typed} {NUMBERED}); their "
         "edits were kept and the accepted change applied around them."
     )
+    if not merged.theirs:  # saved from an editor that gives a document one line ending, say
+        note = (
+            f"The editor holds {where} with other line endings than the text the change was made "
+            "on (nothing else differs); the accepted change was applied to the editor's text."
+        )
     return Applied(change, merged.text, "partial", note, onto=buffer)
 
 

@@ -178,3 +178,27 @@ async def test_the_proposed_text_as_vs_code_sends_it_back_keeps_the_files_line_e
     assert source.read_bytes() == proposed.encode()
     told = tool_results(fake)[-1]
     assert ("The user modified the proposal before accepting it" in told) == typed, told
+
+
+async def test_a_file_saved_with_the_editors_line_ending_during_the_review_is_said_so(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    source = workspace / "a.py"
+    source.write_bytes(MIXED.encode())
+    read_then_multiedit(fake)
+    editor: Editor = await connect("visual-studio-code", FULL)
+    saved = as_vs_code_opens(MIXED)
+
+    def open_and_save() -> None:  # every line CRLF now, on disk too: the change is onto that text
+        editor.open(source, saved)
+        source.write_bytes(saved.encode())
+
+    editor.while_reviewing = open_and_save
+    editor.review_answers.append({"decision": "partial", "acceptedHunkIds": ["h2"]})
+    assert (await editor.command("lspilot.ask", {"prompt": "bigger"}))["stopReason"] == "end"
+    assert editor.buffers[source.as_uri()][0] == saved.replace("return 4\r\n", "return 40\r\n")
+    assert tool_results(fake)[-1].endswith(
+        "The user applied hunks h2 and rejected h1. The editor holds a.py with other line endings than "
+        "the text the change was made on (nothing else differs); the accepted change was applied to "
+        "the editor's text. Read it again before changing it further."
+    ), tool_results(fake)[-1]
