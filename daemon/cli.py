@@ -19,6 +19,7 @@ from pathlib import Path
 
 from . import check_command, jsontext, lsp_command, model, stopping, tool_command, trust
 from . import config as configuration
+from .entry import InterruptsAfter
 from .output import Unwritable, why, written
 from .serve import VERSION
 
@@ -58,7 +59,8 @@ NO_LOG_FILE = "cannot write the log file %s (%s): logging to stderr only"
 def _setup_logging(verbose: bool) -> None:
     """The log file, and stderr for warnings (everything with ``-v``). A log file that cannot be
     written (its folder is a file, a read-only or full disk) leaves stderr alone, and says so there."""
-    from .redact import REDACTOR  # noqa: PLC0415 - loads tools and lsp_bridge: see main
+    with InterruptsAfter():
+        from .redact import REDACTOR  # noqa: PLC0415 - loads tools and lsp_bridge: see main
 
     logfile = configuration.log_dir() / "lspilot.log"
     handlers: list[logging.Handler] = []
@@ -145,7 +147,8 @@ def _demo(_args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from . import run  # noqa: PLC0415 - the agent loop is imported only when a turn runs
+    with InterruptsAfter():
+        from . import run  # noqa: PLC0415 - the agent loop is imported only when a turn runs
 
     trust.offer_at_terminal(Path(args.root).resolve())  # before the turn's event loop: see there
     return stopping.run(run.run(args))
