@@ -6,7 +6,7 @@
  */
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { proposedName, queuedNote, reviewLabel, reviewTitle, type Proposal, type ReviewQueue } from "./core/review";
+import { proposedName, queuedNote, reviewLabel, reviewTitle, sameLines, type Proposal, type ReviewQueue } from "./core/review";
 import { log } from "./log";
 
 export const SCHEME = "lspilot-proposal";
@@ -191,7 +191,7 @@ export class ReviewUi implements vscode.Disposable, vscode.CodeLensProvider {
     const uri = proposedUri(proposal);
     const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
     const text = proposal.sideText();
-    if (!document || document.getText() === text) return;
+    if (!document || sameLines(document.getText(), text)) return; // VS Code's line endings are its own
     if (!document.isDirty) {
       this.files.set(uri, text);
       return;

@@ -102,6 +102,29 @@ test("rejecting a hunk after editing the proposed side elsewhere reverts that hu
   assert.equal(own.sideText(), "A\nb\nc\nd\nE1!\nE2\n");
 });
 
+test("a file with mixed line endings: the proposed side, read back with VS Code's one ending, is no edit", () => {
+  // Lines 1-2 end in CRLF, the rest in LF; VS Code holds the proposed side with LF only.
+  const mixed: ReviewEditParams = {
+    ...params("m"),
+    oldText: "a\r\nb\r\nc\nd\ne\n",
+    newText: "A\r\nb\r\nc\nd\nE1\nE2\n",
+    hunks: [
+      { id: "h1", oldStart: 1, oldLines: 1, newStart: 1, newLines: 1, oldText: "a\r\n", newText: "A\r\n" },
+      { id: "h2", oldStart: 5, oldLines: 1, newStart: 5, newLines: 2, oldText: "e\n", newText: "E1\nE2\n" },
+    ],
+  };
+  const lf = (text: string) => text.replaceAll("\r\n", "\n");
+  const p = new Proposal(mixed);
+  p.reject("h1", lf(mixed.newText)); // a CRLF hunk in an LF document: its lines go back all the same
+  assert.equal(p.editedText, undefined);
+  p.accept("h2", lf(p.proposedText()));
+  assert.deepEqual(p.reply(), { decision: "partial", acceptedHunkIds: ["h2"] });
+
+  const typed = new Proposal(mixed); // a real edit is still one, and a rejected hunk still reverts
+  typed.reject("h1", lf(mixed.newText).replace("d\n", "d!\n"));
+  assert.equal(typed.sideText(), "a\r\nb\nc\nd!\nE1\nE2\n");
+});
+
 test("the hunk at the cursor: at its lines on the proposed side, at its old lines on the original side", () => {
   // OLD's line 4 ("e") is h2's on the original side; the proposal gained a line there (E1, E2).
   const p = new Proposal(params("p"));

@@ -15,6 +15,15 @@ export function splitLines(text: string): string[] {
   return [...lines.map((line) => line + "\n"), ...(last ? [last] : [])];
 }
 
+/**
+ * Whether two texts are the same but maybe for their line endings ("\r\n" or "\n"). VS Code gives
+ * a document one line ending, the most common, so the proposed side of a file with mixed endings
+ * reads back with other endings than the daemon sent: that is no edit of the user's.
+ */
+export function sameLines(a: string, b: string): boolean {
+  return a === b || a.replaceAll("\r\n", "\n") === b.replaceAll("\r\n", "\n");
+}
+
 /** `oldText` with the given hunks applied (hunks come from the daemon, in order). */
 export function applyHunks(oldText: string, hunks: readonly Hunk[], applied: (hunk: Hunk) => boolean): string {
   const old = splitLines(oldText);
@@ -37,9 +46,9 @@ export function applyHunks(oldText: string, hunks: readonly Hunk[], applied: (hu
 export function mapLines(before: readonly string[], after: readonly string[], line: number, count: number): number | undefined {
   const most = Math.min(before.length, after.length);
   let prefix = 0;
-  while (prefix < most && before[prefix] === after[prefix]) prefix += 1;
+  while (prefix < most && sameLines(before[prefix]!, after[prefix]!)) prefix += 1;
   let suffix = 0;
-  while (suffix < most - prefix && before[before.length - 1 - suffix] === after[after.length - 1 - suffix]) suffix += 1;
+  while (suffix < most - prefix && sameLines(before[before.length - 1 - suffix]!, after[after.length - 1 - suffix]!)) suffix += 1;
   if (line + count <= prefix) return line;
   if (line >= before.length - suffix) return line + after.length - before.length;
   return undefined;
@@ -86,7 +95,7 @@ export class Proposal {
    */
   noteProposedSide(text: string | undefined): void {
     if (text === undefined) return;
-    this.editedText = text === this.proposedText() ? undefined : text;
+    this.editedText = sameLines(text, this.proposedText()) ? undefined : text;
   }
 
   /** The proposed side as it should be shown: the user's edit, else the hunk decisions' result. */
@@ -110,7 +119,7 @@ export class Proposal {
     this.set(hunkId, "rejected");
     if (edited === undefined || place === undefined) return;
     const lines = splitLines(edited);
-    if (lines.slice(place.line, place.line + place.lines).join("") === place.hunk.newText) {
+    if (sameLines(lines.slice(place.line, place.line + place.lines).join(""), place.hunk.newText)) {
       lines.splice(place.line, place.lines, ...splitLines(place.hunk.oldText));
     }
     this.noteProposedSide(lines.join(""));
@@ -187,8 +196,8 @@ export class Proposal {
   reply(feedback?: string): ReviewReply {
     const extra = feedback ? { feedback } : {};
     const edited = this.editedText;
-    if (edited !== undefined && edited !== this.proposedText()) {
-      if (edited === this.params.oldText) return { decision: "reject", ...extra };
+    if (edited !== undefined && !sameLines(edited, this.proposedText())) {
+      if (sameLines(edited, this.params.oldText)) return { decision: "reject", ...extra };
       return { decision: "accept", finalText: edited, ...extra };
     }
     const accepted = this.acceptedIds;
