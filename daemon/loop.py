@@ -36,6 +36,7 @@ from .prompt import system_prompt
 from .provider_errors import classify, describe, explain, retry_after
 from .store import Store
 from .store_errors import StoreError
+from .stream_parts import StreamedText
 
 log = logging.getLogger(__name__)
 
@@ -191,7 +192,7 @@ class Loop:
         compacted = False
         for attempt in range(1, self.retry.attempts + 1):
             step = Step()
-            text_part: int | None = None
+            answer = StreamedText(self.store, message)
             try:
                 messages = [
                     {"role": "system", "content": self.system},
@@ -199,25 +200,23 @@ class Loop:
                 ]
                 async for delta in stream_step(self.model, messages, self.tools(), step, self.retry.stall):
                     self.emit(delta.kind, delta=delta.text, messageId=message)
-                    if delta.kind == "text" and text_part is None:
-                        text_part = self.store.add_part(message, "text", "")
+                    if delta.kind == "text":
+                        answer.streamed(step.text)
                 if step.reasoning or step.thinking:
                     signed = {"thinking": step.thinking} if step.thinking else None
                     self.store.add_part(message, "reasoning", step.reasoning, metadata=signed)
-                if text_part is not None:
-                    self.store.update_part(text_part, text=step.text)
+                answer.finish(step.text)
                 self.store.finish_message(message, step.finish, step.usage, step.cost)
                 return step
             except asyncio.CancelledError:
-                if text_part is not None:  # keep what had streamed before the stop
-                    self.store.update_part(text_part, text=step.text)
+                answer.finish(step.text)  # keep what had streamed before the stop
                 raise
             except StoreError:
+                answer.finish(None)
                 raise  # the session database, not the model
             except Exception as error:
                 kind = classify(error)
-                if text_part is not None:
-                    self.store.update_part(text_part, text="")
+                answer.finish("")
                 if kind == "overflow" and not compacted:
                     compacted = True
                     self.emit("compaction", reason=describe(error))

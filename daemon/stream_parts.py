@@ -1,10 +1,24 @@
 """The parts of a streamed answer that come in pieces, put together: tool calls and signed
-thinking blocks (``daemon/model.py`` streams the answer)."""
+thinking blocks (``daemon/model.py`` streams the answer), and its text as stored while it streams
+(``daemon/loop.py``)."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from .store_errors import StoreError
+
+if TYPE_CHECKING:
+    from .store import Store
+
+log = logging.getLogger(__name__)
+
+#: Seconds between saves of an answer's text while it streams: what a process killed mid-answer
+#: (kill -9, out of memory, a crash) can lose of what the user already saw.
+SAVE_EVERY = 1.0
 
 
 @dataclass
@@ -74,3 +88,39 @@ class ToolCalls:
             seen.add(unique)
             out.append(ToolCall(unique, call["name"], call["arguments"]))
         return out
+
+
+class StreamedText:
+    """An answer's text part while it streams: stored with its first piece, then again
+    ``SAVE_EVERY`` seconds after a piece that came since (one write a second at most, however
+    fast the pieces come). ``finish`` stores what the step keeps of it."""
+
+    def __init__(self, store: Store, message: str) -> None:
+        self.store, self.message = store, message
+        self.part: int | None = None
+        self._text = ""
+        self._timer: asyncio.TimerHandle | None = None
+
+    def streamed(self, text: str) -> None:
+        """``text``: all of the answer's text so far."""
+        self._text = text
+        if self.part is None:
+            self.part = self.store.add_part(self.message, "text", text)
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(SAVE_EVERY, self._save)
+
+    def _save(self) -> None:
+        self._timer = None
+        assert self.part is not None
+        try:
+            self.store.update_part(self.part, text=self._text)
+        except StoreError as error:  # said when the step stores its text at its end
+            log.warning("the streamed text could not be saved: %s", error)
+
+    def finish(self, text: str | None) -> None:
+        """No more saves; the part (if any streamed) holds ``text`` (None: it is left as saved)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self.part is not None and text is not None:
+            self.store.update_part(self.part, text=text)

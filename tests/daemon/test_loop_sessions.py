@@ -212,6 +212,49 @@ def test_sigterm_or_sighup_mid_tool_stops_its_command_and_keeps_the_session(
     assert (again.returncode, again.stdout) == (0, "resumed\n"), again.stderr  # its lock was released
 
 
+def test_kill_9_mid_answer_keeps_the_text_the_user_saw(workspace: Path, fake: ScriptedModel) -> None:
+    # An answer's text was stored empty until the answer ended: a process killed while it
+    # streamed (kill -9, out of memory) lost all of it, though the user had read it.
+    answer = "An answer that streams for a while, and then the process is killed."
+    script(fake, Turn(text=answer, stall_after_chunks=4))  # its role, then its three pieces
+    command = [LSPILOT, "run", "explain", "--root", str(workspace), "--json"]
+    proc = subprocess.Popen(
+        [*command, "--model", "openai/scripted", "--api-base", fake.api_base],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    shown = session = ""
+    for line in proc.stdout:
+        event = json.loads(line)
+        session = event["session_id"]
+        shown += event["data"]["delta"] if event["type"] == "text" else ""
+        if shown == answer:
+            break
+    store = Store(workspace.parent / "data" / "lspilot.db", reading=True)
+
+    def stored() -> list[str]:
+        return [p["text"] for p in as_json(store, session)["messages"][-1]["parts"] if p["kind"] == "text"]
+
+    deadline = time.monotonic() + 60  # saved a second after the last piece (SAVE_EVERY)
+    while stored() != [answer] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    store.close()
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    exported = subprocess.run(
+        [LSPILOT, "sessions", "export", session, "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    [*_, last] = json.loads(exported.stdout)["messages"]
+    assert (last["role"], [(p["kind"], p["text"]) for p in last["parts"]]) == (
+        "assistant",
+        [("text", answer)],
+    )
+
+
 def test_ctrl_c_says_which_session_to_go_on_with(workspace: Path, fake: ScriptedModel) -> None:
     # A turn that ended printed "session ID" on stderr; a cancelled one printed nothing, and the
     # session had to be looked up to continue it.
