@@ -90,14 +90,20 @@ async def cancel_turn(editor: Editor, late: Late, asking: asyncio.Future[Any]) -
     return result
 
 
+async def reviewing(connect: Callable[..., Any], fake: ScriptedModel, name: str) -> tuple[Editor, Late]:
+    """The editor ``name``, connected; the model will edit a.py (asking for a review, answered when
+    the test says) and then say "still here"."""
+    read_then_edit(fake, "3.14", "3.14159")
+    fake.turns.append(Turn(text="still here"))
+    editor: Editor = await connect(name, FULL)
+    return editor, Late(editor, "lspilot/reviewEdit")
+
+
 async def test_a_review_accepted_after_the_turn_was_cancelled_changes_nothing(
     connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
 ) -> None:
-    read_then_edit(fake, "3.14", "3.14159")
-    fake.turns.append(Turn(text="still here"))
-    editor: Editor = await connect("neovim", FULL)
+    editor, late = await reviewing(connect, fake, "neovim")
     log = DaemonLog()
-    late = Late(editor, "lspilot/reviewEdit")
     first = await cancel_turn(
         editor, late, asyncio.ensure_future(editor.command("lspilot.ask", {"prompt": "pi"}))
     )
@@ -113,11 +119,8 @@ async def test_a_review_accepted_after_the_turn_was_cancelled_changes_nothing(
 async def test_a_review_answered_after_resolve_settled_it_changes_nothing(
     connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
 ) -> None:
-    read_then_edit(fake, "3.14", "3.14159")
-    fake.turns.append(Turn(text="still here"))
-    editor: Editor = await connect("visual-studio-code", FULL)
+    editor, late = await reviewing(connect, fake, "visual-studio-code")
     log = DaemonLog()
-    late = Late(editor, "lspilot/reviewEdit")
     asking = asyncio.ensure_future(editor.command("lspilot.ask", {"prompt": "pi"}))
     await editor.until(lambda: bool(late.asked))
     await editor.command("lspilot.resolve", {"proposalId": late.asked[0]["proposalId"], "action": "reject"})

@@ -57,8 +57,18 @@ async def reload(workspace: Path) -> AsyncIterator[Callable[[Editor, Path], None
     watcher.close()
 
 
-def read_then_multiedit(fake: ScriptedModel) -> None:
-    """The model reads a.py and changes `return 2` (h1, line 6) and `return 4` (h2, line 14)."""
+@pytest.fixture
+def source(workspace: Path) -> Path:
+    """a.py, its lines ending as in MIXED."""
+    path = workspace / "a.py"
+    path.write_bytes(MIXED.encode())
+    return path
+
+
+@pytest.fixture
+async def editor(connect: Callable[..., Any], fake: ScriptedModel, source: Path) -> Editor:
+    """VS Code, connected; the model will read a.py and change `return 2` (h1, line 6) and
+    `return 4` (h2, line 14)."""
     edits = [
         {"oldString": "return 2", "newString": "return 20"},
         {"oldString": "return 4", "newString": "return 40"},
@@ -70,15 +80,12 @@ def read_then_multiedit(fake: ScriptedModel) -> None:
             Turn(text="ok"),
         ]
     )
+    return await connect("visual-studio-code", FULL)
 
 
 async def test_the_agent_reads_the_disk_and_only_the_accepted_line_changes_there(
-    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path, reload: Callable[[Editor, Path], None]
+    editor: Editor, fake: ScriptedModel, source: Path, reload: Callable[[Editor, Path], None]
 ) -> None:
-    source = workspace / "a.py"
-    source.write_bytes(MIXED.encode())
-    read_then_multiedit(fake)
-    editor: Editor = await connect("visual-studio-code", FULL)
     editor.open(source, as_vs_code_opens(MIXED))
     reload(editor, source)
     editor.review_answers.append({"decision": "partial", "acceptedHunkIds": ["h2"]})
@@ -95,13 +102,8 @@ async def test_the_agent_reads_the_disk_and_only_the_accepted_line_changes_there
 
 
 async def test_a_file_opened_during_the_review_is_no_edit_of_the_users(
-    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path, reload: Callable[[Editor, Path], None]
+    editor: Editor, fake: ScriptedModel, source: Path, reload: Callable[[Editor, Path], None]
 ) -> None:
-    source = workspace / "a.py"
-    source.write_bytes(MIXED.encode())
-    read_then_multiedit(fake)
-    editor: Editor = await connect("visual-studio-code", FULL)
-
     def open_it() -> None:
         editor.open(source, as_vs_code_opens(MIXED))
         reload(editor, source)
@@ -117,12 +119,8 @@ async def test_a_file_opened_during_the_review_is_no_edit_of_the_users(
 
 
 async def test_what_the_user_types_in_such_a_file_merges_and_only_the_accepted_line_is_edited(
-    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+    editor: Editor, fake: ScriptedModel, source: Path
 ) -> None:
-    source = workspace / "a.py"
-    source.write_bytes(MIXED.encode())
-    read_then_multiedit(fake)
-    editor: Editor = await connect("visual-studio-code", FULL)
     uri = source.as_uri()
     editor.open(source, as_vs_code_opens(MIXED))
     mine = as_vs_code_opens(MIXED).replace("return 3", "return 3  # typed")  # line 10, in the LF lines
@@ -144,10 +142,8 @@ async def test_what_the_user_types_in_such_a_file_merges_and_only_the_accepted_l
 
 
 async def test_a_command_is_not_told_that_such_a_file_is_unsaved(
-    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+    connect: Callable[..., Any], fake: ScriptedModel, source: Path
 ) -> None:
-    source = workspace / "a.py"
-    source.write_bytes(MIXED.encode())
     fake.turns.extend(
         [Turn(tool_calls=[("bash", {"command": "cat a.py", "description": "Show a.py"})]), Turn(text="done")]
     )
@@ -161,14 +157,10 @@ async def test_a_command_is_not_told_that_such_a_file_is_unsaved(
 
 @pytest.mark.parametrize("typed", [False, True])
 async def test_the_proposed_text_as_vs_code_sends_it_back_keeps_the_files_line_endings(
-    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path, typed: bool
+    editor: Editor, fake: ScriptedModel, source: Path, typed: bool
 ) -> None:
     # The review's proposed side is a VS Code document too: the text it answers with has one
     # line ending. ``typed``: the user also changed a line of it (`return 5`, line 18).
-    source = workspace / "a.py"
-    source.write_bytes(MIXED.encode())
-    read_then_multiedit(fake)
-    editor: Editor = await connect("visual-studio-code", FULL)
     proposed = MIXED.replace("return 2\r\n", "return 20\r\n").replace("return 4\r\n", "return 40\r\n")
     final = as_vs_code_opens(proposed)
     if typed:
@@ -181,12 +173,8 @@ async def test_the_proposed_text_as_vs_code_sends_it_back_keeps_the_files_line_e
 
 
 async def test_a_file_saved_with_the_editors_line_ending_during_the_review_is_said_so(
-    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+    editor: Editor, fake: ScriptedModel, source: Path
 ) -> None:
-    source = workspace / "a.py"
-    source.write_bytes(MIXED.encode())
-    read_then_multiedit(fake)
-    editor: Editor = await connect("visual-studio-code", FULL)
     saved = as_vs_code_opens(MIXED)
 
     def open_and_save() -> None:  # every line CRLF now, on disk too: the change is onto that text

@@ -16,20 +16,26 @@ __all__ = ["connect", "workspace"]  # the fixtures, shared with test_serve
 
 # Five functions, four lines each: `return N` is on line 4N - 2.
 SOURCE = "".join(f"def f{n}():\n    return {n}\n\n\n" for n in range(1, 6))
+# The model's proposal: hunks h1 (line 6) and h2 (line 14).
 PROPOSAL = SOURCE.replace("return 2\n", "return 20\n").replace("return 4\n", "return 40\n")
 
 
-def read_then_write(fake: ScriptedModel, workspace: Path) -> None:
-    """a.py holds SOURCE; the model reads it, proposes PROPOSAL (hunks h1: line 6, h2: line 14)
-    and says ok."""
+async def proposing(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path, content: str, name: str = "neovim"
+) -> tuple[Editor, str]:
+    """a.py holds SOURCE, open in the editor ``name``; the model will read it, propose ``content``
+    and say ok. The editor and a.py's URI."""
     (workspace / "a.py").write_text(SOURCE)
     fake.turns.extend(
         [
             Turn(tool_calls=[("read", {"filePath": "a.py"})]),
-            Turn(tool_calls=[("write", {"filePath": "a.py", "content": PROPOSAL})]),
+            Turn(tool_calls=[("write", {"filePath": "a.py", "content": content})]),
             Turn(text="ok"),
         ]
     )
+    editor: Editor = await connect(name, FULL)
+    editor.open(workspace / "a.py")
+    return editor, (workspace / "a.py").as_uri()
 
 
 def typed(text: str, line: int, new: str) -> str:
@@ -42,10 +48,7 @@ def typed(text: str, line: int, new: str) -> str:
 async def test_an_accepted_hunk_lands_on_top_of_what_the_user_typed_between_the_hunks(
     connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
 ) -> None:
-    read_then_write(fake, workspace)
-    uri = (workspace / "a.py").as_uri()
-    editor: Editor = await connect("neovim", FULL)
-    editor.open(workspace / "a.py")
+    editor, uri = await proposing(connect, fake, workspace, PROPOSAL)
     mine = typed(SOURCE, 10, "    return 3  # typed")  # between the two hunks, 3 lines from each
     editor.while_reviewing = lambda: editor.change(uri, mine)
     editor.review_answers.append({"decision": "partial", "acceptedHunkIds": ["h2"]})
@@ -68,10 +71,7 @@ async def test_an_accepted_hunk_lands_on_top_of_what_the_user_typed_between_the_
 async def test_an_edit_next_to_an_accepted_hunk_applies_nothing_and_names_the_lines(
     connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
 ) -> None:
-    read_then_write(fake, workspace)
-    uri = (workspace / "a.py").as_uri()
-    editor: Editor = await connect("neovim", FULL)
-    editor.open(workspace / "a.py")
+    editor, uri = await proposing(connect, fake, workspace, PROPOSAL)
     mine = typed(SOURCE, 15, "# typed")  # the line right after h2
     editor.while_reviewing = lambda: editor.change(uri, mine)
     editor.review_answers.append({"decision": "accept"})
@@ -95,17 +95,7 @@ async def review_with_users_error(
     """The model proposes BREAKS_F4 (h1: line 6, fine; h2: line 14, an undefined name) while the
     user types USERS_ERROR; the reviewer gives ``answer``. What the model read and the
     diagnostics of the tool call's metadata."""
-    (workspace / "a.py").write_text(SOURCE)
-    fake.turns.extend(
-        [
-            Turn(tool_calls=[("read", {"filePath": "a.py"})]),
-            Turn(tool_calls=[("write", {"filePath": "a.py", "content": BREAKS_F4})]),
-            Turn(text="ok"),
-        ]
-    )
-    uri = (workspace / "a.py").as_uri()
-    editor: Editor = await connect("neovim", FULL)
-    editor.open(workspace / "a.py")
+    editor, uri = await proposing(connect, fake, workspace, BREAKS_F4)
     editor.while_reviewing = lambda: editor.change(uri, USERS_ERROR)
     editor.review_answers.append(answer)
     assert (await editor.command("lspilot.ask", {"prompt": "go"}))["stopReason"] == "end"
@@ -141,10 +131,7 @@ async def test_an_accepted_hunk_adding_no_problem_reports_none_though_the_users_
 async def test_a_proposal_the_user_edited_in_vs_code_lands_with_what_they_typed_in_the_file(
     connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
 ) -> None:
-    read_then_write(fake, workspace)
-    uri = (workspace / "a.py").as_uri()
-    editor: Editor = await connect("visual-studio-code", FULL)
-    editor.open(workspace / "a.py")
+    editor, uri = await proposing(connect, fake, workspace, PROPOSAL, "visual-studio-code")
     mine = "# typed at the top\n" + SOURCE  # on the left side of the review diff, the real buffer
     editor.while_reviewing = lambda: editor.change(uri, mine)
     final = PROPOSAL.replace("return 20\n", "return 21\n")  # edited on the proposed side
