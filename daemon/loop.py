@@ -36,7 +36,7 @@ from .prompt import system_prompt
 from .provider_errors import classify, describe, explain, retry_after
 from .store import Store
 from .store_errors import StoreError
-from .stream_parts import StreamedText
+from .stream_parts import StoredAnswer
 
 log = logging.getLogger(__name__)
 
@@ -192,7 +192,7 @@ class Loop:
         compacted = False
         for attempt in range(1, self.retry.attempts + 1):
             step = Step()
-            answer = StreamedText(self.store, message)
+            answer = StoredAnswer(self.store, message)
             try:
                 messages = [
                     {"role": "system", "content": self.system},
@@ -200,24 +200,21 @@ class Loop:
                 ]
                 async for delta in stream_step(self.model, messages, self.tools(), step, self.retry.stall):
                     self.emit(delta.kind, delta=delta.text, messageId=message)
-                    if delta.kind == "text":
-                        answer.streamed(step.text)
-                if step.reasoning or step.thinking:
-                    signed = {"thinking": step.thinking} if step.thinking else None
-                    self.store.add_part(message, "reasoning", step.reasoning, metadata=signed)
-                answer.finish(step.text)
+                    answer.streamed(delta.kind, step)
+                answer.keep(step)
                 self.store.finish_message(message, step.finish, step.usage, step.cost)
                 return step
             except asyncio.CancelledError:
-                answer.finish(step.text)  # keep what had streamed before the stop
+                answer.keep(step)  # what had streamed before the stop
                 raise
             except StoreError:
-                answer.finish(None)
+                answer.stop()
                 raise  # the session database, not the model
             except Exception as error:
+                answer.keep(step)  # as the user saw it, when the turn fails here
                 kind = classify(error)
-                answer.finish("")
                 if kind == "overflow" and not compacted:
+                    answer.drop()
                     compacted = True
                     self.emit("compaction", reason=describe(error))
                     if await self._compact():
@@ -242,6 +239,7 @@ class Loop:
                 # discarded: text or reasoning of this attempt was already sent; listeners drop
                 # what they showed of messageId
                 streamed = bool(step.text or step.reasoning)
+                answer.drop()
                 self.emit(
                     "retry",
                     attempt=attempt,

@@ -256,6 +256,9 @@ class Store:
             f"UPDATE parts SET {assignments} WHERE id = ?", [*(_column(v) for v in fields.values()), part_id]
         )
 
+    def drop_part(self, part_id: int) -> None:
+        self.db.execute("DELETE FROM parts WHERE id = ?", (part_id,))
+
     # What is read often (the history at every step, the session list) is read as one JSON value:
     # sqlite3 gives the interpreter up for every row it fetches, and when the model thread is
     # busy each handover can cost a millisecond.

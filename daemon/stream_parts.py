@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .store_errors import StoreError
 
 if TYPE_CHECKING:
+    from .model import Step
     from .store import Store
 
 log = logging.getLogger(__name__)
@@ -90,22 +91,53 @@ class ToolCalls:
         return out
 
 
-class StreamedText:
-    """An answer's text part while it streams: stored with its first piece, then again
-    ``SAVE_EVERY`` seconds after a piece that came since (one write a second at most, however
-    fast the pieces come). ``finish`` stores what the step keeps of it."""
+class StoredAnswer:
+    """What is stored of one attempt at an answer while it streams: its reasoning and its text,
+    each a part of the message, so a process killed mid-answer keeps what the user saw."""
 
     def __init__(self, store: Store, message: str) -> None:
-        self.store, self.message = store, message
+        self.reasoning = Streamed(store, message, "reasoning")
+        self.text = Streamed(store, message, "text")
+
+    def streamed(self, kind: str, step: Step) -> None:
+        """A piece of ``kind`` ("text" or "reasoning") came; ``step`` holds all so far."""
+        if kind == "text":
+            self.text.streamed(step.text)
+        else:
+            self.reasoning.streamed(step.reasoning)
+
+    def keep(self, step: Step) -> None:
+        """The parts hold all of ``step``'s reasoning (with its signed thinking) and text."""
+        self.reasoning.finish(step.reasoning, {"thinking": step.thinking} if step.thinking else None)
+        self.text.finish(step.text)
+
+    def drop(self) -> None:
+        """The attempt is tried again: no parts (the editors drop what they showed of it too)."""
+        self.reasoning.drop()
+        self.text.drop()
+
+    def stop(self) -> None:
+        """No more saves (the store failed: nothing more is written)."""
+        self.reasoning.stop()
+        self.text.stop()
+
+
+class Streamed:
+    """One part of an answer as it streams, its text or its reasoning (``kind``): stored with its
+    first piece, then again ``SAVE_EVERY`` seconds after a piece that came since (one write a
+    second at most, however fast the pieces come)."""
+
+    def __init__(self, store: Store, message: str, kind: str) -> None:
+        self.store, self.message, self.kind = store, message, kind
         self.part: int | None = None
         self._text = ""
         self._timer: asyncio.TimerHandle | None = None
 
     def streamed(self, text: str) -> None:
-        """``text``: all of the answer's text so far."""
+        """``text``: all of the part's text so far."""
         self._text = text
         if self.part is None:
-            self.part = self.store.add_part(self.message, "text", text)
+            self.part = self.store.add_part(self.message, self.kind, text)
         elif self._timer is None:
             self._timer = asyncio.get_running_loop().call_later(SAVE_EVERY, self._save)
 
@@ -114,13 +146,27 @@ class StreamedText:
         assert self.part is not None
         try:
             self.store.update_part(self.part, text=self._text)
-        except StoreError as error:  # said when the step stores its text at its end
-            log.warning("the streamed text could not be saved: %s", error)
+        except StoreError as error:  # said when the step stores its parts at its end
+            log.warning("the streamed %s could not be saved: %s", self.kind, error)
 
-    def finish(self, text: str | None) -> None:
-        """No more saves; the part (if any streamed) holds ``text`` (None: it is left as saved)."""
+    def finish(self, text: str, metadata: dict[str, Any] | None = None) -> None:
+        """No more saves; the part holds ``text`` and ``metadata``. A part nothing streamed of is
+        stored only with ``metadata`` (a redacted thinking block)."""
+        self.stop()
+        if self.part is not None:
+            self.store.update_part(self.part, text=text, metadata=metadata)
+        elif metadata:
+            self.part = self.store.add_part(self.message, self.kind, text, metadata=metadata)
+
+    def drop(self) -> None:
+        """No more saves, and no part."""
+        self.stop()
+        if self.part is not None:
+            self.store.drop_part(self.part)
+            self.part = None
+
+    def stop(self) -> None:
+        """No more saves."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if self.part is not None and text is not None:
-            self.store.update_part(self.part, text=text)

@@ -52,6 +52,27 @@ async def test_a_retry_after_a_broken_stream_tells_listeners_to_drop_its_text(
         renderer(event)
     assert "broke off and is discarded" in shown.getvalue()
     assert shown.getvalue().endswith("second attempt")
+    # The store drops it too: the message holds the second attempt alone.
+    [*_, answer] = as_json(loop.store, loop.env.session.id)["messages"]
+    assert [(p["kind"], p["text"]) for p in answer["parts"]] == [("text", "second attempt")]
+
+
+async def test_a_stream_broken_on_the_last_attempt_keeps_what_the_user_saw(
+    workspace: Path, fake: ScriptedModel
+) -> None:
+    script(fake, Turn(reasoning="Thinking it over.", text="The answer is", cut_after_chunks=6))
+    loop, events = make_loop(workspace, fake, Human())
+    loop.retry = dataclasses.replace(loop.retry, attempts=1)
+    result = await loop.run_turn("go")
+    assert result.stop_reason == "error"
+    shown = {
+        kind: "".join(e.data["delta"] for e in events if e.type == kind) for kind in ("reasoning", "text")
+    }
+    assert shown["reasoning"] == "Thinking it over." and shown["text"], shown  # cut in the text
+    [*_, answer] = as_json(loop.store, loop.env.session.id)["messages"]
+    kept = [(p["kind"], p["text"]) for p in answer["parts"]]
+    assert kept[:2] == [("reasoning", shown["reasoning"]), ("text", shown["text"])], kept
+    assert [kind for kind, _ in kept[2:]] == ["error"], kept
 
 
 async def test_a_stream_that_stalls_midway_is_abandoned_and_retried(

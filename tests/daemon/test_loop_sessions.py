@@ -213,10 +213,11 @@ def test_sigterm_or_sighup_mid_tool_stops_its_command_and_keeps_the_session(
 
 
 def test_kill_9_mid_answer_keeps_the_text_the_user_saw(workspace: Path, fake: ScriptedModel) -> None:
-    # An answer's text was stored empty until the answer ended: a process killed while it
-    # streamed (kill -9, out of memory) lost all of it, though the user had read it.
+    # An answer's reasoning and text were stored when the answer ended: a process killed while
+    # it streamed (kill -9, out of memory) lost all of them, though the user had read them.
     answer = "An answer that streams for a while, and then the process is killed."
-    script(fake, Turn(text=answer, stall_after_chunks=4))  # its role, then its three pieces
+    thought = "Let me think about it."
+    script(fake, Turn(reasoning=thought, text=answer, stall_after_chunks=7))  # role, 3 + 3 pieces
     command = [LSPILOT, "run", "explain", "--root", str(workspace), "--json"]
     proc = subprocess.Popen(
         [*command, "--model", "openai/scripted", "--api-base", fake.api_base],
@@ -233,11 +234,11 @@ def test_kill_9_mid_answer_keeps_the_text_the_user_saw(workspace: Path, fake: Sc
             break
     store = Store(workspace.parent / "data" / "lspilot.db", reading=True)
 
-    def stored() -> list[str]:
-        return [p["text"] for p in as_json(store, session)["messages"][-1]["parts"] if p["kind"] == "text"]
+    def stored() -> list[tuple[str, str]]:
+        return [(p["kind"], p["text"]) for p in as_json(store, session)["messages"][-1]["parts"]]
 
     deadline = time.monotonic() + 60  # saved a second after the last piece (SAVE_EVERY)
-    while stored() != [answer] and time.monotonic() < deadline:
+    while stored() != [("reasoning", thought), ("text", answer)] and time.monotonic() < deadline:
         time.sleep(0.05)
     store.close()
     os.kill(proc.pid, signal.SIGKILL)
@@ -249,10 +250,8 @@ def test_kill_9_mid_answer_keeps_the_text_the_user_saw(workspace: Path, fake: Sc
         check=True,
     )
     [*_, last] = json.loads(exported.stdout)["messages"]
-    assert (last["role"], [(p["kind"], p["text"]) for p in last["parts"]]) == (
-        "assistant",
-        [("text", answer)],
-    )
+    kept = [(p["kind"], p["text"]) for p in last["parts"]]
+    assert (last["role"], kept) == ("assistant", [("reasoning", thought), ("text", answer)])
 
 
 def test_ctrl_c_says_which_session_to_go_on_with(workspace: Path, fake: ScriptedModel) -> None:
