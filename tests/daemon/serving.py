@@ -115,10 +115,11 @@ class Editor:
         return types.ShowDocumentResult(success=True)
 
     def open(self, path: Path, text: str | None = None) -> None:
-        """Open ``path`` in the editor, as a buffer holding ``text`` (by default the file's, empty
-        for a file not on disk)."""
+        """Open ``path`` in the editor, as a buffer holding ``text`` (by default the file's, its
+        line endings as they are, as VS Code and Neovim send a CRLF file; empty for a file not on
+        disk)."""
         if text is None:
-            text = path.read_text() if path.exists() else ""
+            text = path.read_bytes().decode() if path.exists() else ""
         self.buffers[path.as_uri()] = (text, 1)
         item = types.TextDocumentItem(path.as_uri(), "python", 1, text)
         self.client.text_document_did_open(types.DidOpenTextDocumentParams(item))
