@@ -1,21 +1,33 @@
 """Indentation as the fuzzy matchers see it: the shape of a block (levels relative to its first
 line, tabs counting as one level), re-indenting new text from one block's indentation to
-another's in the file's unit (tabs or N spaces), and fitting new text line by line when the
-file's block is not the old one shifted (``fit``)."""
+another's in the file's unit (tabs or N spaces), fitting new text line by line when the
+file's block is not the old one shifted (``fit``), and putting back the file's own text for the
+lines the new text left as they were (``keep_unchanged``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from difflib import SequenceMatcher
 
+from rapidfuzz import fuzz
+
+#: An oldString line rewritten one for one into a file line is the same line (a typo, another
+#: name) when at least this similar (0-100); else they are two different lines.
+SAME_LINE_SIMILARITY = 80.0
+
 
 def _leading(line: str) -> str:
     return line[: len(line) - len(line.lstrip(" \t"))]
 
 
+def _widths(lines: list[str]) -> set[int]:
+    """The indentation widths of non-blank ``lines`` in spaces (tabs are left out: one level each)."""
+    return {len(_leading(line).replace("\t", "")) for line in lines if line.strip()}
+
+
 def _unit(lines: list[str]) -> int:
     """Spaces per indentation level among ``lines`` (tabs are one level); 4 when nothing says."""
-    widths = {len(_leading(line).replace("\t", "")) for line in lines if line.strip()}
+    widths = _widths(lines)
     steps = sorted({abs(a - b) for a in widths for b in widths if a != b})
     return steps[0] if steps else 4
 
@@ -46,7 +58,7 @@ def reindent(new: str, old: str, matched: str) -> str:
     if not old_lines or not file_lines:
         return new
     old_base, file_base = _leading(old_lines[0]), _leading(file_lines[0])
-    old_unit, file_unit = _unit(old_lines), _unit(file_lines)
+    old_unit, file_unit = _model_unit(old_lines, new), _unit(file_lines)
     file_tabs = "\t" in "".join(_leading(line) for line in file_lines)
     if old_base == file_base and ("\t" in "".join(_leading(line) for line in old_lines)) == file_tabs:
         return new
@@ -63,6 +75,14 @@ def reindent(new: str, old: str, matched: str) -> str:
         indent = "\t" * target if file_tabs else " " * (file_unit * target)
         out.append(indent + " " * spaces + line.lstrip(" \t"))
     return "\n".join(out)
+
+
+def _model_unit(old: list[str], new: str) -> int:
+    """The model's unit: from ``old``'s lines when they sit at two depths or more; else (one depth
+    tells nothing, and the 4-space default put a newString nesting deeper in 8 or 2 spaces at the
+    wrong levels) from ``new``'s lines too. ``old`` alone when it can tell, since an aligned
+    continuation line in ``new`` (7 spaces among 4 and 8) would make every space a level."""
+    return _unit(old if len(_widths(old)) > 1 else old + new.split("\n"))
 
 
 class Unfitted(Exception):
@@ -164,6 +184,34 @@ def _mapped(new: list[str], old: list[str], file: list[str], pairs: list[tuple[i
             raise Unfitted(line)
         at[k] = at[above] + step(w - width(new[above]))
     return "\n".join(at[k] + line.lstrip(" \t") if k in at else line for k, line in enumerate(new))
+
+
+def keep_unchanged(fitted: str, old: str, new: str, matched: str) -> str:
+    """``fitted`` (``new`` indented for the file) with each line that ``new`` keeps exactly as it
+    is in ``old`` replaced by the file's line that ``old``'s line matched: a fuzzy match must not
+    overwrite a line the model did not change with its imperfect copy of it (another name, tabs
+    for spaces, doubled or trailing spaces). Lines the model changed stay the model's."""
+    old_lines, new_lines, file_lines = old.split("\n"), new.split("\n"), matched.split("\n")
+    out = fitted.split("\n")
+    in_file = _same_lines(old_lines, file_lines)
+    for k, olds in _counterparts(old_lines, new_lines):
+        if len(olds) == 1 and new_lines[k] == old_lines[olds[0]] and olds[0] in in_file:
+            out[k] = file_lines[in_file[olds[0]]]
+    return "\n".join(out)
+
+
+def _same_lines(old: list[str], file: list[str]) -> dict[int, int]:
+    """Old line -> the file line that is the same line, but for the model's sloppiness: equal
+    once whitespace is collapsed, or rewritten one for one and similar. Not by position alone: a
+    matcher's block may pair an old line with a different file line (``if x:`` for ``store()``)."""
+    a, b = [" ".join(line.split()) for line in old], [" ".join(line.split()) for line in file]
+    pairs: dict[int, int] = {}
+    for tag, a1, a2, b1, b2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal" or (tag == "replace" and a2 - a1 == b2 - b1):
+            for i, j in zip(range(a1, a2), range(b1, b2), strict=True):
+                if a[i] == b[j] or (a[i] and fuzz.ratio(a[i], b[j]) >= SAME_LINE_SIMILARITY):
+                    pairs[i] = j
+    return pairs
 
 
 def _counterparts(old: list[str], new: list[str]) -> Iterator[tuple[int, list[int]]]:

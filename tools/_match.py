@@ -3,8 +3,10 @@
 Each matcher lists every span it would accept. The first matcher that finds anything decides:
 one span is the match; several are an error naming their lines (a looser matcher is never asked
 to break the tie, since it would pick one of equally good places by accident); with
-``replace_all`` every span is replaced. Fuzzy spans far larger than ``oldString`` are refused, and
-when indentation differed, ``newString`` is re-indented to the file's.
+``replace_all`` every span is replaced. A matcher that sees other places about as good as the
+ones it accepts refuses too (``_Tie``). Fuzzy spans far larger than ``oldString`` are refused;
+when indentation differed, ``newString`` is re-indented to the file's, and the lines it keeps
+unchanged from ``oldString`` are the file's own.
 
 Content is the file's text with ``\\n`` line endings and no BOM (see ``_text.py``).
 """
@@ -12,29 +14,30 @@ Content is the file's text with ``\\n`` line endings and no BOM (see ``_text.py`
 from __future__ import annotations
 
 import re
+import unicodedata
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from rapidfuzz import fuzz, process
 
-from ._indent import Unfitted, core, fit, reindent, shape
+from ._anchored import Anchored, block_anchored, context_aware, line_slack
+from ._indent import Unfitted, core, fit, keep_unchanged, reindent, shape
 from .base import ToolError
 from .diff import split_lines
-
-#: Middle lines of an anchored block must be at least this similar (0-100) to ``oldString``'s.
-ANCHOR_SIMILARITY = 80.0
-#: A context-aware block needs at least this share of its middle lines unchanged.
-CONTEXT_SHARE = 0.5
-#: How far apart (times oldString's lines) anchors are still looked for, to be refused by name.
-FAR_FACTOR = 20
-#: The anchor first line of a block must have this many letters or digits ("}" is no anchor).
-ANCHOR_MIN_WORD_CHARS = 4
 
 
 class MatchError(ToolError):
     """``oldString`` could not be placed; the message says why and what to send instead."""
+
+
+class _Tie(Exception):
+    """Places about equally like ``oldString`` (found as ``how`` says), so none may be picked."""
+
+    def __init__(self, spans: list[Span], how: str = "") -> None:
+        super().__init__(how)
+        self.spans, self.how = sorted(set(spans)), how
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,10 @@ class Content:
     def line_of(self, offset: int) -> int:
         """1-based line number of a character offset."""
         return bisect_right(self.starts, offset)
+
+    def block(self, first: int, count: int) -> list[str]:
+        """``count`` lines from 0-based ``first``, without their line breaks."""
+        return [line.rstrip("\n") for line in self.lines[first : first + count]]
 
     def span(self, first: int, count: int, keep_newline: bool) -> tuple[int, int]:
         """Offsets of ``count`` lines from 0-based ``first``; the last newline only if asked."""
@@ -140,16 +147,29 @@ def indentation_flexible(content: Content, old: str) -> list[Span]:
 
 
 def escape_normalized(content: Content, old: str) -> list[Span]:
+    """``old`` with its escapes undone (``\\n``, ``\\"`` written once too often), found as it is.
+    When ``old`` as written, whitespace aside, is somewhere else, either could be meant: a tie."""
     unescaped = unescape(old)
-    return exact(content, unescaped) if unescaped != old else []
+    spans = exact(content, unescaped) if unescaped != old else []
+    if spans and (
+        elsewhere := [
+            s for s in whitespace_normalized(content, old) if not any(_overlap(s, t) for t in spans)
+        ]
+    ):
+        raise _Tie(spans + elsewhere, "escape-normalized, whitespace-normalized")
+    return spans
+
+
+def _overlap(a: Span, b: Span) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
 
 
 def trimmed_boundary(content: Content, old: str) -> list[Span]:
     """``old`` without its leading and trailing whitespace (blank lines, indentation), found as
     it is. A side that had whitespace must fall where a line's text begins or ends: the text
-    inside a longer line ("return x" in "return x  # why") is not what was meant. The span
-    takes in the indentation before it, so newString is fitted to it like the other fuzzy
-    matches."""
+    inside a longer line ("return x" in "return x  # why") is not what was meant; nor does
+    either side fall inside a word ("count = 1" in "account = 1"). The span takes in the
+    indentation before it, so newString is fitted to it like the other fuzzy matches."""
     trimmed = old.strip()
     if not trimmed or trimmed == old:
         return []
@@ -160,89 +180,30 @@ def trimmed_boundary(content: Content, old: str) -> list[Span]:
         line_start = text.rfind("\n", 0, start) + 1
         line_end = text.find("\n", end)
         line_end = len(text) if line_end < 0 else line_end
-        if lead and text[line_start:start].strip():
+        before, after = text[line_start:start], text[end:line_end]
+        if (lead and before.strip()) or (trail and after.strip()):
             continue
-        if trail and text[end:line_end].strip():
+        if _joined(before[-1:], trimmed[0]) or _joined(trimmed[-1], after[:1]):
             continue
         spans.append((line_start if lead else start, end))
     return spans
 
 
-def context_aware(content: Content, old: str) -> list[Span]:
-    """Same first and last line, same length, at least half the middle lines unchanged."""
-
-    def score(block: list[str], wanted: list[str]) -> float | None:
-        middle = [(a.strip(), b.strip()) for a, b in zip(block[1:-1], wanted[1:-1], strict=True)]
-        same = sum(a == b for a, b in middle if a or b)
-        counted = sum(1 for a, b in middle if a or b)
-        share = same / counted if counted else 1.0
-        return share if share >= CONTEXT_SHARE else None
-
-    return _anchored(content, old, score, same_length=True)
+def _joined(left: str, right: str) -> bool:
+    """Whether ``left`` and ``right`` (a character each, or nothing) are parts of one word."""
+    return all(ch and (ch.isalnum() or ch == "_") for ch in (left, right))
 
 
-def block_anchored(content: Content, old: str) -> list[Span]:
-    """Same first and last line; the middle lines similar as a whole (rapidfuzz ratio)."""
+def _untied(matcher: Callable[[Content, str], Anchored]) -> Matcher:
+    """An anchored matcher as the cascade's: its spans, or a ``_Tie`` when it saw rivals."""
 
-    def score(block: list[str], wanted: list[str]) -> float | None:
-        got = "\n".join(line.strip() for line in block[1:-1])
-        want = "\n".join(line.strip() for line in wanted[1:-1])
-        ratio = fuzz.ratio(got, want)
-        return ratio if ratio >= ANCHOR_SIMILARITY else None
+    def spans(content: Content, old: str) -> list[Span]:
+        found = matcher(content, old)
+        if found.rivals:
+            raise _Tie(found.spans + found.rivals)
+        return found.spans
 
-    return _anchored(content, old, score, same_length=False)
-
-
-def _anchored(
-    content: Content,
-    old: str,
-    score: Callable[[list[str], list[str]], float | None],
-    same_length: bool,
-) -> list[Span]:
-    """Blocks between lines equal to ``old``'s first and last line that ``score`` accepts (not
-    None): from each first line, the block scoring best among those about as long as ``old``
-    (the nearest length on a tie). Taking the shortest instead cut a function at an early
-    ``return`` equal to its last line, leaving the rest of it behind the new text.
-
-    Without ``same_length``, when none is near, a pair of anchors much further apart whose first
-    middle lines look like ``old``'s is returned too (that is what loose matchers elsewhere
-    replace), so that the proportion check refuses it by name instead of the edit quietly failing
-    or deleting lines.
-    """
-    wanted = old.split("\n")
-    keep_newline = wanted[-1] == ""
-    if keep_newline:
-        wanted.pop()
-    n = len(wanted)
-    first, last = wanted[0].strip(), wanted[-1].strip()
-    if n < 3 or not last or sum(ch.isalnum() for ch in first) < ANCHOR_MIN_WORD_CHARS:
-        return []
-    slack = 0 if same_length else _line_slack(n)
-    reach = n + slack if same_length else FAR_FACTOR * n
-    spans: list[Span] = []
-    for i in [i for i, line in enumerate(content.stripped) if line == first]:
-        best: tuple[float, int, int] | None = None  # (score, -distance from n, size)
-        sizes = range(max(3, n - slack), min(reach, len(content.lines) - i) + 1)
-        for size in sizes:
-            if content.stripped[i + size - 1] != last:
-                continue
-            block = [line.rstrip("\n") for line in content.lines[i : i + size]]
-            if size <= n + slack:
-                got = score(block, wanted)
-                if got is not None and (best is None or (got, -abs(size - n)) > best[:2]):
-                    best = (got, -abs(size - n), size)
-            elif best is not None:
-                break
-            elif score(block[: n - 1] + block[-1:], wanted) is not None:
-                best = (0.0, 0, size)
-                break
-        if best is not None:
-            spans.append(content.span(i, best[2], keep_newline))
     return spans
-
-
-def _line_slack(n: int) -> int:
-    return max(2, n // 4)
 
 
 def _disjoint(spans: list[Span]) -> list[Span]:
@@ -260,34 +221,31 @@ CASCADE: tuple[tuple[str, Matcher], ...] = (
     ("line-trimmed", line_trimmed),
     ("whitespace-normalized", whitespace_normalized),
     ("trimmed-boundary", trimmed_boundary),
-    ("context-aware", context_aware),
-    ("block-anchored", block_anchored),
+    ("context-aware", _untied(context_aware)),
+    ("block-anchored", _untied(block_anchored)),
 )
-#: Matchers whose span may be indented differently from ``oldString``, even unevenly: fit
-#: ``newString`` to it (``indentation-flexible`` spans are only shifted: ``reindent`` does).
-REINDENT = {
-    "trimmed-boundary",
-    "line-trimmed",
-    "whitespace-normalized",
-    "context-aware",
-    "block-anchored",
-}
 
 
 def find(content: Content, old: str, new: str, replace_all: bool = False) -> Found:
     """The replacements turning ``old`` into ``new``, or a ``MatchError`` saying what to do."""
     for name, matcher in CASCADE:
-        spans = sorted(set(matcher(content, old)))
+        try:
+            spans = sorted(set(matcher(content, old)))
+        except _Tie as tie:
+            raise MatchError(
+                f"oldString is about as similar to {len(tie.spans)} places ({tie.how or name}): lines "
+                f"{_ranges(content, tie.spans)}, so which one is meant cannot be told; nothing was "
+                "changed. Copy the exact lines of the one to change from read's output (without the "
+                "line-number prefix) into oldString."
+            ) from None
         if not spans:
             continue
         if replace_all:
             spans = _disjoint(spans)
-        lines = [content.line_of(start) for start, _ in spans]
         if len(spans) > 1 and not replace_all:
-            shown = ", ".join(map(str, lines[:20])) + (" ..." if len(spans) > 20 else "")
             how = "" if name == "exact" else f" (matching {name})"
             raise MatchError(
-                f"oldString matches {len(spans)} places{how}, starting at lines {shown}. "
+                f"oldString matches {len(spans)} places{how}, starting at lines {_shown(content, spans)}. "
                 "Add surrounding lines to oldString to pick one, or set replaceAll to change every one."
             )
         if name != "exact":
@@ -296,8 +254,17 @@ def find(content: Content, old: str, new: str, replace_all: bool = False) -> Fou
         replacements = [Replacement(s, e, _new_text(content, old, new, (s, e), name)) for s, e in spans]
         if name != "exact":
             replacements = [r if r.text else _whole_lines(content, r) for r in replacements]
-        return Found(replacements, name, lines)
+        return Found(replacements, name, [content.line_of(start) for start, _ in spans])
     raise MatchError(not_found(content, old))
+
+
+def _shown(content: Content, spans: list[Span]) -> str:
+    lines = [content.line_of(start) for start, _ in spans]
+    return ", ".join(map(str, lines[:20])) + (" ..." if len(lines) > 20 else "")
+
+
+def _ranges(content: Content, spans: list[Span]) -> str:
+    return ", ".join(f"{content.line_of(s)}-{content.line_of(max(s, e - 1))}" for s, e in spans)
 
 
 def _whole_lines(content: Content, deletion: Replacement) -> Replacement:
@@ -316,31 +283,34 @@ def _whole_lines(content: Content, deletion: Replacement) -> Replacement:
 
 
 def _new_text(content: Content, old: str, new: str, span: Span, matcher: str) -> str:
-    if matcher == "escape-normalized" and "\n" not in old and "\n" not in new:
-        return unescape(new)
+    """``new`` for the ``span`` that ``matcher`` found ``old`` at: unescaped as ``old`` was, or
+    indented for the file with the lines it keeps from ``old`` as the file has them."""
+    matched = content.text[span[0] : span[1]]
+    if matcher == "exact":
+        return new
+    if matcher == "escape-normalized":
+        return unescape(new, keep=_written(old, matched))
     if matcher == "trimmed-boundary":  # the span has no blank lines or trailing whitespace
         old, new = core(old), core(new)
     if matcher == "indentation-flexible":  # its spans are oldString shifted as a block
-        return reindent(new, old, content.text[span[0] : span[1]])
-    if matcher in REINDENT:
-        try:
-            return fit(new, old, content.text[span[0] : span[1]])
-        except Unfitted as error:
-            first, last = content.line_of(span[0]), content.line_of(max(span[0], span[1] - 1))
-            raise MatchError(
-                f"oldString matched lines {first}-{last} ({matcher}), but its lines are not indented "
-                "like the file's (not even shifted as a block), so the file's indentation for "
-                f"newString's line {error.line.strip()!r} cannot be told; nothing was changed. "
-                "Copy the lines with their indentation from read's output (without the line-number "
-                "prefix) into oldString, and indent newString the same way."
-            ) from None
-    return new
+        return keep_unchanged(reindent(new, old, matched), old, new, matched)
+    try:  # the other spans may be indented differently from old, even unevenly
+        return keep_unchanged(fit(new, old, matched), old, new, matched)
+    except Unfitted as error:
+        first, last = content.line_of(span[0]), content.line_of(max(span[0], span[1] - 1))
+        raise MatchError(
+            f"oldString matched lines {first}-{last} ({matcher}), but its lines are not indented "
+            "like the file's (not even shifted as a block), so the file's indentation for "
+            f"newString's line {error.line.strip()!r} cannot be told; nothing was changed. "
+            "Copy the lines with their indentation from read's output (without the line-number "
+            "prefix) into oldString, and indent newString the same way."
+        ) from None
 
 
 def _check_proportion(content: Content, old: str, start: int, end: int, matcher: str) -> None:
     got_lines = content.text.count("\n", start, end) + 1
     want_lines = old.strip("\n").count("\n") + 1
-    if got_lines > want_lines + _line_slack(want_lines) or end - start > 1.5 * len(old) + 80:
+    if got_lines > want_lines + line_slack(want_lines) or end - start > 1.5 * len(old) + 80:
         first = content.line_of(start)
         raise MatchError(
             f"The closest match ({matcher}) spans lines {first}-{first + got_lines - 1} "
@@ -354,14 +324,28 @@ _ESCAPES = re.compile(r"\\(n|t|r|'|\"|`|\\|\$|\n)")
 _UNESCAPED = {"n": "\n", "t": "\t", "r": "\r", "'": "'", '"': '"', "`": "`", "\\": "\\", "$": "$", "\n": "\n"}
 
 
-def unescape(text: str) -> str:
-    """``oldString`` as the model meant it when it escaped it once too often (``\\n``, ``\\"``)."""
-    return _ESCAPES.sub(lambda m: _UNESCAPED[m.group(1)], text)
+def unescape(text: str, keep: Collection[str] = ()) -> str:
+    """``text`` as the model meant it when it escaped it once too often (``\\n``, ``\\"``); the
+    escapes whose character after the backslash is in ``keep`` stay as written."""
+    return _ESCAPES.sub(lambda m: m.group(0) if m.group(1) in keep else _UNESCAPED[m.group(1)], text)
+
+
+def _written(old: str, matched: str) -> set[str]:
+    """The escapes (by the character after the backslash) that newString means as written, when
+    ``old`` matched ``matched`` with its escapes undone: of those ``old`` did not undo itself, the
+    ones ``matched`` has as written (``"\\n"`` in a Python string must not become a line break)
+    and the ones whose character ``old`` writes plainly (an ``old`` with real line breaks does not
+    write one as ``\\n``)."""
+    undone = {m.group(1) for m in _ESCAPES.finditer(old)}
+    plain = _ESCAPES.sub("", old)
+    return {k for k, char in _UNESCAPED.items() if k not in undone and ("\\" + k in matched or char in plain)}
 
 
 def not_found(content: Content, old: str) -> str:
     """The error for a missing ``oldString``, showing the file's closest region with line numbers."""
     message = "oldString was not found in the file"
+    if (why := _invisible_difference(content, old)) is not None:
+        return f"{message}: {why}"
     region = closest_region(content, old)
     if region is None:
         return message + ". Read the file again and copy the exact text to replace."
@@ -371,6 +355,22 @@ def not_found(content: Content, old: str) -> str:
         f"{message}. The closest text ({score:.0f}% similar) is at lines {first + 1}-{last + 1}:\n"
         f"{shown}\nCopy the exact text from there (without the line-number prefix) into oldString."
     )
+
+
+def _invisible_difference(content: Content, old: str) -> str | None:
+    """Why ``old`` is not in the file when the difference cannot be seen: a BOM, or Unicode
+    normalization (an accented letter as one character or as a letter and a combining accent)."""
+    if "\ufeff" in old and old.replace("\ufeff", "") in content.text:
+        return (
+            "oldString contains a byte-order mark (U+FEFF), which the file's text does not. Send it without."
+        )
+    if unicodedata.normalize("NFC", old) in unicodedata.normalize("NFC", content.text):
+        return (
+            "oldString differs from the file only in Unicode normalization (an accented letter written "
+            "as one character in one and as a letter plus a combining accent in the other). Copy the "
+            "text from read's output, or pick an oldString that leaves out the accented letters."
+        )
+    return None
 
 
 def closest_region(content: Content, old: str, max_lines: int = 30) -> tuple[int, int, float] | None:

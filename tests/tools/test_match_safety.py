@@ -1,0 +1,212 @@
+"""The cascade never edits a place it is not sure of, nor lines the model left alone: ties it
+refuses, the file's own text for unchanged lines, newString nesting deeper than oldString,
+escapes, word boundaries, and differences that cannot be seen."""
+
+from __future__ import annotations
+
+import pytest
+
+from .test_match import Case, check
+
+#: Two methods with the same first and last line sharing two of four middle lines.
+SAVES = (
+    "class Cache:\n"
+    "    def save(self, key, value):\n"
+    "        self.check(key)\n"
+    "        data = encode(value)\n"
+    "        self.items[key] = data\n"
+    "        self.count += 1\n"
+    "        return True\n"
+    "\n\n"
+    "class Store:\n"
+    "    def save(self, key, value):\n"
+    "        self.check(key)\n"
+    "        blob = serialize(value)\n"
+    '        self.log.debug("saving %s", key)\n'
+    "        self.rows[key] = blob\n"
+    "        self.count += 1\n"
+    "        return True\n"
+)
+#: Store.save copied without its log line: as long as Cache.save, and two middle lines as its.
+SLOPPY_STORE = (
+    "    def save(self, key, value):\n"
+    "        self.check(key)\n"
+    "        blob = serialize(value)\n"
+    "        self.rows[key] = blob\n"
+    "        self.count += 1\n"
+    "        return True"
+)
+#: Two blocks between the same anchors, one 83% like oldString's middle and one 76%.
+TWINS = (
+    "def load(db, query):\n    rows = fetch(db, q)\n    rows = tidy(rows)\n    return rows\n\n"
+    "def load(db, query):\n    rows = fetch_all(db)\n    rows = clean(rows, deep=True)\n    return rows\n"
+)
+
+CASES = [
+    Case(
+        # It edited Cache.save: same length, and two of its four middle lines are oldString's.
+        "a sloppy copy of one of two similar blocks is refused, naming both",
+        SAVES,
+        SLOPPY_STORE,
+        SLOPPY_STORE.replace("self.rows[key] = blob", "self.rows[key] = blob.compress()"),
+        None,
+        error="oldString is about as similar to 2 places (context-aware): lines 2-7, 11-17, so which one",
+    ),
+    Case(
+        # It took the first: 83% similar, the other 76% (under 80, so not counted as a match).
+        "a second block just under the similarity threshold makes the first no match",
+        TWINS,
+        "def load(db, query):\n    rows = fetch(db, query)\n    rows = clean(rows)\n    return rows",
+        "def load(db, query):\n    return None",
+        None,
+        error="about as similar to 2 places (block-anchored): lines 1-4, 6-9, so which one",
+    ),
+    Case(
+        # It replaced lines 1-5, up to the early "return False", leaving the function's last two.
+        "a shortened copy of a function is not cut at an early line equal to its last",
+        "def check(item):\n    validate(item)\n    normalize(item)\n    if item.skip:\n        return False\n"
+        "    store(item)\n    return False\n\n\nother()\n",
+        "def check(item):\n    validate(item)\n    normalize(item)\n    store(item)\n    return False",
+        "def check(item):\n    validate(item)\n    store(item)\n    return True",
+        None,
+        error="about as similar to 2 places (context-aware): lines 1-5, 1-7, so which one",
+    ),
+    Case(
+        # One unchanged middle line of two passed for "half of the middle unchanged".
+        "one identical middle line is no context",
+        "def build(cfg):\n    load(cfg)\n    check(cfg)\n    return cfg\n",
+        "def build(cfg):\n    load(cfg)\n    wipe(everything, now=True)\n    return cfg",
+        "def build(cfg):\n    return cfg",
+        None,
+        error="oldString was not found",
+    ),
+    Case(
+        # The file's line became the model's copy: "x = offset  # ms".
+        "an unchanged line keeps the file's text, not the model's copy of it",
+        "def f(offset_ms):\n    x = offset_ms  # ms\n    y = 2\n    z = 3\n    return x + y + z\n",
+        "def f(offset_ms):\n    x = offset  # ms\n    y = 2\n    z = 3\n    return x + y + z",
+        "def f(offset_ms):\n    x = offset  # ms\n    y = 20\n    z = 3\n    return x + y + z",
+        "context-aware",
+        "def f(offset_ms):\n    x = offset_ms  # ms\n    y = 20\n    z = 3\n    return x + y + z\n",
+    ),
+    Case(
+        # Paired by position, the kept "result = ..." line became the file's "audit.record(user)".
+        "an unchanged line takes the text of the same file line, not of the one at its place",
+        "def handle(request):\n    user = authenticate(request)\n    data = parse_body(request)\n"
+        "    audit.record(user)\n    result = process(user, data)\n    return result\n",
+        "def handle(request):\n    user = authenticate(request)\n    data = parse_body(request)\n"
+        "    result = process(user, data)\n    metrics.bump()\n    return result",
+        "def handle(request):\n    user = authenticate(request)\n"
+        "    data = parse_body(request, strict=True)\n    result = process(user, data)\n    return result",
+        "context-aware",
+        "def handle(request):\n    user = authenticate(request)\n"
+        "    data = parse_body(request, strict=True)\n    result = process(user, data)\n    return result\n",
+    ),
+    Case(
+        "an unchanged line keeps the file's inner whitespace",
+        "total = a  +  b\nprint(total)\n",
+        "total = a + b\nprint(total)",
+        "total = a + b\nprint(total, flush=True)",
+        "whitespace-normalized",
+        "total = a  +  b\nprint(total, flush=True)\n",
+    ),
+    Case(
+        "an unchanged line keeps the file's trailing spaces",
+        "x = 1   \ny = 2\n",
+        "x = 1\ny = 2",
+        "x = 1\ny = 3",
+        "indentation-flexible",
+        "x = 1   \ny = 3\n",
+    ),
+    Case(
+        "an unchanged blank line keeps the file's (no model's trailing spaces)",
+        "x = 1\n\ny = 2\n",
+        "x = 1  \n  \ny = 2  ",
+        "x = 1  \n  \ny = 3",
+        "indentation-flexible",
+        "x = 1\n\ny = 3\n",
+    ),
+    Case(
+        # Read in the 4-space default unit, the 16-space line went one tab too deep.
+        "newString nesting deeper than oldString, 8-space model in a tab file",
+        "def f():\n\tgo()\n\tstop()\n",
+        "        go()\n        stop()",
+        "        go()\n        if x:\n                stop()",
+        "indentation-flexible",
+        "def f():\n\tgo()\n\tif x:\n\t\tstop()\n",
+    ),
+    Case(
+        # 6 spaces (two levels of 2) collapsed onto 4 (one level).
+        "newString nesting two levels deeper, 2-space model in a tab file",
+        "def f():\n\tgo()\n\tstop()\n",
+        "  go()\n  stop()",
+        "  go()\n  if x:\n    if y:\n      stop()",
+        "indentation-flexible",
+        "def f():\n\tgo()\n\tif x:\n\t\tif y:\n\t\t\tstop()\n",
+    ),
+    Case(
+        # Unescaped, oldString is the real tab at line 4; as written it is lines 2-3.
+        "escape-normalized and whitespace matchers finding different places is refused",
+        'def f():\n    if x:\n        msg = "a\\tb"\nif x:\n    msg = "a\tb"\n',
+        'if x:\n    msg = "a\\tb"',
+        'if x:\n    msg = "a\\tc"',
+        None,
+        error="about as similar to 2 places (escape-normalized, whitespace-normalized): lines 2-3, 4-5",
+    ),
+    Case(
+        # A Makefile recipe: "\t" was written literally into the file.
+        "a multi-line escape match unescapes newString too",
+        "all:\n\techo hi\n\nclean:\n\trm -f out\n",
+        "all:\n\\techo hi",
+        "all:\n\\techo bye",
+        "escape-normalized",
+        "all:\n\techo bye\n\nclean:\n\trm -f out\n",
+    ),
+    Case(
+        # The file's "\n" (two characters) in newString became a line break inside the string.
+        "a backslash sequence the file has as written stays as written in newString",
+        'print("hi\\n")\nx = 1\n',
+        'print(\\"hi\\\\n\\")',
+        'print(\\"bye\\n\\")',
+        "escape-normalized",
+        'print("bye\\n")\nx = 1\n',
+    ),
+    Case(
+        # It replaced "count = 1" inside "account = 1".
+        "blank-line-trimmed text never starts inside a word",
+        "account = 1\nx = 2\n",
+        "count = 1\n\n",
+        "count = 2\n",
+        None,
+        error="oldString was not found",
+    ),
+    Case(
+        "blank-line-trimmed text never ends inside a word",
+        "y = 1\nx = counter\n",
+        "\n\nx = count",
+        "x = total",
+        None,
+        error="oldString was not found",
+    ),
+    Case(
+        "differing only in Unicode normalization is said",
+        "caf\u00e9 = 1\nx = 2\n",
+        "cafe\u0301 = 1",
+        "cafe\u0301 = 2",
+        None,
+        error="oldString differs from the file only in Unicode normalization",
+    ),
+    Case(
+        "a byte-order mark in oldString is said",
+        "import os\nx = 2\n",
+        "\ufeffimport os",
+        "import sys",
+        None,
+        error="oldString contains a byte-order mark (U+FEFF)",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_safety(case: Case) -> None:
+    check(case)
