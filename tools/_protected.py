@@ -38,6 +38,9 @@ def _set(text: str) -> frozenset[str]:
 PERMISSION = "protected"
 #: Hook managers' folders of scripts the installed hooks run (husky, lefthook).
 HOOK_FOLDERS = _set(".husky .lefthook .lefthook-local")
+#: Protected folders a command may make without naming them (``git init``, ``npx husky init``):
+#: a glob is matched to these names too, as if they were there (``git init && cp x .g*/hooks/``).
+MADE_FOLDERS = HOOK_FOLDERS | _set(".git .lspilot")
 #: Hook managers' configuration files, whose commands the installed hooks run (pre-commit, lefthook).
 HOOK_CONFIGS = re.compile(
     r"\.pre-commit-config\.ya?ml|\.pre-commit-hooks\.yaml|\.?lefthook(-local)?\.(ya?ml|toml|jsonc?)"
@@ -52,7 +55,9 @@ GIT_HOOKS = _set(
     "p4-post-changelist p4-pre-submit post-index-change"
 )
 #: Commands that only read (or run now) the paths they name: those in a git folder are not asked
-#: as ``protected`` (``cat .git/config``, ``cd .git``, ``git --git-dir .git log``).
+#: as ``protected`` (``cat .git/config``, ``cd .git``, ``git --git-dir .git log``), but for the
+#: files some of them write (``git diff --output=F``: ``_shell_git.WRITES``; ``xxd IN OUT``,
+#: ``less -o F``: ``FileCommand.writes`` and ``output``).
 READERS = _set(
     "cat tac less more stat file wc du ls ll nl od xxd hexdump strings readlink realpath md5sum "
     "sha1sum sha256sum sha512sum cksum diff cmp head tail cut grep egrep fgrep rg cd pushd git "

@@ -1,8 +1,12 @@
 """Shell command analysis: what a bash command runs and which paths it touches, as permission asks.
 
-The command is parsed with tree-sitter-bash (one parser, reused) and every command in the tree is
-visited: inside ``$(...)``, backticks, subshells, pipelines, lists, ``if``/``for``/``while``/``case``,
-functions and process substitution. This module is that walk: it finds the commands, their
+The command is parsed with tree-sitter-bash as bash's lexer reads it (line continuations joined:
+``_shell_parse.py``) and every command in the tree is visited: inside ``$(...)``, backticks,
+subshells, pipelines, lists, ``if``/``for``/``while``/``case``, functions and process substitution,
+and in words the grammar leaves as text (``${x#$(cmd)}``: ``_shell_evaluation.py``, which also
+asks for arithmetic and ``${!x}`` evaluating values not known). A text the grammar cannot parse is
+asked for as a whole, exactly, behind ``(unparsed)``, which no prefix rule matches; and so is one
+nested deeper than ``MAX_DEPTH``. This module is that walk: it finds the commands, their
 assignments and redirections, forks the working directory for subshells, and hands each command to
 ``_shell_commands.py``, which unwraps wrappers (``sudo``, ``env``, ``timeout``, ``xargs``, ``su``,
 ``watch``, ``find -exec``, ``bash -c``, ``eval``, ...: ``_shell_wrappers.py``; runners such as
@@ -30,36 +34,33 @@ import os
 import re
 import shlex
 from collections.abc import Iterable, Sequence
-from functools import cache
 from pathlib import Path
 
-import tree_sitter_bash
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Node
 
 from ._protected import request as protected
 from ._shell_commands import COMMAND_TABLES, Analysis
+from ._shell_evaluation import Evaluation
+from ._shell_parse import parse
 from ._shell_paths import State
-from ._shell_sessions import Sessions
 from ._shell_specs import setting
 from ._shell_words import Word, expand, stdin_feed, stdin_script, word
 from .permission import PermissionRequest, literal
 
 MAX_DEPTH = 8  # nested bash -c / eval strings analyzed before giving up (then: exact + outside)
+#: Labels before a text asked for exactly, as a whole: one the grammar cannot parse, one nested
+#: deeper than ``MAX_DEPTH``. No rule for a prefix matches them.
+UNPARSED = "(unparsed)"
+TOO_DEEP = "(nested too deep)"
 _FORKS = frozenset({"subshell", "pipeline", "command_substitution", "process_substitution"})
 _REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
 _DUPS = frozenset({">&", "<&", ">&-", "<&-"})
 _ARITHMETIC = frozenset({"arithmetic_expansion", "c_style_for_statement"})  # and (( ... ))
 _ENTRY = re.compile(r"\[([^]]*)\]=(.*)", re.DOTALL)  # [NAME]=VALUE in an array's value
 _COMMAND_NAME = re.compile(r"[^\s/$`'\"\\]+")  # a command name a table entry may give
-_ASSIGNING = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|="})
 
 
-@cache
-def parser() -> Parser:
-    return Parser(Language(tree_sitter_bash.language()))
-
-
-class _Visitor(Sessions):
+class _Visitor(Evaluation):
     def __init__(self, root: Path, trusted: Sequence[Path]) -> None:
         super().__init__(root, trusted)
         self.depth = 0
@@ -67,15 +68,22 @@ class _Visitor(Sessions):
     # -- the tree --------------------------------------------------------------------------------
     def script(self, text: str, state: State) -> None:
         if self.depth > MAX_DEPTH:
-            self._record(text.strip(), None)
+            self._exactly(TOO_DEEP, text.strip())
             self._outside(text.strip())
             return
-        tree = parser().parse(text.encode())
-        if tree.root_node.has_error:  # the shell may read it differently: no prefix approval
-            self._record(text.strip(), None)
+        source = parse(text)  # as bash's lexer reads it: the tree's ranges are source.text's
+        if source.tree.root_node.has_error or not source.complete:
+            self._exactly(UNPARSED, source.text.strip())  # the shell may read it otherwise
         self.depth += 1
-        self._children(tree.root_node, state)
+        self._children(source.tree.root_node, state)
         self.depth -= 1
+
+    def _exactly(self, label: str, text: str) -> None:
+        """Record ``text`` as it is, so that a rule denying it applies, and exactly behind
+        ``label``, which no rule for a prefix (``ls *``) matches: only a rule for every command
+        (``*``) or an approval of this very text allows it."""
+        self._record(text, None)
+        self._record(f"{label} {text}", None)
 
     def _children(self, node: Node, state: State) -> None:
         for child in node.named_children:
@@ -123,6 +131,7 @@ class _Visitor(Sessions):
         else:  # lists, compound statements, loops, conditionals, words with substitutions inside
             if kind in _ARITHMETIC or (kind == "compound_statement" and node.children[0].type == "(("):
                 self._arithmetic(node, state)
+            self._evaluated(node, state)
             self._children(node, state)
 
     def _assignment(self, node: Node, state: State) -> bool:
@@ -134,7 +143,15 @@ class _Visitor(Sessions):
         target = None if name is None else _text(name).partition("[")[0]  # PATH[0]=x
         if target in COMMAND_TABLES and name is not None and value is not None:
             return self._command_table(target or "", name, value, state)
-        return self.sets(target, state)
+        was_number = target in state.numbers
+        changes = self.sets(target, state)
+        arithmetic = node.parent is not None and node.parent.type == "c_style_for_statement"
+        number = value is None or value.type == "number"
+        appended = any(c.type == "+=" for c in node.children)  # x+=5 appends: a number if x was
+        plain = target is not None and name is not None and target == _text(name)
+        if plain and target and (arithmetic or (number and (was_number or not appended))):
+            state.numbers.add(target)  # x=5, for ((i = 0; ...)): holds a number
+        return changes
 
     def _command_table(self, table: str, name: Node, value: Node, state: State) -> bool:
         """``BASH_CMDS[NAME]=PATH`` makes ``NAME`` run ``PATH`` (as ``hash -p`` does) and
@@ -190,21 +207,6 @@ class _Visitor(Sessions):
         if self.sets(None if name is None else _text(name), state):
             self._record(text, None)
         self._children(node, state)
-
-    def _arithmetic(self, node: Node, state: State) -> None:
-        """Assignments in ``(( ))``, ``$(( ))`` and ``for (( ))``: ``(( PATH = 1 ))`` sets PATH. A
-        target that is not a plain name (``(( $x = 1 ))``) may be any variable."""
-        for child in node.named_children:
-            if not child.type.endswith("_expression"):
-                continue
-            operator = child.child_by_field_name("operator")
-            left = child.child_by_field_name("left")
-            if child.type == "binary_expression" and operator is not None and _text(operator) in _ASSIGNING:
-                left = left.named_children[0] if left is not None and left.type == "subscript" else left
-                plain = left is not None and left.type in ("variable_name", "word")
-                if self.sets(_text(left) if plain and left is not None else None, state):
-                    self._record(_text(child), None)
-            self._arithmetic(child, state)
 
     def _redirect(self, node: Node, state: State) -> list[Node]:
         """Check a redirection's target; returns words the grammar attached to it by mistake

@@ -26,11 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._arity import always_prefix
-from ._protected import READERS, protected_path
+from ._protected import MADE_FOLDERS, READERS, protected_path
 from ._shell_dialects import Finding
-from ._shell_files import FILE_COMMANDS, XARGS_INPUT, file_command, file_paths, find
+from ._shell_files import XARGS_INPUT, cd, file_command, file_paths, find
+from ._shell_filespecs import FILE_COMMANDS
 from ._shell_git import git
-from ._shell_paths import PATH_VARIABLES, State, absolute, outside, resolve
+from ._shell_paths import DOTGLOB, PATH_VARIABLES, State, absolute, globbed, outside
 from ._shell_runners import RUNNERS, RUNNING, SESSIONS, Found, runner
 from ._shell_sources import read, text
 from ._shell_specs import (
@@ -94,6 +95,10 @@ class Commands(ABC):
         """Analyze ``text`` as a script run from ``state``."""
 
     @abstractmethod
+    def evaluate(self, item: Word, state: State, *, sets: bool = True) -> None:
+        """Analyze ``item`` as arithmetic (``let EXPR``): what it evaluates and runs."""
+
+    @abstractmethod
     def _wrapper(
         self, name: str, words: list[Word], state: State, stdin: str | None, xargs_input: bool
     ) -> int | None:
@@ -123,16 +128,20 @@ class Commands(ABC):
         if not self.remote:
             self.result.protected.setdefault(pattern, literal(pattern))
 
-    def path(self, path: Word, state: State) -> None:
+    def path(self, path: Word, state: State, *, written: bool = False) -> None:
+        """Check a path the command names: outside the workspace, or protected when the command
+        may change it (not one of ``READERS``, or ``written`` by one: ``git diff --output=F``)."""
         if self.remote:  # on another machine or in a container: that place is outside already
             return
         named = absolute(path, state)
         self.named.append(named or "")
         real = os.path.realpath(named) if named is not None else None
-        if named and real and not self.reads:
-            guarded = protected_path(named, real, self.root, self.bare)
-            if guarded is not None:
-                self.protect(relative_text(guarded, self.root))  # the command may change it
+        if named and real and (written or not self.reads):  # a glob: also what it may expand to
+            expanded = [(c, os.path.realpath(c)) for c in globbed(path, state, MADE_FOLDERS)]
+            for candidate, resolved in [(named, real), *expanded]:
+                guarded = protected_path(candidate, resolved, self.root, self.bare)
+                if guarded is not None:
+                    self.protect(relative_text(guarded, self.root))  # the command may change it
         found = outside(path, state, self.trusted, real)
         if found is not None:
             self._outside(*found)
@@ -143,6 +152,9 @@ class Commands(ABC):
         followed here; True when that changes what runs. A variable paths depend on is unknown
         from then on (conservatively, even when only the next command's environment gets it)."""
         state.unknown |= PATH_VARIABLES if name is None else PATH_VARIABLES & {name}
+        state.numbers.difference_update(state.numbers if name is None else {name})
+        if name in (None, "GLOBIGNORE"):  # a GLOBIGNORE set makes * match names with a dot
+            state.unknown.add(DOTGLOB)
         if name in COMMAND_TABLES:  # BASH_CMDS set other than entry by entry: any name may run anything
             state.unknown.add(UNKNOWN_PROGRAMS)
         return name is None or hijacks(name)
@@ -150,21 +162,28 @@ class Commands(ABC):
     def setter(self, words: list[Word], state: State) -> list[str]:
         """A builtin that sets the variables it names (``read NAME``, ``printf -v NAME``,
         ``declare NAME=VALUE``, ``_shell_specs.SETTERS``): those that change what runs (``?``: a
-        name only known at run time)."""
+        name only known at run time). The code it runs (``mapfile -C CALLBACK``) is analyzed."""
         spec = SETTERS[words[0].value or ""]
         args = words[1:]
-        parsed = parse_options([w.value for w in args], spec.values | spec.names)
+        parsed = parse_options([w.value for w in args], spec.values | spec.names | spec.code)
         if parsed.flags & spec.skips:
             return []
         operands = [args[i] for i in parsed.operands]
         chosen = {"all": operands, "first": operands[:1], "second": operands[1:2]}.get(spec.operands, [])
         names = [name for operand in chosen for name in names_in(operand, spec.form)]
         for option, index, attached in parsed.values:
-            names += names_in(option_value(args, index, attached), "name") if option in spec.names else []
+            value = option_value(args, index, attached)
+            names += names_in(value, "name") if option in spec.names else []
+            if option in spec.code:  # run with arguments of its own, unknown here
+                code = None if value.value is None else f'{value.value} "$@"'
+                self._string(Word(f'{value.raw} "$@"', code), state)
         for operand in chosen if parsed.flags & spec.namerefs else []:  # declare -n REF=NAME
             _, eq, target = (operand.value or "").partition("=")
             names += names_in(Word(target, target), "name") if eq else [None]
-        return [name or "?" for name in names if self.sets(name, state)]
+        changing = [name or "?" for name in names if self.sets(name, state)]
+        for operand in chosen if spec.form == "arithmetic" else []:  # let EXPR: what it evaluates
+            self.evaluate(operand, state, sets=False)
+        return changing
 
     # -- one command -----------------------------------------------------------------------------
     def command(
@@ -250,10 +269,12 @@ class Commands(ABC):
                 return None
         if name in ("eval", "trap", "alias", "hash"):
             return self._code(name, words, state)
+        if name == "shopt" and ("dotglob" in values or None in values):  # * matches .git from now
+            state.unknown.add(DOTGLOB)
         if name == "find":
             find(self, args, state)
         elif name in ("cd", "pushd", "popd"):
-            self._cd(name, args, state)
+            cd(self, name, args, state)
         elif name in FILE_COMMANDS:
             file_paths(self, name, file_command(name, values), args, state, xargs_input=xargs_input)
         return always_prefix([w.value for w in words])
@@ -372,35 +393,3 @@ class Commands(ABC):
                 code = program.raw if program.value is None else shlex.quote(program.value)
                 self.aliases.update(dict.fromkeys((values[i] or "" for i in parsed.operands), code))
         return always_prefix([w.value for w in words]) if known else None
-
-    def _cd(self, name: str, args: list[Word], state: State) -> None:
-        """cd is logical in bash (``cd link/..`` is the folder holding ``link``) unless ``-P``:
-        both that folder and the physical one are checked; the shell goes to the logical one.
-        A relative name not starting with ``.`` is looked up in ``CDPATH`` first, when set."""
-        values = [w.value for w in args]
-        if any(re.fullmatch(r"[+-]\d+", v or "") for v in values):  # pushd/popd +N: the stack turns
-            values = [None]
-        if name == "popd":
-            state.cwd, state.pwd = state.stack.pop() if state.stack and not values else ("(popd)", None)
-            return
-        parsed = parse_options(values, frozenset())
-        operands = [args[i] if values[i] is not None else Word(args[i].raw, None) for i in parsed.operands]
-        target = operands[0] if operands else Word("~", "~", tilde=True)
-        if target.value == "-":
-            target = Word("-", None)
-        elif "CDPATH" in state.unknown and not (
-            target.tilde or re.match(r"/|\.\.?(/|$)", target.value or "/")
-        ):
-            target = Word(f"$CDPATH/{target.raw}", None)  # cd NAME looks in CDPATH first
-        self.path(target, state)
-        logical = None if "-P" in parsed.flags else absolute(target, state, logical=True)
-        logical = os.path.normpath(logical) if logical is not None else None
-        if logical is not None:
-            self.path(Word(logical, logical), state)
-        if name == "pushd":
-            state.stack.append((state.cwd, state.pwd))
-        real = resolve(target, state)
-        if logical is not None and os.path.isdir(logical):
-            state.cwd, state.pwd = Path(os.path.realpath(logical)), logical
-        else:
-            state.cwd, state.pwd = real or target.raw, str(real) if real else None

@@ -10,7 +10,8 @@ config``, ``git clone -c``), ``git config --edit`` and ``git init/clone --templa
 hooks are copied) are ``protected`` (``_protected.py``). Some subcommands take a script
 (``rebase --exec CMD``, ``clone --upload-pack CMD``, ``submodule foreach CMD``,
 ``filter-branch --tree-filter CMD``, ``grep -O CMD``). ``git clone URL DIR``, ``git init DIR``
-and ``git worktree add DIR`` name folders, checked from the folder ``-C`` names.
+and ``git worktree add DIR`` name folders, the files of ``--output=F`` (``WRITES``), ``commit -F
+F`` (``READS``) and ``git diff A B`` are files, all checked from the folder ``-C`` names.
 """
 
 from __future__ import annotations
@@ -63,6 +64,21 @@ RUNS: dict[str, frozenset[str]] = {
     ),
 }
 _OPTIONAL = _set("-O --open-files-in-pager")  # git grep -O[PAGER]
+#: Subcommands' options whose value is a file they write (``git diff --output=F``, ``git
+#: format-patch -o DIR``): checked as written, ``protected`` too, though git only reads the others.
+WRITES: dict[str, frozenset[str]] = {
+    **dict.fromkeys(
+        _set("diff log show whatchanged diff-tree diff-index diff-files range-diff"), _set("--output")
+    ),
+    "format-patch": _set("-o --output-directory --output"),
+    "archive": _set("-o --output"),
+}
+#: ...or read (``git commit -F FILE``). ``git diff``'s operands are paths too: given two, one
+#: outside the repository, it compares those files (as with ``--no-index``).
+READS: dict[str, frozenset[str]] = {
+    **dict.fromkeys(_set("commit tag merge notes"), _set("-F --file")),
+    "blame": _set("--contents"),
+}
 #: Subcommands whose operands (other than URLs) are folders it creates or reads.
 FOLDERS = frozenset({"clone", "init", "worktree add"})
 _CONFIG_VALUES = _set("-f --file --blob --type --default --comment --value -t")
@@ -117,6 +133,13 @@ def git(commands: Commands, args: list[Word], state: State) -> None:
             text = None if key.value is None or value.value is None else f"{key.value}={value.value}"
             later = " ".join(["git", *(w.raw for w in args[first:])])
             setting(commands, Word(f"{key.raw}={value.raw}", text), state, later=later)
+    if sub in WRITES or sub in READS or sub == "diff":
+        writes = WRITES.get(sub, frozenset())
+        sub_parsed = parse_options([w.value for w in rest], writes | READS.get(sub, frozenset()))
+        for option, index, attached in sub_parsed.values:
+            commands.path(option_value(rest, index, attached), inner, written=option in writes)
+        for index in sub_parsed.operands if sub == "diff" else ():  # revisions resolve inside
+            commands.path(rest[index], inner)
     if sub in ("init", "clone"):  # the hooks of a template folder are copied, to run later
         for option, index, attached in parse_options([w.value for w in rest], _TEMPLATE).values:
             if option == "--template":

@@ -4,15 +4,17 @@
 folder, the logical one bash's ``cd`` works from, and the ``pushd`` stack; a folder only known at
 run time is kept as the text that set it. It also knows which of the variables paths depend on
 (``HOME`` for ``~``, ``PWD`` for ``~+``, ``CDPATH`` for ``cd NAME``) the command has set to values
-only known at run time. ``absolute`` and ``resolve`` turn a word into a
+only known at run time, and which hold numbers. ``absolute`` and ``resolve`` turn a word into a
 path from there (``~``, ``~+``, ``..`` expanded, a glob cut to the folder it starts in, symlinks
-resolved by ``resolve``); ``outside`` gives the ``external_directory`` pattern of a path that leaves
-the trusted folders: ``/dir/*``, or the word's text when its value is only known at run time, with
-the "always" pattern that approves just that (the folder, or the text with ``*`` and ``?`` escaped).
+resolved by ``resolve``), ``globbed`` into the paths a glob may expand to; ``outside`` gives the
+``external_directory`` pattern of a path that leaves the trusted folders: ``/dir/*``, or the
+word's text when its value is only known at run time, with the "always" pattern that approves just
+that (the folder, or the text with ``*`` and ``?`` escaped).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from collections.abc import Sequence
@@ -34,6 +36,10 @@ _STACK_TILDE = re.compile(r"~[+-]?\d*")  # ~- ($OLDPWD), ~N, ~+N, ~-N (the pushd
 #: The variables the paths depend on: ``~`` is ``$HOME``, ``~+`` is ``$PWD``, ``cd NAME`` searches
 #: ``$CDPATH``.
 PATH_VARIABLES = frozenset({"HOME", "PWD", "CDPATH"})
+#: In ``State.unknown`` once ``shopt -s dotglob`` or ``GLOBIGNORE`` may be set: a glob's ``*``
+#: may then match a name starting with a dot.
+DOTGLOB = "(dotglob)"
+MAX_MATCHES = 256  # paths a glob is matched to, at most
 
 
 @dataclass
@@ -46,9 +52,20 @@ class State:
     #: /dev/null), and the file it reads when that is ``< FILE``.
     fed: bool = False
     stdin_file: Word | None = None
+    #: Variables known to hold a number (set by arithmetic, or to a literal number): arithmetic
+    #: evaluating them runs nothing (``_shell_evaluation``).
+    numbers: set[str] = field(default_factory=set[str])
 
     def fork(self) -> State:
-        return State(self.cwd, self.pwd, list(self.stack), set(self.unknown), self.fed, self.stdin_file)
+        return State(
+            self.cwd,
+            self.pwd,
+            list(self.stack),
+            set(self.unknown),
+            self.fed,
+            self.stdin_file,
+            set(self.numbers),
+        )
 
 
 def absolute(path: Word, state: State, logical: bool = False) -> str | None:
@@ -78,6 +95,41 @@ def absolute(path: Word, state: State, logical: bool = False) -> str | None:
             return None
         value = os.path.join(base, value)
     return value
+
+
+def globbed(path: Word, state: State, made: frozenset[str] = frozenset()) -> list[str]:
+    """The absolute paths the glob ``path`` may expand to (none for a word that is no glob, or
+    unknown): each part with a glob matched to the names in the folders so far, and a part
+    starting with a dot also to ``made`` (names of dot folders a command may make before it runs,
+    ``.git``), as bash matches them (a leading dot only by a dot, unless ``DOTGLOB``), in any case
+    (as a case-insensitive disk reads them; bash with ``nocaseglob``); at most ``MAX_MATCHES``."""
+    if not path.glob or path.value is None:
+        return []
+    pattern = absolute(Word(path.raw, path.value, tilde=path.tilde), state)
+    if pattern is None:
+        return []
+    dots = DOTGLOB in state.unknown
+    found = ["/"]
+    for part in pattern.split("/")[1:]:
+        if not SPECIAL.search(part):
+            found = [os.path.join(folder, part) for folder in found]
+            continue
+        matcher = part.lower().replace("[^", "[!")  # bash's [^...] is fnmatch's [!...]
+        found = [
+            os.path.join(folder, name)
+            for folder in found
+            for name in sorted(_names(folder) | (made if part.startswith(".") else set()))
+            if (dots or part.startswith(".") or not name.startswith("."))
+            and fnmatch.fnmatchcase(name.lower(), matcher)
+        ][:MAX_MATCHES]
+    return found
+
+
+def _names(folder: str) -> set[str]:
+    try:
+        return set(os.listdir(folder))
+    except OSError:
+        return set()
 
 
 def resolve(path: Word, state: State) -> Path | None:

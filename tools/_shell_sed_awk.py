@@ -3,10 +3,11 @@
 GNU sed runs commands with ``e COMMAND`` (a script) and ``e`` or the ``s///e`` flag (the pattern
 space: unknown), and ``r``, ``R``, ``w``, ``W`` and the ``s///w`` flag name files. awk runs
 ``system("CMD")``, ``print | "CMD"`` and ``"CMD" | getline`` with ``sh -c`` and writes and reads
-``print > "FILE"``, ``>> "FILE"``, ``getline < "FILE"``; anything but a string literal there is
-unknown, and so is gawk's ``@load``, ``-l`` and an indirect call (``@f()``). Scripts in files
-(``sed -f FILE``, ``awk -f FILE``, ``-i FILE``, ``@include``) are findings of their kind, read by
-``_shell_sources`` with ``sed_file`` and ``awk_file``. The readers return
+``print > "FILE"``, ``>> "FILE"``, ``getline < "FILE"`` and ``ARGV[N] = "FILE"`` (a file it
+reads next); anything but a string literal there is unknown, and so is gawk's ``@load``, ``-l``
+and an indirect call (``@f()``). Scripts in files (``sed -f FILE``, ``awk -f FILE``, ``-i
+FILE``, ``@include``) are findings of their kind, read by ``_shell_sources`` with ``sed_file``
+and ``awk_file``. The readers return
 ``_shell_dialects.Finding`` lists and never guess: a script they cannot follow is unknown.
 """
 
@@ -189,6 +190,8 @@ _OPERAND = {"name", "number", "string", ")", "]", "$"}
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "/": "/"}
 _ENDS = {";", "\n", "}"}
 _AWK_FILES = frozenset({"-f", "--file", "-E", "--exec", "-i", "--include"})
+_CHANGING = frozenset({"split", "sub", "gsub", "patsplit", "asort", "asorti"})  # change an argument
+_ARITHMETIC = frozenset("+-*/%^")
 
 
 def awk(args: Sequence[Word], parsed: Parsed) -> list[Finding]:
@@ -298,11 +301,44 @@ def _awk_program(tokens: list[tuple[str, str]]) -> list[Finding]:
             findings.append(
                 ("path", Word(after[1], after[1])) if after[0] == "string" else _awk_unknown("getline <")
             )
+        elif kind == "name" and text == "ARGV":  # ARGV[1] = "FILE": the files read
+            findings += _argv(tokens, index)
         elif kind == "@" and after[1] != "include":  # @load "ext", @f(): gawk loads or calls anything
             findings.append(_awk_unknown("@" + after[1]))
         elif kind == "@" and beyond == "string":
             findings.append(source("awk", tokens[index + 2][1]))
     return findings
+
+
+def _argv(tokens: list[tuple[str, str]], index: int) -> list[Finding]:
+    """What setting ``ARGV`` makes awk read: ``ARGV[N] = "FILE"`` names ``FILE``; any other
+    change of it (another value, ``ARGV[N]++``, ``split(S, ARGV)``, ``sub(R, S, ARGV[N])``,
+    ``getline ARGV[N]``) is unknown. Reading it (``print ARGV[1]``, ``k in ARGV``) is harmless."""
+    if index and (tokens[index - 1] == ("name", "getline") or _called(tokens, index) in _CHANGING):
+        return [_awk_unknown("ARGV")]  # read into, or given to a function that changes it
+    if tokens[index + 1 : index + 2] != [("[", "[")]:
+        return []
+    depth, end = 0, index + 1
+    for end in range(index + 1, len(tokens)):
+        depth += (tokens[end][0] == "[") - (tokens[end][0] == "]")
+        if depth == 0:
+            break
+    after = [kind for kind, _ in tokens[end + 1 : end + 4]] + ["", "", ""]
+    if after[0] == "=" and after[1] == "string" and after[2] in _ENDS | {""}:
+        return [("path", Word(tokens[end + 2][1], tokens[end + 2][1]))]
+    if after[0] in ("=", "++", "--") or (after[0] in _ARITHMETIC and after[1] == "="):
+        return [_awk_unknown("ARGV")]
+    return []
+
+
+def _called(tokens: list[tuple[str, str]], index: int) -> str:
+    """The function whose arguments hold the token at ``index`` (``split`` in ``split(s, ARGV)``)."""
+    depth = 0
+    for at in range(index - 1, 0, -1):
+        depth += (tokens[at][0] == ")") - (tokens[at][0] == "(")
+        if depth < 0:
+            return tokens[at - 1][1] if tokens[at - 1][0] == "name" else ""
+    return ""
 
 
 def _awk_unknown(what: str) -> Finding:

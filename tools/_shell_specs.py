@@ -256,7 +256,8 @@ PARALLEL_REPLACING = _set(
 #: Shells whose ``-c STRING``, or literal script on stdin (heredoc, herestring), is parsed.
 SHELLS = _set("bash sh zsh dash ksh ash")
 
-#: Assignments to these change which program runs or what it loads: a command preceded by one
+#: Assignments to these change which program runs, what it loads or which configuration it reads
+#: (one naming programs to run: ``RIPGREP_CONFIG_PATH``, ``KUBECONFIG``): a command preceded by one
 #: (or a script that exports one) can only be approved exactly, never by an "always" prefix.
 HIJACK_VARIABLES = _set(
     "PATH LD_PRELOAD LD_LIBRARY_PATH LD_AUDIT DYLD_INSERT_LIBRARIES DYLD_LIBRARY_PATH "
@@ -268,10 +269,30 @@ HIJACK_VARIABLES = _set(
     "GIT_TEMPLATE_DIR GIT_SEQUENCE_EDITOR GIT_SSH_VARIANT GIT_ALTERNATE_OBJECT_DIRECTORIES "
     "GIT_OBJECT_DIRECTORY GIT_INDEX_FILE SUDO_ASKPASS LESSOPEN LESSCLOSE MANPAGER "
     "BROWSER ZDOTDIR GCONV_PATH JAVA_TOOL_OPTIONS _JAVA_OPTIONS RUSTC_WRAPPER PERL5DB "
-    "SHELL XDG_CONFIG_HOME BASH_CMDS BASH_ALIASES SUDO_EDITOR"
+    "SHELL XDG_CONFIG_HOME BASH_CMDS BASH_ALIASES SUDO_EDITOR "
+    "GIT_COMMON_DIR GIT_ALLOW_PROTOCOL RIPGREP_CONFIG_PATH TAR_OPTIONS RSYNC_RSH RSYNC_CONNECT_PROG "
+    "LESS LESSKEY LESSKEYIN LESSKEY_SRC LESSEDIT MANOPT SYSTEMD_PAGER VIMINIT EXINIT PSQLRC PSQL_PAGER "
+    "MAKEFLAGS MAKEFILES CC CXX GOFLAGS GOENV RUSTC RUSTDOC RUSTC_WORKSPACE_WRAPPER CARGO_HOME "
+    "PERLLIB PYTHONUSERBASE PYTHONBREAKPOINT JDK_JAVA_OPTIONS MAVEN_OPTS GRADLE_OPTS CURL_HOME "
+    "WGETRC KUBECONFIG DOCKER_CONFIG AWS_CONFIG_FILE XDG_CONFIG_DIRS BASH_LOADABLES_PATH"
 )
-#: ...and so do any starting with these (``GIT_CONFIG_KEY_0``, ``BASH_FUNC_ls%%``, ``LD_AUDIT``).
-HIJACK_PREFIXES = ("GIT_CONFIG_", "GIT_TRACE", "LD_", "DYLD_", "BASH_FUNC_", "NPM_CONFIG_", "npm_config_")
+#: ...and so do any starting with these (``GIT_CONFIG_KEY_0``, ``BASH_FUNC_ls%%``, ``LD_AUDIT``,
+#: ``CARGO_TARGET_<TRIPLE>_RUNNER``).
+HIJACK_PREFIXES = (
+    "GIT_CONFIG_",
+    "GIT_TRACE",
+    "LD_",
+    "DYLD_",
+    "BASH_FUNC_",
+    "NPM_CONFIG_",
+    "npm_config_",
+    "CARGO_BUILD_",
+    "CARGO_TARGET_",
+)
+
+
+#: Variables that hold a number whatever is done: arithmetic reading them runs nothing.
+NUMERIC_VARIABLES = _set("RANDOM SRANDOM SECONDS EPOCHSECONDS LINENO BASHPID PPID UID EUID")
 
 
 def hijacks(name: str) -> bool:
@@ -326,10 +347,13 @@ class Setter:
     skips: frozenset[str] = frozenset()
     #: Options after which an operand's value names a variable too (``declare -n REF=NAME``).
     namerefs: frozenset[str] = frozenset()
+    #: Options whose value is code it runs with arguments of its own (``mapfile -C CALLBACK``: an
+    #: index and a line read; ``compgen -C CMD``: the words to complete).
+    code: frozenset[str] = frozenset()
 
 
 _DECLARE = Setter(form="declaration", skips=_set("-f -F -p"), namerefs=_set("-n"))
-_MAPFILE = Setter(_set("-d -n -O -s -u -C -c"), operands="first")
+_MAPFILE = Setter(_set("-d -n -O -s -u -c"), operands="first", code=_set("-C"))
 
 #: Builtins that set the variables they name, as ``NAME=VALUE`` does (``export`` and the like are
 #: also read from the grammar's declaration commands; ``for NAME``, ``(( NAME = 1 ))`` and
@@ -340,6 +364,7 @@ SETTERS: dict[str, Setter] = {
     "mapfile": _MAPFILE,
     "readarray": _MAPFILE,
     "getopts": Setter(operands="second"),
+    "compgen": Setter(_set("-o -A -G -W -F -X -P -S"), _set("-V"), "none", code=_set("-C")),  # -V: bash 5.3
     "wait": Setter(names=_set("-p"), operands="none"),
     "let": Setter(form="arithmetic"),
     "unset": Setter(skips=_set("-f")),

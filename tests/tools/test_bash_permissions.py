@@ -63,6 +63,8 @@ async def test_always_for_an_exact_command_approves_that_command_only(tmp_path: 
         "sudo rm -rf build",
         "bash -c 'rm -rf build'",
         "PATH=$PATH rm -rf build",
+        "r\\\nm -rf build",  # a line continuation inside the word
+        "echo \\ #x; rm -rf build",  # an escaped blank starts no comment
     ],
 )
 async def test_a_denied_command_cannot_hide(tmp_path: Path, command: str) -> None:

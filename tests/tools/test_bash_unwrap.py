@@ -70,6 +70,9 @@ from .bash_helpers import _asks
         ("sqlite3 -cmd '.shell rm ../x' db", "rm ../x"),
         ("socat TCP-LISTEN:80 EXEC:'rm ../x'", "rm ../x"),
         ("socat - SYSTEM:'rm ../x',pty,stderr", "rm ../x"),
+        ("rg --pre 'rm ../x' pattern src", "rm ../x"),  # run on each file searched
+        ("rg -n --pre='rm ../x' pattern", "rm ../x"),
+        ("sort --compress-program='rm ../x' -o out f", "rm ../x"),
     ],
 )
 def test_programs_that_run_their_arguments_are_unwrapped(tmp_path: Path, command: str, inner: str) -> None:
@@ -78,6 +81,22 @@ def test_programs_that_run_their_arguments_are_unwrapped(tmp_path: Path, command
     outside, bash = _asks(tmp_path, command)
     assert inner in [pattern for pattern, _ in bash], bash
     assert (inner, "rm *") in bash and "{up}/*" in outside
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "mapfile -C 'rm ../x' -c 1 lines < f",
+        "readarray -t -C'rm ../x' lines < f",
+        "compgen -C 'rm ../x' w",
+    ],
+)
+def test_builtins_running_a_callback_are_unwrapped(tmp_path: Path, command: str) -> None:
+    """The callback is run with arguments of its own (an index and a line read, the words to
+    complete): asked for as ``CALLBACK "$@"``."""
+    outside, bash = _asks(tmp_path, command)
+    assert ('rm ../x "$@"', "rm *") in bash, bash
+    assert outside == ["{up}/*", '"$@"']
 
 
 @pytest.mark.parametrize(

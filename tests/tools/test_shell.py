@@ -151,8 +151,9 @@ TABLE: list[Row] = [
     ("cat <<EOF > {out}/cfg\nkey=$(whoami)\nEOF", ["{out}/*"], [("whoami", "whoami *"), ("cat", "cat *")]),
     ("cat <<'EOF'\n$(rm -rf /)\nEOF", [], [("cat", "cat *")]),
     ('grep x <<< "$(cat {out}/f)"', ["{out}/*"], [("cat {out}/f", "cat *"), ("grep x", "grep *")]),
-    # a script the grammar cannot parse is approved exactly as a whole, and what was found too
-    ("echo (", [], [("echo (", "="), ("echo", "echo *")]),
+    # a script the grammar cannot parse is asked as a whole (a deny of it applies), exactly behind
+    # a label no prefix rule matches (`echo *` does not approve it), and what was found too
+    ("echo (", [], [("echo (", "="), ("(unparsed) echo (", "="), ("echo", "echo *")]),
 ]
 
 

@@ -69,6 +69,24 @@ def _protected(tmp_path: Path, command: str) -> list[str]:
         ("echo 'bash = \"allow\"' >> lspilot.toml", ["lspilot.toml"]),
         ("cp evil.py .lspilot/tools/", [".lspilot/tools"]),
         ("cd src && echo x > ../.lspilot/config.toml", [".lspilot/config.toml"]),
+        # files written by commands that only read the others (git, xxd, less)
+        ("git diff --output=.git/hooks/pre-commit", [".git/hooks/pre-commit"]),
+        ("git log -p --output .git/config", [".git/config"]),
+        ("git -C src show --output=../.git/config", [".git/config"]),
+        ("git format-patch -o .git/hooks HEAD~1", [".git/hooks"]),
+        ("git archive -o .git/hooks/post-checkout HEAD", [".git/hooks/post-checkout"]),
+        ("xxd -r hex .git/hooks/pre-commit", [".git/hooks/pre-commit"]),
+        ("xxd -s 4 -l 16 src .git/config", [".git/config"]),
+        ("less -o .git/config src/a", [".git/config"]),
+        # a glob counts as the protected paths it may expand to, as they are or once made
+        ("echo x > .g*/config", [".git/config"]),
+        ("cp a .gi?/hooks/pre-commit", [".git/hooks/pre-commit"]),
+        ("cp a .[g]it/hooks/", [".git/hooks"]),
+        ("cd src && cp a ../.G[^x]T/hooks/pre-push", [".git/hooks/pre-push"]),  # in any case
+        ("cp a b*/hooks/pre-receive", ["bare/hooks/pre-receive"]),
+        ("echo x >> .lsp*/config.toml", [".lspilot/config.toml"]),
+        ("git init -q n && cp a n/.g*/hooks/pre-commit", ["n/.git/hooks/pre-commit"]),
+        ("shopt -s dotglob; cp a *t/config", [".git/config"]),
     ],
 )
 def test_what_changes_what_later_commands_run_is_protected(
@@ -98,6 +116,13 @@ def test_what_changes_what_later_commands_run_is_protected(
         "at -l",
         "cat lspilot.toml .lspilot/config.toml",
         "echo x > src/lspilot.toml",  # only the workspace's own
+        "xxd .git/config",
+        "xxd -r -p .git/x",  # a second operand is written: here stdout
+        "git diff .git/config src",
+        "git format-patch -o out HEAD~1",
+        "rm -rf src/*",
+        "cp a *t/config",  # * matches no name starting with a dot
+        "ls .g*/hooks",
     ],
 )
 def test_ordinary_commands_are_not_protected(tmp_path: Path, command: str) -> None:

@@ -125,7 +125,7 @@ VARIABLES: list[Row] = [
     # braces are expanded as bash does; tildes bash reads (~+ is $PWD, ~- $OLDPWD, of=~/x)
     ("cat {.,.}./secret", ["{up}/*"], [("cat {.,.}./secret", "cat *"), ("cat ../secret ../secret", "cat *")]),
     ("cat .{.,}/x", ["{up}/*"], [("cat .{.,}/x", "cat *"), ("cat ../x ./x", "cat *")]),
-    ("{cat,../x}", ["{up}/*"], [("{cat,../x}", "="), ("cat ../x", "cat *")]),
+    ("{cat,../x}", ["{up}/*"], [("{cat,../x}", "="), ("(unparsed) {cat,../x}", "="), ("cat ../x", "cat *")]),
     ("cat 'a'{.,.}./x", ["'a'{.,.}./x"], [("cat 'a'{.,.}./x", "cat *")]),  # quoting mixed in: unknown
     ("touch f{1..99}", ["f{1..99}"], [("touch f{1..99}", "touch *")]),  # too many words: unknown
     ("cat .?/secret", [".?/secret"], [("cat .?/secret", "cat *")]),  # older bash: .? matches ..
@@ -150,6 +150,50 @@ VARIABLES: list[Row] = [
 ]
 
 
+#: Arithmetic, ``${!x}`` and ``${x@P}`` evaluate a variable's value, which may run code
+#: (``x='a[$(cmd)]'; echo $((x))``): a variable not known to hold a number is asked behind
+#: ``(evaluates NAME)``.
+EVALUATED: list[Row] = [
+    ("echo $((n + 1))", [], [("(evaluates n) $((n + 1))", "="), ("echo $((n + 1))", "echo *")]),
+    ("(( x ))", [], [("(evaluates x) (( x ))", "=")]),
+    ("x=$1; (( x > 2 ))", [], [("(evaluates x) (( x > 2 ))", "=")]),
+    ("f() { (( $1 > 2 )); }", [], [("(evaluates 1) (( $1 > 2 ))", "=")]),
+    ("(( i++ ))", [], [("(evaluates i) (( i++ ))", "=")]),
+    (
+        "echo $(( $(wc -l < f) + 1 ))",
+        [],
+        [
+            ("(evaluates $(wc -l < f)) $(( $(wc -l < f) + 1 ))", "="),
+            ("wc -l", "wc *"),
+            ("echo $(( $(wc -l < f) + 1 ))", "echo *"),
+        ],
+    ),
+    ("[[ $x -eq 1 ]]", [], [("(evaluates x) $x", "=")]),
+    ("[[ 2 -gt y ]]", [], [("(evaluates y) y", "=")]),
+    ("[ $x -eq 1 ]", [], [("[ $x -eq 1 ]", "=")]),  # test reads a number: no evaluation
+    ("echo ${!ref}", [], [("(evaluates ref) ${!ref}", "="), ("echo ${!ref}", "echo *")]),
+    ("echo ${p@P}", [], [("(evaluates p) ${p@P}", "="), ("echo ${p@P}", "echo *")]),
+    ("echo ${!pre*} ${!a[@]}", [], [("echo ${!pre*} ${!a[@]}", "echo *")]),
+    # literal arithmetic given as words is parsed: its subscripts run
+    (
+        "let 'a[$(rm x)]'",
+        [],
+        [("let 'a[$(rm x)]'", "let *"), ("(evaluates a $(rm x)) a[$(rm x)]", "="), ("rm x", "rm *")],
+    ),
+    ("[[ 'a[$(rm x)]' -eq 1 ]]", [], [("(evaluates a $(rm x)) a[$(rm x)]", "="), ("rm x", "rm *")]),
+    # numbers: set by arithmetic or to a literal number, or always one
+    ("n=3; for ((i = 0; i < n; i++)); do echo $((i * 2)); done", [], [("echo $((i * 2))", "echo *")]),
+    ('let i=0 "j = i + 1"; echo $((j))', [], [("let i=0 'j = i + 1'", "let *"), ("echo $((j))", "echo *")]),
+    ("echo $((RANDOM % 6)) $(( ${#a} + 1 ))", [], [("echo $((RANDOM % 6)) $(( ${#a} + 1 ))", "echo *")]),
+    ("a=x; a+=1; echo $((a))", [], [("(evaluates a) $((a))", "="), ("echo $((a))", "echo *")]),
+    (
+        "n=3; read n; echo $((n))",
+        [],
+        [("read n", "read *"), ("(evaluates n) $((n))", "="), ("echo $((n))", "echo *")],
+    ),
+]
+
+
 @pytest.fixture
 def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     return make_tree(tmp_path, monkeypatch)
@@ -157,4 +201,41 @@ def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
 
 @pytest.mark.parametrize(("command", "outside", "bash"), VARIABLES, ids=[row[0][:40] for row in VARIABLES])
 def test_table(tree: dict[str, Path], command: str, outside: list[str], bash: list[tuple[str, str]]) -> None:
+    check_row(tree, command, outside, bash)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "GIT_COMMON_DIR",  # its hooks and configuration
+        "RIPGREP_CONFIG_PATH",  # rg --pre CMD
+        "GIT_ALLOW_PROTOCOL",  # ext::CMD
+        "TAR_OPTIONS",  # --to-command=CMD
+        "RSYNC_RSH",
+        "LESS",
+        "LESSKEYIN",
+        "MANOPT",
+        "VIMINIT",
+        "PSQLRC",
+        "MAKEFLAGS",
+        "MAKEFILES",
+        "CC",
+        "GOFLAGS",  # -toolexec=CMD
+        "PERLLIB",
+        "PYTHONUSERBASE",  # .pth files run at startup
+        "KUBECONFIG",  # exec credential plugins
+        "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER",
+        "BASH_LOADABLES_PATH",
+    ],
+)
+def test_variables_making_programs_run_others_or_read_their_configuration_are_asked_exactly(
+    tree: dict[str, Path], name: str
+) -> None:
+    check_row(tree, f"{name}=x rg -n y", [], [("rg -n y", "rg *"), (f"{name}=x rg -n y", "=")])
+
+
+@pytest.mark.parametrize(("command", "outside", "bash"), EVALUATED, ids=[row[0][:40] for row in EVALUATED])
+def test_evaluated_values(
+    tree: dict[str, Path], command: str, outside: list[str], bash: list[tuple[str, str]]
+) -> None:
     check_row(tree, command, outside, bash)

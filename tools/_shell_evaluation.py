@@ -1,0 +1,205 @@
+"""What evaluating a value runs: arithmetic, indirection, and substitutions the grammar leaves as text.
+
+Bash evaluates a variable's value as an arithmetic expression where arithmetic reads the variable
+(``(( x ))``, ``$(( x + 1 ))``, ``for (( ...; i < n; ... ))``, ``let``, ``[[ x -eq y ]]``), as
+a name in ``${!x}`` and as a prompt in ``${x@P}``; a value such as ``a[$(cmd)]`` then runs
+``cmd`` (an array subscript is expanded when evaluated). Values are not followed here, so such a
+read of a variable not known to hold a number (one set by arithmetic or to a literal number
+earlier in the command, or one such as ``RANDOM``: ``NUMERIC_VARIABLES``), or of a command's
+output (``$(( $(cmd) ))``), is asked exactly behind ``(evaluates NAME)``: ``echo $((n + 1))``
+asks ``echo $((n + 1))`` (``echo *``) and ``(evaluates n) $((n + 1))``. Arithmetic given as
+words (``let EXPR``, the operands of ``[[ A -eq B ]]``) is parsed as ``(( EXPR ))``, so what its
+subscripts run is seen (``let 'a[$(cmd)]'``). Assignments in arithmetic set their variables
+(``(( PATH = 1 ))``: ``Commands.sets``).
+
+tree-sitter-bash leaves some words as text: the operands of ``${x#WORD}``, ``${x%WORD}``,
+``${x^WORD}``, ``${x,WORD}``, a ``${x:-WORD}`` holding backticks, a ``[[ =~ ]]`` regex. The
+substitutions in such text (``$(...)``, backticks, ``$((...))``) are found by their brackets
+(``substitutions``) and analyzed as the scripts they run.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import abstractmethod
+
+from tree_sitter import Node
+
+from ._shell_parse import parse
+from ._shell_paths import State
+from ._shell_sessions import Sessions
+from ._shell_specs import NUMERIC_VARIABLES
+from ._shell_words import Word, word
+
+_ASSIGNING = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|="})
+_STEPS = frozenset({"++", "--"})
+_NAME = re.compile(r"[A-Za-z_]\w*|\d+")  # a variable, or a positional parameter
+_NUMBER = re.compile(r"[-+]?\d+")
+_NUMERIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+_OPAQUE = frozenset({"word", "regex"})  # nodes the grammar may leave holding substitutions as text
+_SUBSTITUTION = re.compile(r"\\.|`|\$\(|\$\[", re.DOTALL)
+
+
+def _text(node: Node) -> str:
+    return (node.text or b"").decode(errors="replace")
+
+
+class Evaluation(Sessions):
+    """Arithmetic, ``${!x}``/``${x@P}`` and substitutions left as text, for the tree walk
+    (``_shell._Visitor``, whose ``_node`` visits a node)."""
+
+    @abstractmethod
+    def _node(self, node: Node, state: State) -> None:
+        """Visit ``node`` of the tree."""
+
+    def _arithmetic(self, node: Node, state: State) -> None:
+        """``(( ))``, ``$(( ))`` and ``for (( ))``: the variables it evaluates, and what it sets."""
+        body = node.child_by_field_name("body")
+        read: list[str] = []
+        for child in node.named_children:
+            if body is None or child.start_byte < body.start_byte:
+                self._expression(child, state, read)
+        close = next((c.end_byte for c in node.children if c.type == "))"), node.end_byte)
+        text = (node.text or b"")[: close - node.start_byte].decode(errors="replace")
+        self._evaluates(read, text)
+
+    def evaluate(self, item: Word, state: State, *, sets: bool = True) -> None:
+        """Arithmetic given as a word (``let EXPR``, ``[[ A -eq B ]]``), read as ``(( EXPR ))``:
+        what it evaluates, and (with ``sets``) what it sets; and what its substitutions run when
+        its value is literal (``let 'a[$(cmd)]'``: otherwise the walk visits them). Text that is
+        no arithmetic counts as evaluating anything (``?``)."""
+        text = item.raw if item.value is None else item.value
+        root = parse(f"(( {text} ))").tree.root_node
+        node = root.named_children[0] if root.named_child_count == 1 else None
+        if node is None or root.has_error or node.type != "compound_statement":
+            self._evaluates(["?"], text)
+            return
+        read: list[str] = []
+        for child in node.named_children:
+            self._expression(child, state, read, sets=sets)
+        self._evaluates(read, text)
+        for child in node.named_children if item.value is not None else ():
+            self._node(child, state)
+
+    def _evaluates(self, names: list[str], text: str) -> None:
+        if names:
+            self._record(f"(evaluates {' '.join(dict.fromkeys(names))}) {text}", None)
+
+    def _expression(self, node: Node, state: State, read: list[str], *, sets: bool = True) -> None:
+        """Walk an arithmetic expression in the order bash evaluates it: the variables read into
+        ``read`` (unless known to hold numbers), assignments made (they leave numbers)."""
+        kind = node.type
+        operator = node.child_by_field_name("operator")
+        operation = _text(operator) if operator is not None else ""
+        if kind == "binary_expression" and operation in _ASSIGNING:
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if right is not None:
+                self._expression(right, state, read, sets=sets)
+            if left is not None:
+                self._assigned(node, left, state, read, reads=operation != "=", sets=sets)
+        elif kind in ("postfix_expression", "unary_expression") and operation in _STEPS:
+            if node.named_children:
+                self._assigned(node, node.named_children[0], state, read, reads=True, sets=sets)
+        elif kind == "variable_assignment":  # for (( i = 0; ...)): made a number (see _assignment)
+            value, name = node.child_by_field_name("value"), node.child_by_field_name("name")
+            if value is not None:
+                self._expression(value, state, read, sets=sets)
+            if name is not None:
+                state.numbers.add(_text(name))
+        elif kind in ("variable_name", "word") and _NAME.fullmatch(_text(node)):
+            self._read(_text(node), state, read)
+        elif kind == "expansion" and node.children[1].type == "#":  # ${#x}: a length
+            return
+        elif kind == "command_substitution":  # it runs (the walk visits it); its output is evaluated
+            read.append(_text(node))
+        elif kind != "process_substitution":
+            for child in node.named_children:
+                self._expression(child, state, read, sets=sets)
+
+    def _assigned(
+        self, node: Node, target: Node, state: State, read: list[str], *, reads: bool, sets: bool
+    ) -> None:
+        """``target`` assigned by ``node`` (``x = 1``, ``x += y``, ``x++``): read first when
+        ``reads``; a subscript's index is evaluated. ``(( PATH = 1 ))`` sets PATH; a target not
+        a plain name (``(( $x = 1 ))``) may be any variable."""
+        name = target.named_children[0] if target.type == "subscript" else target
+        index = target.child_by_field_name("index") if target.type == "subscript" else None
+        if index is not None:
+            self._expression(index, state, read, sets=sets)
+        plain = _text(name) if name.type in ("variable_name", "word") else None
+        if reads and plain is not None:
+            self._read(plain, state, read)
+        if sets and self.sets(plain, state):
+            self._record(_text(node), None)
+        if plain is not None and target.type != "subscript":
+            state.numbers.add(plain)
+
+    def _read(self, name: str, state: State, read: list[str]) -> None:
+        if name not in state.numbers and name not in NUMERIC_VARIABLES:
+            read.append(name)
+
+    def _evaluated(self, node: Node, state: State) -> None:
+        """What a node of the walk evaluates or leaves as text: ``${!x}`` and ``${x@P}`` evaluate
+        ``x``; ``[[ A -eq B ]]`` its operands as arithmetic; a word or regex the grammar left as
+        text may hold substitutions."""
+        kind = node.type
+        if kind == "expansion":
+            operators = [c.type for c in node.children if not c.is_named]
+            name = next((c for c in node.named_children if c.type == "variable_name"), None)
+            listing = operators[2:4] in (["*", "}"], ["@", "}"])  # ${!x*}: the names starting with x
+            prompt = "@" in operators and node.children[-2].type == "P"
+            if name is not None and ((operators[1:2] == ["!"] and not listing) or prompt):
+                read: list[str] = []
+                self._read(_text(name), state, read)
+                self._evaluates(read, _text(node))
+        elif kind == "binary_expression" and _in_double_brackets(node):
+            tests = [c for c in node.children if c.type == "test_operator" and _text(c) in _NUMERIC_TESTS]
+            for operand in node.named_children if tests else ():
+                if operand.type != "test_operator" and not _NUMBER.fullmatch(_text(operand)):
+                    self.evaluate(word(operand), state)
+        elif kind in _OPAQUE and not node.named_child_count:
+            for script in substitutions(_text(node)):
+                self.script(script, state.fork())
+
+
+def _in_double_brackets(node: Node) -> bool:
+    """Whether ``node`` is a test of ``[[ ]]``, which evaluates ``-eq`` operands as arithmetic
+    (``[`` and ``test`` read them as numbers)."""
+    top = node.parent
+    while top is not None and top.type in (
+        "binary_expression",
+        "parenthesized_expression",
+        "unary_expression",
+    ):
+        top = top.parent
+    return top is not None and top.type == "test_command" and top.children[0].type == "[["
+
+
+def substitutions(text: str) -> list[str]:
+    """The scripts the substitutions in ``text`` run, found by their brackets: ``$(CMD)`` as
+    ``(CMD)``, ``$((EXPR))`` as ``((EXPR))``, ``$[EXPR]`` as ``((EXPR))``, backticks as what they
+    hold. Quotes are not told apart: a quoted one counts too."""
+    found: list[str] = []
+    at = 0
+    while (match := _SUBSTITUTION.search(text, at)) is not None:
+        start, token = match.start(), match[0]
+        at = match.end()
+        if token.startswith("\\"):
+            continue
+        if token == "`":
+            end = at
+            while end < len(text) and text[end] != "`":
+                end += 2 if text[end] == "\\" else 1
+            found.append(re.sub(r"\\([$`\\])", r"\1", text[at:end]))
+            at = end + 1
+            continue
+        opening, closing = ("(", ")") if token == "$(" else ("[", "]")
+        depth, end = 0, start + 1
+        for end in range(start + 1, len(text)):
+            depth += (text[end] == opening) - (text[end] == closing)
+            if depth == 0:
+                break
+        inner = text[start + 1 : end + 1]
+        found.append(inner if token == "$(" else f"(({inner[1:-1]}))")
+        at = end + 1
+    return found

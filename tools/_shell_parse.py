@@ -1,0 +1,133 @@
+"""Shell text as bash's lexer reads it, parsed with tree-sitter-bash (one parser, reused).
+
+tree-sitter-bash reads a backslash-newline as a blank between two words, and so a backslash
+before a blank: ``r\\<newline>m x`` as ``r m x``, ``echo \\ #x; rm y`` as ``echo`` and a comment.
+Bash's lexer removes a backslash-newline (a line continuation) wherever it is not quoted by single
+quotes (``'...'``, ``$'...'``), in a comment or in a quoted heredoc (``<<'EOF'``), so that
+``r\\<newline>m x`` is ``rm x`` and ``.gi\\<newline>t/config`` is ``.git/config``; and an escaped
+blank (``\\ ``, ``\\<tab>``, ``\\<CR>``) is part of its word, outside quotes. ``parse`` rewrites
+the text so that the grammar reads it as bash does (``joined``: continuations removed, an escaped
+blank outside quotes written quoted, ``' '``) and parses that: the analysis reads the rewritten
+text throughout, so the ranges of its tree are that text's.
+
+Where a change may change how the text after it is read (an escaped blank, which the grammar read
+as a break; a heredoc's delimiter or body after it; ``<<`` or ``$(`` joined across lines), the
+text is parsed again before the next change; text needing more than ``MAX_ROUNDS`` parses is not
+worked out (``Source.complete`` is False).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from functools import cache
+from typing import NamedTuple
+
+import tree_sitter_bash
+from tree_sitter import Language, Node, Parser, Tree
+
+MAX_ROUNDS = 64  # parses of one text before giving up
+_BLANKS = frozenset(b" \t\v\f\r")
+_NEWLINE = ord("\n")
+_JOINING = frozenset(b"<$")  # a continuation after these may start a heredoc or a substitution
+_BACKSLASHES = re.compile(rb"\\+")
+#: What a backslash is, by the node it is in: nothing (``keep``: single quotes, a comment), a line
+#: continuation before a newline and otherwise itself (``quoted``: double quotes, a heredoc that
+#: expands), or an escape of any character (``code``, the default).
+_CONTEXTS = {
+    "raw_string": "keep",
+    "ansi_c_string": "keep",
+    "comment": "keep",
+    "string": "quoted",
+    "translated_string": "quoted",
+    "heredoc_start": "quoted",  # its quoting decides the delimiter: left as it is
+    "command_substitution": "code",
+    "process_substitution": "code",
+}
+
+
+class Source(NamedTuple):
+    text: str  # as bash's lexer reads it (``joined``)
+    tree: Tree
+    complete: bool  # False when the text needed more than MAX_ROUNDS parses: it may read otherwise
+
+
+@cache
+def parser() -> Parser:
+    return Parser(Language(tree_sitter_bash.language()))
+
+
+def parse(text: str) -> Source:
+    """``text`` rewritten as bash's lexer reads it (the module docstring), and its tree."""
+    data = text.encode()
+    tree = parser().parse(data)
+    for _ in range(MAX_ROUNDS):
+        if b"\\" not in data:
+            return Source(data.decode(errors="replace"), tree, True)
+        changed = _round(data, tree.root_node)
+        if changed == data:
+            return Source(data.decode(errors="replace"), tree, True)
+        data = changed
+        tree = parser().parse(data)
+    return Source(data.decode(errors="replace"), tree, False)
+
+
+def joined(text: str) -> str:
+    """``text`` as bash's lexer reads it: line continuations removed, escaped blanks quoted."""
+    return parse(text).text
+
+
+def _round(data: bytes, root: Node) -> bytes:
+    """The text with the changes ``root`` (its tree) tells, up to the first that may change how
+    the text after it reads."""
+    spans, heredocs = _spans(root)
+    out = bytearray()
+    last = 0
+    for run in _BACKSLASHES.finditer(data):
+        at, char = run.end() - 1, data[run.end()] if run.end() < len(data) else None
+        if char is None or (run.end() - run.start()) % 2 == 0 or (char != _NEWLINE and char not in _BLANKS):
+            continue  # an escaped backslash, or a backslash before an ordinary character
+        context = next((kind for start, end, kind in reversed(spans) if start <= at < end), "code")
+        if context == "keep" or (context == "quoted" and char != _NEWLINE):
+            continue
+        out += data[last:at]
+        if char != _NEWLINE and out.endswith(b"$") and _unescaped(out, len(out) - 1):
+            out[-1:] = b"\\$"  # $\  is a $ and a blank, $' ' would be $'...' quoting
+        out += b"" if char == _NEWLINE else b"'" + bytes([char]) + b"'"
+        last = at + 2
+        if char != _NEWLINE or any(end > at for end in heredocs) or (out[-1:] and out[-1] in _JOINING):
+            break  # the grammar may read what follows otherwise than after this change: parse again
+    return bytes(out + data[last:])
+
+
+def _unescaped(data: bytearray, at: int) -> bool:
+    """Whether the character at ``at`` follows an even number of backslashes."""
+    return (at - len(data[:at].rstrip(b"\\"))) % 2 == 0
+
+
+def _nodes(root: Node) -> Iterator[Node]:
+    """The tree's nodes, each before those inside it."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(node.children))
+
+
+def _spans(root: Node) -> tuple[list[tuple[int, int, str]], list[int]]:
+    """The nodes where a backslash means other than in plain code, outermost first; and where
+    each heredoc ends."""
+    spans: list[tuple[int, int, str]] = []
+    heredocs: list[int] = []
+    for node in _nodes(root):
+        kind = _CONTEXTS.get(node.type)
+        if node.type == "heredoc_redirect":
+            heredocs.append(node.end_byte)
+            start = next((c.text or b"" for c in node.children if c.type == "heredoc_start"), b"")
+            quoted = any(char in start for char in b"'\"\\")
+            body = next((c for c in node.children if c.type == "heredoc_body"), None)
+            if body is not None:
+                spans.append((body.start_byte, body.end_byte, "keep" if quoted else "quoted"))
+        if kind is not None:
+            spans.append((node.start_byte, node.end_byte, kind))
+    return spans, heredocs
