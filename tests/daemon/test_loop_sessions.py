@@ -17,6 +17,7 @@ from daemon.config import ConfigError
 from daemon.scripted_model import ScriptedModel, Turn
 from daemon.store import Store
 from daemon.transcript import as_json
+from tests.fifos import read_line
 
 from .conftest import LSPILOT
 from .looping import Human, make_loop, script, tool_parts, workspace
@@ -191,7 +192,7 @@ def test_sigterm_or_sighup_mid_tool_stops_its_command_and_keeps_the_session(
     proc = subprocess.Popen([*command, *model], stdout=subprocess.PIPE, text=True, env=os.environ)
     assert proc.stdout is not None
     session = json.loads(proc.stdout.readline())["session_id"]
-    sleeper = int((workspace / "started").read_text())
+    sleeper = int(read_line(workspace / "started", proc.poll))
     proc.send_signal(signum)
     assert proc.wait(timeout=60) == 128 + signum
     assert not _alive(sleeper)
@@ -263,7 +264,7 @@ def test_ctrl_c_says_which_session_to_go_on_with(workspace: Path, fake: Scripted
     command = [LSPILOT, "run", "wait", "--root", str(workspace), "--yes"]
     model = ["--model", "openai/scripted", "--api-base", fake.api_base]
     proc = subprocess.Popen([*command, *model], stderr=subprocess.PIPE, text=True, env=os.environ)
-    (workspace / "started").read_text()
+    read_line(workspace / "started", proc.poll)
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)
     store = Store(workspace.parent / "data" / "lspilot.db")

@@ -12,6 +12,7 @@ import pytest
 
 from daemon.scripted_model import ScriptedModel, Turn
 from daemon.store import Store
+from tests.fifos import read_line_async
 
 from .serving import RawEditor, workspace
 
@@ -47,7 +48,7 @@ async def _start_waiting_turn(
     await editor.initialize(workspace)
     ask = {"command": "lspilot.ask", "arguments": [{"prompt": "wait"}]}
     editor.send({"id": 2, "method": "workspace/executeCommand", "params": ask})
-    pid = await asyncio.to_thread((workspace / "started").read_text)
+    pid = await read_line_async(workspace / "started", editor.proc)
     return editor, int(pid)
 
 

@@ -11,6 +11,7 @@ from typing import BinaryIO
 import psutil
 import pytest
 
+from tests.fifos import opened_for_writing
 from tools import Reply, Rule, ToolContext, ToolError, execute
 from tools import _ripgrep as ripgrep
 
@@ -149,7 +150,7 @@ async def test_missing_rg_is_a_clear_error(harness: Harness, monkeypatch: pytest
 
 async def _rg_opened(fifo: Path) -> BinaryIO:
     """Returns once rg has opened ``fifo`` for reading; rg then waits for data that never comes."""
-    return await asyncio.wait_for(asyncio.to_thread(open, fifo, "wb"), 20)
+    return await opened_for_writing(fifo)
 
 
 async def _others_done() -> None:
