@@ -3,9 +3,12 @@ scripted model server."""
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import shutil
+import sys
+import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
@@ -18,6 +21,25 @@ from lsp_bridge.documents import uri_to_path
 
 FIXTURES = Path(__file__).with_name("fixtures")
 REPO = Path(__file__).parent.parent
+#: Seconds the interpreter has to exit after the run (see ``pytest_unconfigure``).
+EXIT_GRACE = 60.0
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """After the run, the interpreter waits at exit for every thread still running; one left
+    stuck in a system call (a test's helper waiting on a pipe whose other end never came) made
+    the whole run hang instead of end. Past ``EXIT_GRACE`` seconds, say which threads are still
+    there and end the process with status 3."""
+    del config
+
+    def stuck() -> None:
+        print(f"\nthe test run did not exit within {EXIT_GRACE:g}s; threads still running:", file=sys.stderr)
+        faulthandler.dump_traceback(all_threads=True)
+        os._exit(3)
+
+    timer = threading.Timer(EXIT_GRACE, stuck)
+    timer.daemon = True  # not waited for at exit itself
+    timer.start()
 
 
 def data_dir() -> Path:
