@@ -127,6 +127,8 @@ class _Visitor(Evaluation):
         elif kind == "for_statement" or (
             kind == "expansion" and any(c.type in (":=", "=") for c in node.children)
         ):
+            if kind == "expansion":
+                self._evaluated(node, state)
             self._loop_or_default(node, state)
         else:  # lists, compound statements, loops, conditionals, words with substitutions inside
             if kind in _ARITHMETIC or (kind == "compound_statement" and node.children[0].type == "(("):
@@ -139,6 +141,7 @@ class _Visitor(Evaluation):
         value = node.child_by_field_name("value")
         if value is not None:
             self._node(value, state)
+        self.assigned(node, state)
         name = node.child_by_field_name("name")
         target = None if name is None else _text(name).partition("[")[0]  # PATH[0]=x
         if target in COMMAND_TABLES and name is not None and value is not None:
@@ -187,6 +190,7 @@ class _Visitor(Evaluation):
             if value is not None:
                 self._node(value, state)
             words.append(word(child))
+        self.declared(keyword, node, state)
         names = self.setter(words, state)
         if names:
             self._record(_text(node), None)

@@ -1,9 +1,10 @@
 """What evaluating a value runs: arithmetic, indirection, and substitutions the grammar leaves as text.
 
 Bash evaluates a variable's value as an arithmetic expression where arithmetic reads the variable
-(``(( x ))``, ``$(( x + 1 ))``, ``for (( ...; i < n; ... ))``, ``let``, ``[[ x -eq y ]]``), as
-a name in ``${!x}`` and as a prompt in ``${x@P}``; a value such as ``a[$(cmd)]`` then runs
-``cmd`` (an array subscript is expanded when evaluated). Values are not followed here, so such a
+(``(( x ))``, ``$(( x + 1 ))``, ``for (( ...; i < n; ... ))``, ``let``, ``[[ x -eq y ]]``, an
+indexed array's subscript, ``${x:OFFSET:LENGTH}``, a value assigned to a ``declare -i``
+variable), as a name in ``${!x}`` and as a prompt in ``${x@P}``; a value such as ``a[$(cmd)]``
+then runs ``cmd`` (an array subscript is expanded when evaluated). Values are not followed here, so such a
 read of a variable not known to hold a number (one set by arithmetic or to a literal number
 earlier in the command, or one such as ``RANDOM``: ``NUMERIC_VARIABLES``), or of a command's
 output (``$(( $(cmd) ))``), is asked exactly behind ``(evaluates NAME)``: ``echo $((n + 1))``
@@ -36,6 +37,8 @@ _STEPS = frozenset({"++", "--"})
 _NAME = re.compile(r"[A-Za-z_]\w*|\d+")  # a variable, or a positional parameter
 _NUMBER = re.compile(r"[-+]?\d+")
 _NUMERIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+_ASSOCIATIVE = frozenset({"BASH_ALIASES", "BASH_CMDS"})  # bash's own associative arrays
+_DECLARES = frozenset({"declare", "typeset", "local"})  # those that give attributes
 _OPAQUE = frozenset({"word", "regex"})  # nodes the grammar may leave holding substitutions as text
 _SUBSTITUTION = re.compile(r"\\.|`|\$\(|\$\[", re.DOTALL)
 
@@ -69,17 +72,89 @@ class Evaluation(Sessions):
         its value is literal (``let 'a[$(cmd)]'``: otherwise the walk visits them). Text that is
         no arithmetic counts as evaluating anything (``?``)."""
         text = item.raw if item.value is None else item.value
+        read: list[str] = []
+        parsed = self._parsed(text, state, read, sets=sets)
+        self._evaluates(read, text)
+        for child in parsed if item.value is not None else ():
+            self._node(child, state)
+
+    def _parsed(self, text: str, state: State, read: list[str], *, sets: bool = True) -> list[Node]:
+        """``text`` read as ``(( text ))``: what it evaluates into ``read`` (``?`` when it is no
+        arithmetic), and its expressions."""
         root = parse(f"(( {text} ))").tree.root_node
         node = root.named_children[0] if root.named_child_count == 1 else None
         if node is None or root.has_error or node.type != "compound_statement":
-            self._evaluates(["?"], text)
-            return
-        read: list[str] = []
+            read.append("?")
+            return []
         for child in node.named_children:
             self._expression(child, state, read, sets=sets)
-        self._evaluates(read, text)
-        for child in node.named_children if item.value is not None else ():
-            self._node(child, state)
+        return node.named_children
+
+    def _arithmetic_node(self, node: Node, state: State, read: list[str]) -> None:
+        """A node bash evaluates as arithmetic (an index, an offset): the grammar parses some as
+        expressions, and leaves others as a word (``i+1``) or a word with expansions (``$i``,
+        whose value is evaluated)."""
+        if node.type == "number":
+            return
+        if node.type in ("word", "simple_expansion", "string", "concatenation", "expansion"):
+            item = word(node)
+            self._parsed(item.raw if item.value is None else item.value, state, read)
+        else:
+            self._expression(node, state, read)
+
+    def _subscript(self, node: Node, state: State, read: list[str]) -> None:
+        """``a[INDEX]``: INDEX is evaluated as arithmetic unless ``a`` was declared associative in
+        the command or is one of bash's own (an array cannot come from the environment, so every
+        other one is indexed); ``@`` and ``*`` are all elements."""
+        name, index = node.named_children[0], node.child_by_field_name("index")
+        strings = state.associative | _ASSOCIATIVE
+        if index is not None and _text(index) not in ("@", "*") and _text(name) not in strings:
+            self._arithmetic_node(index, state, read)
+
+    def _expansion(self, node: Node, state: State) -> None:
+        """``${a[INDEX]}`` evaluates INDEX, and ``${x:OFFSET:LENGTH}`` its offset and length, as
+        arithmetic: ``i='x[$(cmd)]'; echo ${a[i]}`` runs ``cmd``."""
+        read: list[str] = []
+        substring = False
+        for child in node.children:
+            if child.type == "subscript":
+                self._subscript(child, state, read)
+            elif not child.is_named:
+                substring = child.type == ":"  # ${x:1:2}; not :- := :? :+
+            elif substring:
+                self._arithmetic_node(child, state, read)
+        self._evaluates(read, _text(node))
+
+    def declared(self, keyword: str, node: Node, state: State) -> None:
+        """What a declaration makes of the variables it names: integers (``declare -i``, whose
+        values it evaluates), associative arrays (``-A``); ``unset`` ends both."""
+        options = [_text(c) for c in node.named_children if _text(c).startswith(("-", "+"))]
+        flags = {f for o in options if o.startswith("-") for f in o[1:]} if keyword in _DECLARES else set()
+        for child in node.named_children:
+            if child.type not in ("variable_name", "variable_assignment", "word") or _text(child) in options:
+                continue
+            named = child.child_by_field_name("name") if child.type == "variable_assignment" else child
+            name = "" if named is None else _text(named)
+            if keyword == "unset":
+                state.integers.discard(name)
+                state.associative.discard(name)
+            if "i" in flags:
+                state.integers.add(name)
+            if "A" in flags:
+                state.associative.add(name)
+            if child.type == "variable_assignment":
+                self.assigned(child, state)
+
+    def assigned(self, node: Node, state: State) -> None:
+        """``a[INDEX]=VALUE`` evaluates INDEX; assigning to a variable declared ``-i`` evaluates
+        the value."""
+        name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+        read: list[str] = []
+        if name is not None and name.type == "subscript":
+            self._subscript(name, state, read)
+        if name is not None and value is not None and _text(name) in state.integers:
+            self._arithmetic_node(value, state, read)
+        self._evaluates(read, _text(node))
 
     def _evaluates(self, names: list[str], text: str) -> None:
         if names:
@@ -144,6 +219,7 @@ class Evaluation(Sessions):
         text may hold substitutions."""
         kind = node.type
         if kind == "expansion":
+            self._expansion(node, state)
             operators = [c.type for c in node.children if not c.is_named]
             name = next((c for c in node.named_children if c.type == "variable_name"), None)
             listing = operators[2:4] in (["*", "}"], ["@", "}"])  # ${!x*}: the names starting with x

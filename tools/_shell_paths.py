@@ -55,6 +55,11 @@ class State:
     #: Variables known to hold a number (set by arithmetic, or to a literal number): arithmetic
     #: evaluating them runs nothing (``_shell_evaluation``).
     numbers: set[str] = field(default_factory=set[str])
+    #: Variables declared with the integer attribute (``declare -i``): a value assigned to one is
+    #: evaluated as arithmetic. And arrays declared associative (``declare -A``): their
+    #: subscripts are strings, while every other array's are evaluated as arithmetic.
+    integers: set[str] = field(default_factory=set[str])
+    associative: set[str] = field(default_factory=set[str])
 
     def fork(self) -> State:
         return State(
@@ -65,6 +70,8 @@ class State:
             self.fed,
             self.stdin_file,
             set(self.numbers),
+            set(self.integers),
+            set(self.associative),
         )
 
 

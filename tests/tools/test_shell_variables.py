@@ -7,9 +7,13 @@ its ``bash`` (pattern, always) pairs, on the tree of ``test_shell.make_tree``.
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
+
+from tools._shell import permission_requests
 
 from .test_shell import Row, check_row, make_tree
 
@@ -191,6 +195,31 @@ EVALUATED: list[Row] = [
         [],
         [("read n", "read *"), ("(evaluates n) $((n))", "="), ("echo $((n))", "echo *")],
     ),
+    # an indexed array's subscript, a substring's offset and length, a value assigned to an
+    # integer variable: evaluated as arithmetic too
+    ("echo ${a[i]}", [], [("(evaluates i) ${a[i]}", "="), ("echo ${a[i]}", "echo *")]),
+    ('echo "${a[$i]}"', [], [("(evaluates i) ${a[$i]}", "="), ('echo "${a[$i]}"', "echo *")]),
+    ("echo ${a[i+1]:2}", [], [("(evaluates i) ${a[i+1]:2}", "="), ("echo ${a[i+1]:2}", "echo *")]),
+    ("echo ${x:n:2}", [], [("(evaluates n) ${x:n:2}", "="), ("echo ${x:n:2}", "echo *")]),
+    ("echo ${x:1:n}", [], [("(evaluates n) ${x:1:n}", "="), ("echo ${x:1:n}", "echo *")]),
+    ("x=${a[i]:=3}", [], [("(evaluates i) ${a[i]:=3}", "=")]),
+    ("a[i]=1", [], [("(evaluates i) a[i]=1", "=")]),
+    ("declare -i v; v=$y", [], [("(evaluates y) v=$y", "=")]),
+    ("local -ri v=y", [], [("(evaluates y) v=y", "=")]),
+    (
+        "declare -A m; unset m; echo ${m[$k]}",
+        [],
+        [("(evaluates k) ${m[$k]}", "="), ("echo ${m[$k]}", "echo *")],
+    ),
+    # not evaluated: all elements, literal numbers, a default, an associative array's keys
+    (
+        "echo ${a[@]} ${a[*]} ${a[0]} ${a[-1]} ${x:-n}",
+        [],
+        [("echo ${a[@]} ${a[*]} ${a[0]} ${a[-1]} ${x:-n}", "echo *")],
+    ),
+    ("declare -A m; echo ${m[$k]} ${m[k]}", [], [("echo ${m[$k]} ${m[k]}", "echo *")]),
+    ("for ((i = 0; i < 3; i++)); do echo ${a[i]}; done", [], [("echo ${a[i]}", "echo *")]),
+    ("declare -i v; v=5", [], [("declare -i v; v=5", "=")]),
 ]
 
 
@@ -239,3 +268,26 @@ def test_evaluated_values(
     tree: dict[str, Path], command: str, outside: list[str], bash: list[tuple[str, str]]
 ) -> None:
     check_row(tree, command, outside, bash)
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "echo ${a[v]}",
+        'echo "${a[$v]}"',
+        "x=hello; echo ${x:v}",
+        "x=hello; echo ${x:1:v}",
+        "a[v]=1",
+        "declare -i n; n=$v",
+        "f() { local -i n=v; }; f",
+    ],
+)
+def test_bash_runs_a_command_hidden_in_an_evaluated_value(tmp_path: Path, script: str) -> None:
+    # Why each is asked behind (evaluates v): with v='x[$(cmd)]' (read from a file, the
+    # environment), bash runs cmd although nothing in the script shows a substitution.
+    ran = tmp_path / "ran"
+    env = {**os.environ, "v": f"x[$(touch {ran})]"}
+    subprocess.run(["bash", "-c", script], env=env, capture_output=True, timeout=10, check=False)
+    assert ran.exists()
+    requests = permission_requests(script, tmp_path, tmp_path)
+    assert any(p.startswith("(evaluates v) ") for r in requests for p in r.patterns)
