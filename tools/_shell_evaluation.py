@@ -146,13 +146,19 @@ class Evaluation(Sessions):
                 self.assigned(child, state)
 
     def assigned(self, node: Node, state: State) -> None:
-        """``a[INDEX]=VALUE`` evaluates INDEX; assigning to a variable declared ``-i`` evaluates
-        the value."""
+        """``a[INDEX]=VALUE`` and ``a=([INDEX]=VALUE)`` evaluate INDEX (an indexed array's);
+        assigning to a variable declared ``-i`` evaluates the value."""
         name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
         read: list[str] = []
         if name is not None and name.type == "subscript":
             self._subscript(name, state, read)
-        if name is not None and value is not None and _text(name) in state.integers:
+        target = "" if name is None else _text(name)
+        if value is not None and value.type == "array" and target not in state.associative | _ASSOCIATIVE:
+            for item in value.named_children:  # a=([INDEX]=VALUE ...)
+                text = _text(item)
+                if text.startswith("[") and "]=" in text:
+                    self._parsed(text[1 : text.index("]=")], state, read)
+        elif value is not None and target in state.integers:
             self._arithmetic_node(value, state, read)
         self._evaluates(read, _text(node))
 

@@ -204,6 +204,8 @@ EVALUATED: list[Row] = [
     ("echo ${x:1:n}", [], [("(evaluates n) ${x:1:n}", "="), ("echo ${x:1:n}", "echo *")]),
     ("x=${a[i]:=3}", [], [("(evaluates i) ${a[i]:=3}", "=")]),
     ("a[i]=1", [], [("(evaluates i) a[i]=1", "=")]),
+    ("a=([$i]=1 [j]=2 x [0]=3)", [], [("(evaluates i j) a=([$i]=1 [j]=2 x [0]=3)", "=")]),
+    ("declare a[$i]=1", [], [("(evaluates i) a[$i]=1", "=")]),
     ("declare -i v; v=$y", [], [("(evaluates y) v=$y", "=")]),
     ("local -ri v=y", [], [("(evaluates y) v=y", "=")]),
     (
@@ -218,6 +220,7 @@ EVALUATED: list[Row] = [
         [("echo ${a[@]} ${a[*]} ${a[0]} ${a[-1]} ${x:-n}", "echo *")],
     ),
     ("declare -A m; echo ${m[$k]} ${m[k]}", [], [("echo ${m[$k]} ${m[k]}", "echo *")]),
+    ("declare -A m=([$k]=1)", [], [("declare -A m=([$k]=1)", "=")]),
     ("for ((i = 0; i < 3; i++)); do echo ${a[i]}; done", [], [("echo ${a[i]}", "echo *")]),
     ("declare -i v; v=5", [], [("declare -i v; v=5", "=")]),
 ]
@@ -278,6 +281,8 @@ def test_evaluated_values(
         "x=hello; echo ${x:v}",
         "x=hello; echo ${x:1:v}",
         "a[v]=1",
+        "a=([$v]=1)",
+        "declare a[$v]=1",
         "declare -i n; n=$v",
         "f() { local -i n=v; }; f",
     ],
