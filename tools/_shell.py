@@ -282,6 +282,7 @@ class _Visitor(Evaluation):
         if feed[0]:
             state.fed, state.stdin_file = feed
         expanded = [item for written in words for item in expand(written)]
+        self.tested(expanded, state)
         self.command(expanded, state, " ".join(hijack), stdin=stdin, written=words)
         if feed[0] and [w.value for w in words] != ["exec"]:  # exec < FILE: the rest reads it too
             state.fed, state.stdin_file = saved

@@ -36,6 +36,7 @@ _ASSIGNING = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "
 _STEPS = frozenset({"++", "--"})
 _NAME = re.compile(r"[A-Za-z_]\w*|\d+")  # a variable, or a positional parameter
 _NUMBER = re.compile(r"[-+]?\d+")
+_ELEMENT = re.compile(r"([A-Za-z_]\w*)\[(.*)\]", re.DOTALL)  # a[INDEX]
 _NUMERIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 _ASSOCIATIVE = frozenset({"BASH_ALIASES", "BASH_CMDS"})  # bash's own associative arrays
 _DECLARES = frozenset({"declare", "typeset", "local"})  # those that give attributes
@@ -124,6 +125,26 @@ class Evaluation(Sessions):
             elif substring:
                 self._arithmetic_node(child, state, read)
         self._evaluates(read, _text(node))
+
+    def tested(self, words: list[Word], state: State) -> None:
+        """``test -v NAME`` and ``[ -v NAME ]``: see ``_named``."""
+        if words and words[0].value in ("test", "["):
+            for index, item in enumerate(words[1:-1], 1):
+                if item.value == "-v":
+                    self._named(words[index + 1], state)
+
+    def _named(self, item: Word, state: State) -> None:
+        """The operand of ``-v``, a variable's name: a subscript in it (``a[i]``) is evaluated
+        as arithmetic, and so is one in a name only known at run time (``-v "$x"``)."""
+        text = item.raw if item.value is None else item.value
+        bare = text[1:-1] if len(text) > 1 and text[0] == text[-1] == '"' else text
+        read: list[str] = []
+        if element := _ELEMENT.fullmatch(bare):
+            if element[1] not in state.associative | _ASSOCIATIVE:
+                self._parsed(element[2], state, read)
+        elif item.value is None:
+            self._parsed(text, state, read)
+        self._evaluates(read, text)
 
     def declared(self, keyword: str, node: Node, state: State) -> None:
         """What a declaration makes of the variables it names: integers (``declare -i``, whose
@@ -234,6 +255,9 @@ class Evaluation(Sessions):
                 read: list[str] = []
                 self._read(_text(name), state, read)
                 self._evaluates(read, _text(node))
+        elif kind == "unary_expression" and _text(node.children[0]) == "-v" and _test(node) is not None:
+            if len(node.named_children) > 1:
+                self._named(word(node.named_children[1]), state)
         elif kind == "binary_expression" and _in_double_brackets(node):
             tests = [c for c in node.children if c.type == "test_operator" and _text(c) in _NUMERIC_TESTS]
             for operand in node.named_children if tests else ():
@@ -244,9 +268,8 @@ class Evaluation(Sessions):
                 self.script(script, state.fork())
 
 
-def _in_double_brackets(node: Node) -> bool:
-    """Whether ``node`` is a test of ``[[ ]]``, which evaluates ``-eq`` operands as arithmetic
-    (``[`` and ``test`` read them as numbers)."""
+def _test(node: Node) -> Node | None:
+    """The ``[[ ]]`` or ``[ ]`` that ``node`` is a test of."""
     top = node.parent
     while top is not None and top.type in (
         "binary_expression",
@@ -254,7 +277,14 @@ def _in_double_brackets(node: Node) -> bool:
         "unary_expression",
     ):
         top = top.parent
-    return top is not None and top.type == "test_command" and top.children[0].type == "[["
+    return top if top is not None and top.type == "test_command" else None
+
+
+def _in_double_brackets(node: Node) -> bool:
+    """Whether ``node`` is a test of ``[[ ]]``, which evaluates ``-eq`` operands as arithmetic
+    (``[`` and ``test`` read them as numbers)."""
+    top = _test(node)
+    return top is not None and top.children[0].type == "[["
 
 
 def substitutions(text: str) -> list[str]:

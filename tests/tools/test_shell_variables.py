@@ -207,6 +207,9 @@ EVALUATED: list[Row] = [
     ("a=([$i]=1 [j]=2 x [0]=3)", [], [("(evaluates i j) a=([$i]=1 [j]=2 x [0]=3)", "=")]),
     ("declare a[$i]=1", [], [("(evaluates i) a[$i]=1", "=")]),
     ("declare -i v; v=$y", [], [("(evaluates y) v=$y", "=")]),
+    ("[[ -v a[i] ]]", [], [("(evaluates i) a[i]", "=")]),
+    ('test -v "$x"', [], [('(evaluates x) "$x"', "="), ('test -v "$x"', "test *")]),
+    ('[ -v "a[$i]" ]', [], [('(evaluates i) "a[$i]"', "=")]),
     ("local -ri v=y", [], [("(evaluates y) v=y", "=")]),
     (
         "declare -A m; unset m; echo ${m[$k]}",
@@ -221,6 +224,7 @@ EVALUATED: list[Row] = [
     ),
     ("declare -A m; echo ${m[$k]} ${m[k]}", [], [("echo ${m[$k]} ${m[k]}", "echo *")]),
     ("declare -A m=([$k]=1)", [], [("declare -A m=([$k]=1)", "=")]),
+    ("declare -A m; [[ -v m[$k] && -v name ]]", [], [("declare -A m; [[ -v m[$k] && -v name ]]", "=")]),
     ("for ((i = 0; i < 3; i++)); do echo ${a[i]}; done", [], [("echo ${a[i]}", "echo *")]),
     ("declare -i v; v=5", [], [("declare -i v; v=5", "=")]),
 ]
@@ -283,6 +287,8 @@ def test_evaluated_values(
         "a[v]=1",
         "a=([$v]=1)",
         "declare a[$v]=1",
+        "[[ -v $v ]]",
+        'test -v "$v"',
         "declare -i n; n=$v",
         "f() { local -i n=v; }; f",
     ],
