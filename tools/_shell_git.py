@@ -11,7 +11,8 @@ hooks are copied) are ``protected`` (``_protected.py``). Some subcommands take a
 (``rebase --exec CMD``, ``clone --upload-pack CMD``, ``submodule foreach CMD``,
 ``filter-branch --tree-filter CMD``, ``grep -O CMD``). ``git clone URL DIR``, ``git init DIR``
 and ``git worktree add DIR`` name folders, the files of ``--output=F`` (``WRITES``), ``commit -F
-F`` (``READS``) and ``git diff A B`` are files, all checked from the folder ``-C`` names.
+F`` (``READS``), ``git diff A B``, ``git apply``/``git am`` (``PATCHES``) and ``git bundle`` are
+files, all checked from the folder ``-C`` names.
 """
 
 from __future__ import annotations
@@ -79,6 +80,15 @@ READS: dict[str, frozenset[str]] = {
     **dict.fromkeys(_set("commit tag merge notes"), _set("-F --file")),
     "blame": _set("--contents"),
 }
+#: Subcommands whose operands are the patches or mailboxes they read, with their options that
+#: take a value (``--directory=DIR``, where the files are written, checked as written). ``git
+#: apply --unsafe-paths`` writes the files its patch names wherever they are: asked as ``(patch
+#: paths)`` outside. ``git bundle create FILE`` writes FILE, its other commands read it.
+PATCHES: dict[str, frozenset[str]] = {
+    "apply": _set("-p -C --directory --exclude --include --whitespace --build-fake-ancestor"),
+    "am": _set("-p -C --directory --exclude --include --whitespace --patch-format --resolvemsg --empty"),
+}
+_PATCH_WRITES = _set("--directory --build-fake-ancestor")
 #: Subcommands whose operands (other than URLs) are folders it creates or reads.
 FOLDERS = frozenset({"clone", "init", "worktree add"})
 _CONFIG_VALUES = _set("-f --file --blob --type --default --comment --value -t")
@@ -140,11 +150,34 @@ def git(commands: Commands, args: list[Word], state: State) -> None:
             commands.path(option_value(rest, index, attached), inner, written=option in writes)
         for index in sub_parsed.operands if sub == "diff" else ():  # revisions resolve inside
             commands.path(rest[index], inner)
+    if sub in PATCHES or sub == "bundle":
+        _patches_and_bundles(commands, sub, rest, inner)
     if sub in ("init", "clone"):  # the hooks of a template folder are copied, to run later
         for option, index, attached in parse_options([w.value for w in rest], _TEMPLATE).values:
             if option == "--template":
                 commands.protect(f"git {sub} --template {option_value(rest, index, attached).raw}")
     _folders(commands, values, args, parsed.operands, inner)
+
+
+def _patches_and_bundles(commands: Commands, sub: str, rest: list[Word], state: State) -> None:
+    """``git apply`` and ``git am``: the patches they read, the folder they write in; ``git
+    bundle``: its file."""
+    if sub == "bundle":
+        action = rest[0].value if rest else None
+        if action in ("create", "verify", "list-heads", "unbundle"):
+            for index in parse_options([w.value for w in rest[1:]], frozenset()).operands[:1]:
+                commands.path(rest[1 + index], state, written=action == "create")  # then revisions
+        return
+    sub_parsed = parse_options([w.value for w in rest], PATCHES[sub])
+    for option, index, attached in sub_parsed.values:
+        if option in _PATCH_WRITES:
+            commands.path(option_value(rest, index, attached), state, written=True)
+    if "--unsafe-paths" in sub_parsed.flags:
+        commands.path(Word("(patch paths)", None), state, written=True)
+    reads, commands.reads = commands.reads, True
+    for index in sub_parsed.operands:
+        commands.path(rest[index], state)
+    commands.reads = reads
 
 
 def setting(commands: Commands, item: Word, state: State, *, variable: bool = False, later: str = "") -> None:

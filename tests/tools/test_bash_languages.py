@@ -47,6 +47,25 @@ from .bash_helpers import _asks
         ("git log -p --output ../d", ["{up}/*"], [("git log -p --output ../d", "git log *")]),
         ("git format-patch -o ../p @", ["{up}/*"], [("git format-patch -o ../p @", "git format-patch *")]),
         ("git commit -F ../msg", ["{up}/*"], [("git commit -F ../msg", "git commit *")]),
+        ("git apply -p1 ../fix.patch", ["{up}/*"], [("git apply -p1 ../fix.patch", "git apply *")]),
+        (
+            "git apply --directory=../w p.diff",
+            ["{up}/*"],
+            [("git apply --directory=../w p.diff", "git apply *")],
+        ),
+        (
+            "git apply --unsafe-paths p.diff",
+            ["(patch paths)"],
+            [("git apply --unsafe-paths p.diff", "git apply *")],
+        ),
+        ("git am -3 ../series.mbox", ["{up}/*"], [("git am -3 ../series.mbox", "git am *")]),
+        (
+            "git bundle create ../b.bundle HEAD",
+            ["{up}/*"],
+            [("git bundle create ../b.bundle HEAD", "git bundle *")],
+        ),
+        ("git bundle verify ../b.bundle", ["{up}/*"], [("git bundle verify ../b.bundle", "git bundle *")]),
+        ("git apply --check p.diff", [], [("git apply --check p.diff", "git apply *")]),
         ("git -C src diff --output=../d", [], [("git -C src diff --output=../d",) * 2]),
     ],
 )
