@@ -31,7 +31,7 @@ from ._shell_dialects import Finding
 from ._shell_files import XARGS_INPUT, cd, file_command, file_paths, find
 from ._shell_filespecs import FILE_COMMANDS
 from ._shell_git import git
-from ._shell_paths import DOTGLOB, PATH_VARIABLES, State, absolute, globbed, outside
+from ._shell_paths import DOTGLOB, PATH_VARIABLES, State, absolute, glob_options, globbed, outside
 from ._shell_runners import RUNNERS, RUNNING, SESSIONS, Found, runner
 from ._shell_sources import read, text
 from ._shell_specs import (
@@ -258,19 +258,23 @@ class Commands(ABC):
             return self._session(name, words, state, stdin)
         if name in SHELLS:
             parsed = parse_options(values, frozenset({"-o", "-O", "+o", "+O", "--rcfile", "--init-file"}))
+            inner = state.fork()  # bash -O dotglob, -O globstar
+            inner.unknown |= glob_options(
+                [option_value(args, i, a).value for o, i, a in parsed.values if o == "-O"]
+            )
             if "-c" in parsed.flags:
                 if parsed.operands or xargs_input:  # xargs gives the script
                     self._string(
-                        args[parsed.operands[0]] if parsed.operands else Word(XARGS_INPUT, None), state.fork()
+                        args[parsed.operands[0]] if parsed.operands else Word(XARGS_INPUT, None), inner
                     )
                 return None
             if (not parsed.operands or "-s" in parsed.flags) and not parsed.flags & {"--help", "--version"}:
-                self._string(Word(STDIN_SCRIPT, stdin), state.fork())  # its script is on stdin
+                self._string(Word(STDIN_SCRIPT, stdin), inner)  # its script is on stdin
                 return None
         if name in ("eval", "trap", "alias", "hash"):
             return self._code(name, words, state)
-        if name == "shopt" and ("dotglob" in values or None in values):  # * matches .git from now
-            state.unknown.add(DOTGLOB)
+        if name == "shopt":  # * matches .git, ** any depth, from now
+            state.unknown |= glob_options(values)
         if name == "find":
             find(self, args, state)
         elif name in ("cd", "pushd", "popd"):

@@ -39,7 +39,16 @@ PATH_VARIABLES = frozenset({"HOME", "PWD", "CDPATH"})
 #: In ``State.unknown`` once ``shopt -s dotglob`` or ``GLOBIGNORE`` may be set: a glob's ``*``
 #: may then match a name starting with a dot.
 DOTGLOB = "(dotglob)"
+#: ... and once ``shopt -s globstar`` may be set: ``**`` then matches any number of folders.
+GLOBSTAR = "(globstar)"
 MAX_MATCHES = 256  # paths a glob is matched to, at most
+
+
+def glob_options(names: Sequence[str | None]) -> set[str]:
+    """What the shell options ``names`` (``shopt -s NAME``, ``bash -O NAME``; None: only known at
+    run time) change in how globs match."""
+    unknown = None in names
+    return {flag for name, flag in (("dotglob", DOTGLOB), ("globstar", GLOBSTAR)) if unknown or name in names}
 
 
 @dataclass
@@ -108,8 +117,9 @@ def globbed(path: Word, state: State, made: frozenset[str] = frozenset()) -> lis
     """The absolute paths the glob ``path`` may expand to (none for a word that is no glob, or
     unknown): each part with a glob matched to the names in the folders so far, and a part
     starting with a dot also to ``made`` (names of dot folders a command may make before it runs,
-    ``.git``), as bash matches them (a leading dot only by a dot, unless ``DOTGLOB``), in any case
-    (as a case-insensitive disk reads them; bash with ``nocaseglob``); at most ``MAX_MATCHES``."""
+    ``.git``), as bash matches them (a leading dot only by a dot, unless ``DOTGLOB``; ``**`` any
+    number of folders once ``GLOBSTAR``), in any case (as a case-insensitive disk reads them; bash
+    with ``nocaseglob``); at most ``MAX_MATCHES``."""
     if not path.glob or path.value is None:
         return []
     pattern = absolute(Word(path.raw, path.value, tilde=path.tilde), state)
@@ -121,6 +131,9 @@ def globbed(path: Word, state: State, made: frozenset[str] = frozenset()) -> lis
         if not SPECIAL.search(part):
             found = [os.path.join(folder, part) for folder in found]
             continue
+        if part == "**" and GLOBSTAR in state.unknown:  # this folder and every one below it
+            found = _below(found, dots)
+            continue
         matcher = part.lower().replace("[^", "[!")  # bash's [^...] is fnmatch's [!...]
         found = [
             os.path.join(folder, name)
@@ -130,6 +143,22 @@ def globbed(path: Word, state: State, made: frozenset[str] = frozenset()) -> lis
             and fnmatch.fnmatchcase(name.lower(), matcher)
         ][:MAX_MATCHES]
     return found
+
+
+def _below(folders: list[str], dots: bool) -> list[str]:
+    """``folders`` and the folders under them (not through symlinks, as bash's ``**``; names
+    with a leading dot only with ``dots``), breadth first, at most ``MAX_MATCHES``."""
+    found = list(folders[:MAX_MATCHES])
+    for folder in found:  # grows while it is walked
+        for name in sorted(_names(folder)):
+            path = os.path.join(folder, name)
+            if len(found) < MAX_MATCHES and (dots or not name.startswith(".")) and _is_folder(path):
+                found.append(path)
+    return found
+
+
+def _is_folder(path: str) -> bool:
+    return os.path.isdir(path) and not os.path.islink(path)
 
 
 def _names(folder: str) -> set[str]:

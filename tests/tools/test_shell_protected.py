@@ -87,12 +87,23 @@ def _protected(tmp_path: Path, command: str) -> list[str]:
         ("echo x >> .lsp*/config.toml", [".lspilot/config.toml"]),
         ("git init -q n && cp a n/.g*/hooks/pre-commit", ["n/.git/hooks/pre-commit"]),
         ("shopt -s dotglob; cp a *t/config", [".git/config"]),
+        ("bash -O dotglob -c 'cp a *t/config'", [".git/config"]),
     ],
 )
 def test_what_changes_what_later_commands_run_is_protected(
     tmp_path: Path, command: str, expected: list[str]
 ) -> None:
     assert _protected(tmp_path, command) == expected
+
+
+def test_with_globstar_a_glob_reaches_every_depth(tmp_path: Path) -> None:
+    # ** is * unless globstar is on, when it is any number of folders, none included
+    _protected(tmp_path, "true")
+    subprocess.run(["git", "init", "-q", str(tmp_path / "ws/src/sub")], check=True)
+    assert "lspilot.toml" not in _protected(tmp_path, "echo x > **/lspilot.toml")
+    assert "lspilot.toml" in _protected(tmp_path, "shopt -s globstar; echo x > **/lspilot.toml")
+    assert "src/sub/.git/config" not in _protected(tmp_path, "cp a **/.git/config")
+    assert "src/sub/.git/config" in _protected(tmp_path, "bash -O globstar -c 'cp a **/.git/config'")
 
 
 @pytest.mark.parametrize(
