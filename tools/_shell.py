@@ -210,6 +210,8 @@ class _Visitor(Evaluation):
             text = _text(node)
         if self.sets(None if name is None else _text(name), state):
             self._record(text, None)
+        if node.type == "for_statement" and name is not None and self.counts(node, state):
+            state.numbers.add(_text(name))
         self._children(node, state)
 
     def _redirect(self, node: Node, state: State) -> list[Node]:

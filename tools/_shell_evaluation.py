@@ -146,6 +146,27 @@ class Evaluation(Sessions):
             self._parsed(text, state, read)
         self._evaluates(read, text)
 
+    def counts(self, loop: Node, state: State) -> bool:
+        """Whether ``for NAME in WORDS`` gives NAME only numbers: literal ones, ``{1..9}``, or an
+        indexed array's indices (``"${!a[@]}"``)."""
+        body = loop.child_by_field_name("body")
+        words = [w for w in loop.named_children[1:] if body is None or w.end_byte <= body.start_byte]
+        return bool(words) and all(self._numbers(w, state) for w in words)
+
+    def _numbers(self, node: Node, state: State) -> bool:
+        if node.type == "number":
+            return True
+        if node.type == "brace_expression":
+            return all(c.type == "number" for c in node.named_children)
+        inner = node.named_children[0] if node.type == "string" and node.named_child_count == 1 else node
+        if inner.type != "expansion" or [c.type for c in inner.children[:2]] != ["${", "!"]:
+            return False
+        array = inner.named_children[0] if inner.named_children else None
+        if array is None or array.type != "subscript" or len(array.named_children) < 2:
+            return False
+        name, index = _text(array.named_children[0]), _text(array.named_children[1])
+        return index in ("@", "*") and name not in state.associative | _ASSOCIATIVE
+
     def declared(self, keyword: str, node: Node, state: State) -> None:
         """What a declaration makes of the variables it names: integers (``declare -i``, whose
         values it evaluates), associative arrays (``-A``); ``unset`` ends both."""

@@ -226,6 +226,12 @@ EVALUATED: list[Row] = [
     ("declare -A m=([$k]=1)", [], [("declare -A m=([$k]=1)", "=")]),
     ("declare -A m; [[ -v m[$k] && -v name ]]", [], [("declare -A m; [[ -v m[$k] && -v name ]]", "=")]),
     ("for ((i = 0; i < 3; i++)); do echo ${a[i]}; done", [], [("echo ${a[i]}", "echo *")]),
+    ('for i in 1 {2..4} "${!a[@]}"; do echo ${a[i]}; done', [], [("echo ${a[i]}", "echo *")]),
+    (
+        "for i in 1 $x; do echo ${a[i]}; done",
+        [],
+        [("(evaluates i) ${a[i]}", "="), ("echo ${a[i]}", "echo *")],
+    ),
     ("declare -i v; v=5", [], [("declare -i v; v=5", "=")]),
 ]
 
