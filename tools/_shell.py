@@ -210,7 +210,7 @@ class _Visitor(Evaluation):
             text = _text(node)
         if self.sets(None if name is None else _text(name), state):
             self._record(text, None)
-        if node.type == "for_statement" and name is not None and self.counts(node, state):
+        if node.type == "for_statement" and name is not None and self.numbers_only(node, state):
             state.numbers.add(_text(name))
         self._children(node, state)
 

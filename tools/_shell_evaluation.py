@@ -3,15 +3,16 @@
 Bash evaluates a variable's value as an arithmetic expression where arithmetic reads the variable
 (``(( x ))``, ``$(( x + 1 ))``, ``for (( ...; i < n; ... ))``, ``let``, ``[[ x -eq y ]]``, an
 indexed array's subscript, ``${x:OFFSET:LENGTH}``, a value assigned to a ``declare -i``
-variable), as a name in ``${!x}`` and as a prompt in ``${x@P}``; a value such as ``a[$(cmd)]``
-then runs ``cmd`` (an array subscript is expanded when evaluated). Values are not followed here, so such a
-read of a variable not known to hold a number (one set by arithmetic or to a literal number
-earlier in the command, or one such as ``RANDOM``: ``NUMERIC_VARIABLES``), or of a command's
-output (``$(( $(cmd) ))``), is asked exactly behind ``(evaluates NAME)``: ``echo $((n + 1))``
-asks ``echo $((n + 1))`` (``echo *``) and ``(evaluates n) $((n + 1))``. Arithmetic given as
-words (``let EXPR``, the operands of ``[[ A -eq B ]]``) is parsed as ``(( EXPR ))``, so what its
-subscripts run is seen (``let 'a[$(cmd)]'``). Assignments in arithmetic set their variables
-(``(( PATH = 1 ))``: ``Commands.sets``).
+variable, the name ``-v`` tests), as a name in ``${!x}`` and as a prompt in ``${x@P}``; a value
+such as ``a[$(cmd)]`` then runs ``cmd`` (an array subscript is expanded when evaluated). Values
+are not followed here, so such a read of a variable not known to hold a number (one set by
+arithmetic or to a literal number earlier in the command, a ``for`` variable over numbers, or
+one such as ``RANDOM``: ``NUMERIC_VARIABLES``), or of a command's output (``$(( $(cmd) ))``),
+is asked exactly behind ``(evaluates NAME)``: ``echo $((n + 1))`` asks ``echo $((n + 1))``
+(``echo *``) and ``(evaluates n) $((n + 1))``. Arithmetic given as words (``let EXPR``, the
+operands of ``[[ A -eq B ]]``) is parsed as ``(( EXPR ))``, so what its subscripts run is seen
+(``let 'a[$(cmd)]'``). Assignments in arithmetic set their variables (``(( PATH = 1 ))``:
+``Commands.sets``).
 
 tree-sitter-bash leaves some words as text: the operands of ``${x#WORD}``, ``${x%WORD}``,
 ``${x^WORD}``, ``${x,WORD}``, a ``${x:-WORD}`` holding backticks, a ``[[ =~ ]]`` regex. The
@@ -108,8 +109,7 @@ class Evaluation(Sessions):
         the command or is one of bash's own (an array cannot come from the environment, so every
         other one is indexed); ``@`` and ``*`` are all elements."""
         name, index = node.named_children[0], node.child_by_field_name("index")
-        strings = state.associative | _ASSOCIATIVE
-        if index is not None and _text(index) not in ("@", "*") and _text(name) not in strings:
+        if index is not None and _text(index) not in ("@", "*") and not _associative(_text(name), state):
             self._arithmetic_node(index, state, read)
 
     def _expansion(self, node: Node, state: State) -> None:
@@ -140,13 +140,13 @@ class Evaluation(Sessions):
         bare = text[1:-1] if len(text) > 1 and text[0] == text[-1] == '"' else text
         read: list[str] = []
         if element := _ELEMENT.fullmatch(bare):
-            if element[1] not in state.associative | _ASSOCIATIVE:
+            if not _associative(element[1], state):
                 self._parsed(element[2], state, read)
         elif item.value is None:
             self._parsed(text, state, read)
         self._evaluates(read, text)
 
-    def counts(self, loop: Node, state: State) -> bool:
+    def numbers_only(self, loop: Node, state: State) -> bool:
         """Whether ``for NAME in WORDS`` gives NAME only numbers: literal ones, ``{1..9}``, or an
         indexed array's indices (``"${!a[@]}"``)."""
         body = loop.child_by_field_name("body")
@@ -154,6 +154,7 @@ class Evaluation(Sessions):
         return bool(words) and all(self._numbers(w, state) for w in words)
 
     def _numbers(self, node: Node, state: State) -> bool:
+        """A word of ``for NAME in WORDS`` that gives only numbers."""
         if node.type == "number":
             return True
         if node.type == "brace_expression":
@@ -165,7 +166,7 @@ class Evaluation(Sessions):
         if array is None or array.type != "subscript" or len(array.named_children) < 2:
             return False
         name, index = _text(array.named_children[0]), _text(array.named_children[1])
-        return index in ("@", "*") and name not in state.associative | _ASSOCIATIVE
+        return index in ("@", "*") and not _associative(name, state)
 
     def declared(self, keyword: str, node: Node, state: State) -> None:
         """What a declaration makes of the variables it names: integers (``declare -i``, whose
@@ -195,7 +196,7 @@ class Evaluation(Sessions):
         if name is not None and name.type == "subscript":
             self._subscript(name, state, read)
         target = "" if name is None else _text(name)
-        if value is not None and value.type == "array" and target not in state.associative | _ASSOCIATIVE:
+        if value is not None and value.type == "array" and not _associative(target, state):
             for item in value.named_children:  # a=([INDEX]=VALUE ...)
                 text = _text(item)
                 if text.startswith("[") and "]=" in text:
@@ -287,6 +288,11 @@ class Evaluation(Sessions):
         elif kind in _OPAQUE and not node.named_child_count:
             for script in substitutions(_text(node)):
                 self.script(script, state.fork())
+
+
+def _associative(name: str, state: State) -> bool:
+    """Whether array ``name`` takes strings as subscripts, not arithmetic."""
+    return name in _ASSOCIATIVE or name in state.associative
 
 
 def _test(node: Node) -> Node | None:
