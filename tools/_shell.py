@@ -40,7 +40,7 @@ from tree_sitter import Node
 
 from ._protected import request as protected
 from ._shell_commands import COMMAND_TABLES, Analysis
-from ._shell_evaluation import Evaluation
+from ._shell_evaluation import Evaluation, numeric
 from ._shell_parse import parse
 from ._shell_paths import State
 from ._shell_specs import setting
@@ -149,11 +149,12 @@ class _Visitor(Evaluation):
         was_number = target in state.numbers
         changes = self.sets(target, state)
         arithmetic = node.parent is not None and node.parent.type == "c_style_for_statement"
-        number = value is None or value.type == "number"
+        number = value is None or numeric(value)
         appended = any(c.type == "+=" for c in node.children)  # x+=5 appends: a number if x was
         plain = target is not None and name is not None and target == _text(name)
-        if plain and target and (arithmetic or (number and (was_number or not appended))):
-            state.numbers.add(target)  # x=5, for ((i = 0; ...)): holds a number
+        integer = target in state.integers  # declare -i x: whatever it is given, it holds a number
+        if plain and target and (arithmetic or integer or (number and (was_number or not appended))):
+            state.numbers.add(target)  # x=5, x=$((y)), for ((i = 0; ...)): holds a number
         return changes
 
     def _command_table(self, table: str, name: Node, value: Node, state: State) -> bool:
@@ -190,8 +191,8 @@ class _Visitor(Evaluation):
             if value is not None:
                 self._node(value, state)
             words.append(word(child))
-        self.declared(keyword, node, state)
         names = self.setter(words, state)
+        self.declared(keyword, node, state)
         if names:
             self._record(_text(node), None)
             self._record(f"{setting(names)} {_text(node)}", None)
@@ -208,11 +209,15 @@ class _Visitor(Evaluation):
             name = node.named_children[0] if node.children[1].type != "!" else None
             name = name.named_children[0] if name is not None and name.type == "subscript" else name
             text = _text(node)
+        was_number = name is not None and _text(name) in state.numbers
         if self.sets(None if name is None else _text(name), state):
             self._record(text, None)
-        if node.type == "for_statement" and name is not None and self.numbers_only(node, state):
+        counts = node.type == "for_statement" and name is not None and self.numbers_only(node, state)
+        if counts and name is not None:
             state.numbers.add(_text(name))
         self._children(node, state)
+        if counts and name is not None and not was_number and not self.runs_once(node):
+            state.numbers.discard(_text(name))  # no index to loop over: it keeps its value
 
     def _redirect(self, node: Node, state: State) -> list[Node]:
         """Check a redirection's target; returns words the grammar attached to it by mistake
@@ -284,7 +289,6 @@ class _Visitor(Evaluation):
         if feed[0]:
             state.fed, state.stdin_file = feed
         expanded = [item for written in words for item in expand(written)]
-        self.tested(expanded, state)
         self.command(expanded, state, " ".join(hijack), stdin=stdin, written=words)
         if feed[0] and [w.value for w in words] != ["exec"]:  # exec < FILE: the rest reads it too
             state.fed, state.stdin_file = saved

@@ -99,6 +99,10 @@ class Commands(ABC):
         """Analyze ``item`` as arithmetic (``let EXPR``): what it evaluates and runs."""
 
     @abstractmethod
+    def subscripted(self, item: Word, state: State) -> None:
+        """A variable's name (``read NAME``, ``test -v NAME``): what its subscript evaluates."""
+
+    @abstractmethod
     def _wrapper(
         self, name: str, words: list[Word], state: State, stdin: str | None, xargs_input: bool
     ) -> int | None:
@@ -171,9 +175,13 @@ class Commands(ABC):
         operands = [args[i] for i in parsed.operands]
         chosen = {"all": operands, "first": operands[:1], "second": operands[1:2]}.get(spec.operands, [])
         names = [name for operand in chosen for name in names_in(operand, spec.form)]
+        for operand in chosen if spec.form != "arithmetic" else []:  # read 'a[$(cmd)]', declare 'a[i]=1'
+            self.subscripted(_name_part(operand), state)
         for option, index, attached in parsed.values:
             value = option_value(args, index, attached)
             names += names_in(value, "name") if option in spec.names else []
+            if option in spec.names:  # printf -v 'a[$(cmd)]'
+                self.subscripted(value, state)
             if option in spec.code:  # run with arguments of its own, unknown here
                 code = None if value.value is None else f'{value.value} "$@"'
                 self._string(Word(f'{value.raw} "$@"', code), state)
@@ -208,6 +216,10 @@ class Commands(ABC):
         analyzed = [Word(base, base), *words[1:]] if base != name and base else words
         unknown = UNKNOWN_PROGRAMS if UNKNOWN_PROGRAMS in state.unknown else ""
         names = self.setter(analyzed, state) if base in SETTERS else []
+        if base in ("test", "["):  # -v NAME (also as `command test`, after the wrapper)
+            for index, item in enumerate(analyzed[1:-1], 1):
+                if item.value == "-v":
+                    self.subscripted(analyzed[index + 1], state)
         hijack = " ".join(filter(None, [unknown, hijack, setting(names)]))
         reads, self.reads = self.reads, base in READERS
         count = self._dispatch(base, analyzed, state, xargs_input, stdin) if base else None
@@ -397,3 +409,12 @@ class Commands(ABC):
                 code = program.raw if program.value is None else shlex.quote(program.value)
                 self.aliases.update(dict.fromkeys((values[i] or "" for i in parsed.operands), code))
         return always_prefix([w.value for w in words]) if known else None
+
+
+def _name_part(operand: Word) -> Word:
+    """The NAME of a setter's ``NAME=VALUE`` operand (the whole word when it has no ``=``)."""
+    if operand.value is not None:
+        name = operand.value.partition("=")[0]
+        return Word(name, name)
+    name = operand.raw.partition("=")[0]  # NAME=$X: only the value is unknown
+    return Word(name, None if any(c in name for c in "$`\"'\\") else name)

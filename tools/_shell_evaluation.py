@@ -38,6 +38,7 @@ _STEPS = frozenset({"++", "--"})
 _NAME = re.compile(r"[A-Za-z_]\w*|\d+")  # a variable, or a positional parameter
 _NUMBER = re.compile(r"[-+]?\d+")
 _ELEMENT = re.compile(r"([A-Za-z_]\w*)\[(.*)\]", re.DOTALL)  # a[INDEX]
+_ENTRY = re.compile(r"\[(.*?)\]\+?=", re.DOTALL)  # [INDEX]=VALUE of a compound assignment
 _NUMERIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 _ASSOCIATIVE = frozenset({"BASH_ALIASES", "BASH_CMDS"})  # bash's own associative arrays
 _DECLARES = frozenset({"declare", "typeset", "local"})  # those that give attributes
@@ -73,24 +74,24 @@ class Evaluation(Sessions):
         what it evaluates, and (with ``sets``) what it sets; and what its substitutions run when
         its value is literal (``let 'a[$(cmd)]'``: otherwise the walk visits them). Text that is
         no arithmetic counts as evaluating anything (``?``)."""
-        text = item.raw if item.value is None else item.value
         read: list[str] = []
-        parsed = self._parsed(text, state, read, sets=sets)
-        self._evaluates(read, text)
-        for child in parsed if item.value is not None else ():
-            self._node(child, state)
+        self._parsed(item, state, read, sets=sets)
+        self._evaluates(read, item.raw if item.value is None else item.value)
 
-    def _parsed(self, text: str, state: State, read: list[str], *, sets: bool = True) -> list[Node]:
-        """``text`` read as ``(( text ))``: what it evaluates into ``read`` (``?`` when it is no
-        arithmetic), and its expressions."""
+    def _parsed(self, item: Word, state: State, read: list[str], *, sets: bool = True) -> None:
+        """``item`` read as ``(( ITEM ))``: what it evaluates into ``read`` (``?`` when it is no
+        arithmetic); when it is literal text (``'a[$(cmd)]'``), what its substitutions run (the
+        walk does not see them: for the grammar they are text)."""
+        text = item.raw if item.value is None else item.value
         root = parse(f"(( {text} ))").tree.root_node
         node = root.named_children[0] if root.named_child_count == 1 else None
         if node is None or root.has_error or node.type != "compound_statement":
             read.append("?")
-            return []
+            return
         for child in node.named_children:
             self._expression(child, state, read, sets=sets)
-        return node.named_children
+        for child in node.named_children if item.value is not None else ():
+            self._node(child, state)
 
     def _arithmetic_node(self, node: Node, state: State, read: list[str]) -> None:
         """A node bash evaluates as arithmetic (an index, an offset): the grammar parses some as
@@ -98,9 +99,8 @@ class Evaluation(Sessions):
         whose value is evaluated)."""
         if node.type == "number":
             return
-        if node.type in ("word", "simple_expansion", "string", "concatenation", "expansion"):
-            item = word(node)
-            self._parsed(item.raw if item.value is None else item.value, state, read)
+        if node.type in ("word", "raw_string", "simple_expansion", "string", "concatenation", "expansion"):
+            self._parsed(word(node), state, read)
         else:
             self._expression(node, state, read)
 
@@ -126,32 +126,30 @@ class Evaluation(Sessions):
                 self._arithmetic_node(child, state, read)
         self._evaluates(read, _text(node))
 
-    def tested(self, words: list[Word], state: State) -> None:
-        """``test -v NAME`` and ``[ -v NAME ]``: see ``_named``."""
-        if words and words[0].value in ("test", "["):
-            for index, item in enumerate(words[1:-1], 1):
-                if item.value == "-v":
-                    self._named(words[index + 1], state)
-
-    def _named(self, item: Word, state: State) -> None:
-        """The operand of ``-v``, a variable's name: a subscript in it (``a[i]``) is evaluated
-        as arithmetic, and so is one in a name only known at run time (``-v "$x"``)."""
+    def subscripted(self, item: Word, state: State) -> None:
+        """A variable's name a builtin sets or tests (``read NAME``, ``printf -v NAME``, ``unset
+        NAME``, ``test -v NAME``): a subscript in it (``a[i]``) is evaluated as arithmetic, and
+        so may be one in a name only known at run time (``-v "$x"``)."""
         text = item.raw if item.value is None else item.value
-        bare = text[1:-1] if len(text) > 1 and text[0] == text[-1] == '"' else text
+        bare = text.strip("\"'") if item.value is None else text
         read: list[str] = []
         if element := _ELEMENT.fullmatch(bare):
-            if not _associative(element[1], state):
-                self._parsed(element[2], state, read)
+            index = element[2]
+            if index not in ("@", "*") and not _associative(element[1], state):
+                self._parsed(Word(index, index if item.value is not None else None), state, read)
         elif item.value is None:
-            self._parsed(text, state, read)
+            self._parsed(item, state, read)
         self._evaluates(read, text)
 
     def numbers_only(self, loop: Node, state: State) -> bool:
         """Whether ``for NAME in WORDS`` gives NAME only numbers: literal ones, ``{1..9}``, or an
         indexed array's indices (``"${!a[@]}"``)."""
-        body = loop.child_by_field_name("body")
-        words = [w for w in loop.named_children[1:] if body is None or w.end_byte <= body.start_byte]
+        words = _loop_words(loop)
         return bool(words) and all(self._numbers(w, state) for w in words)
+
+    def runs_once(self, loop: Node) -> bool:
+        """Whether ``for NAME in WORDS`` runs at least once: literal words (an array may be empty)."""
+        return any(w.type in ("number", "brace_expression", "word") for w in _loop_words(loop))
 
     def _numbers(self, node: Node, state: State) -> bool:
         """A word of ``for NAME in WORDS`` that gives only numbers."""
@@ -186,21 +184,24 @@ class Evaluation(Sessions):
             if "A" in flags:
                 state.associative.add(name)
             if child.type == "variable_assignment":
-                self.assigned(child, state)
+                self.assigned(child, state, subscript=False)  # the setter's: Commands.setter
+                value = child.child_by_field_name("value")
+                if name in state.integers or (value is not None and numeric(value)):
+                    state.numbers.add(name)  # local i=0, declare -i n=$x
 
-    def assigned(self, node: Node, state: State) -> None:
+    def assigned(self, node: Node, state: State, *, subscript: bool = True) -> None:
         """``a[INDEX]=VALUE`` and ``a=([INDEX]=VALUE)`` evaluate INDEX (an indexed array's);
         assigning to a variable declared ``-i`` evaluates the value."""
         name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
         read: list[str] = []
-        if name is not None and name.type == "subscript":
+        if subscript and name is not None and name.type == "subscript":
             self._subscript(name, state, read)
         target = "" if name is None else _text(name)
         if value is not None and value.type == "array" and not _associative(target, state):
-            for item in value.named_children:  # a=([INDEX]=VALUE ...)
-                text = _text(item)
-                if text.startswith("[") and "]=" in text:
-                    self._parsed(text[1 : text.index("]=")], state, read)
+            for item in map(word, value.named_children):  # a=([INDEX]=VALUE ...), [INDEX]+=VALUE
+                entry = _ENTRY.match(item.raw if item.value is None else item.value)
+                if entry is not None:
+                    self._parsed(Word(entry[1], entry[1] if item.value is not None else None), state, read)
         elif value is not None and target in state.integers:
             self._arithmetic_node(value, state, read)
         self._evaluates(read, _text(node))
@@ -279,7 +280,7 @@ class Evaluation(Sessions):
                 self._evaluates(read, _text(node))
         elif kind == "unary_expression" and _text(node.children[0]) == "-v" and _test(node) is not None:
             if len(node.named_children) > 1:
-                self._named(word(node.named_children[1]), state)
+                self.subscripted(word(node.named_children[1]), state)
         elif kind == "binary_expression" and _in_double_brackets(node):
             tests = [c for c in node.children if c.type == "test_operator" and _text(c) in _NUMERIC_TESTS]
             for operand in node.named_children if tests else ():
@@ -288,6 +289,23 @@ class Evaluation(Sessions):
         elif kind in _OPAQUE and not node.named_child_count:
             for script in substitutions(_text(node)):
                 self.script(script, state.fork())
+
+
+def numeric(value: Node) -> bool:
+    """Whether an assigned value is a number: literal, arithmetic (``$((...))``), or a length
+    (``${#a[@]}``)."""
+    kind = value.type
+    if kind == "string" and value.named_child_count == 1:
+        return numeric(value.named_children[0])
+    return kind in ("number", "arithmetic_expansion") or (
+        kind == "expansion" and value.child_count > 1 and value.children[1].type == "#"
+    )
+
+
+def _loop_words(loop: Node) -> list[Node]:
+    """The words of ``for NAME in WORDS``."""
+    body = loop.child_by_field_name("body")
+    return [w for w in loop.named_children[1:] if body is None or w.end_byte <= body.start_byte]
 
 
 def _associative(name: str, state: State) -> bool:

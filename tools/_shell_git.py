@@ -86,7 +86,9 @@ READS: dict[str, frozenset[str]] = {
 #: paths)`` outside. ``git bundle create FILE`` writes FILE, its other commands read it.
 PATCHES: dict[str, frozenset[str]] = {
     "apply": _set("-p -C --directory --exclude --include --whitespace --build-fake-ancestor"),
-    "am": _set("-p -C --directory --exclude --include --whitespace --patch-format --resolvemsg --empty"),
+    "am": _set(
+        "-p -C --directory --exclude --include --whitespace --patch-format --resolvemsg --empty --quoted-cr"
+    ),
 }
 _PATCH_WRITES = _set("--directory --build-fake-ancestor")
 #: Subcommands whose operands (other than URLs) are folders it creates or reads.
@@ -165,7 +167,7 @@ def _patches_and_bundles(commands: Commands, sub: str, rest: list[Word], state: 
     if sub == "bundle":
         action = rest[0].value if rest else None
         if action in ("create", "verify", "list-heads", "unbundle"):
-            for index in parse_options([w.value for w in rest[1:]], frozenset()).operands[:1]:
+            for index in parse_options([w.value for w in rest[1:]], _set("--version")).operands[:1]:
                 commands.path(rest[1 + index], state, written=action == "create")  # then revisions
         return
     sub_parsed = parse_options([w.value for w in rest], PATCHES[sub])

@@ -151,8 +151,10 @@ def _below(folders: list[str], dots: bool) -> list[str]:
     found = list(folders[:MAX_MATCHES])
     for folder in found:  # grows while it is walked
         for name in sorted(_names(folder)):
+            if len(found) >= MAX_MATCHES:
+                return found
             path = os.path.join(folder, name)
-            if len(found) < MAX_MATCHES and (dots or not name.startswith(".")) and _is_folder(path):
+            if (dots or not name.startswith(".")) and _is_folder(path):
                 found.append(path)
     return found
 

@@ -62,7 +62,11 @@ VARIABLES: list[Row] = [
         [("readarray -n 1 LD_PRELOAD", "readarray *"), ("(sets LD_PRELOAD) readarray -n 1 LD_PRELOAD", "=")],
     ),
     ("getopts a: PATH", [], [("getopts a: PATH", "getopts *"), ("(sets PATH) getopts a: PATH", "=")]),
-    ('read "$v"', [], [('read "$v"', "read *"), ('(sets ?) read "$v"', "=")]),
+    (
+        'read "$v"',  # v='a[$(cmd)]' runs cmd: the name's subscript is evaluated
+        [],
+        [('read "$v"', "read *"), ('(sets ?) read "$v"', "="), ('(evaluates v) "$v"', "=")],
+    ),
     (
         "let i=1 PATH=2; ls",
         [],
@@ -182,9 +186,9 @@ EVALUATED: list[Row] = [
     (
         "let 'a[$(rm x)]'",
         [],
-        [("let 'a[$(rm x)]'", "let *"), ("(evaluates a $(rm x)) a[$(rm x)]", "="), ("rm x", "rm *")],
+        [("let 'a[$(rm x)]'", "let *"), ("rm x", "rm *"), ("(evaluates a $(rm x)) a[$(rm x)]", "=")],
     ),
-    ("[[ 'a[$(rm x)]' -eq 1 ]]", [], [("(evaluates a $(rm x)) a[$(rm x)]", "="), ("rm x", "rm *")]),
+    ("[[ 'a[$(rm x)]' -eq 1 ]]", [], [("rm x", "rm *"), ("(evaluates a $(rm x)) a[$(rm x)]", "=")]),
     # numbers: set by arithmetic or to a literal number, or always one
     ("n=3; for ((i = 0; i < n; i++)); do echo $((i * 2)); done", [], [("echo $((i * 2))", "echo *")]),
     ('let i=0 "j = i + 1"; echo $((j))', [], [("let i=0 'j = i + 1'", "let *"), ("echo $((j))", "echo *")]),
@@ -205,10 +209,39 @@ EVALUATED: list[Row] = [
     ("x=${a[i]:=3}", [], [("(evaluates i) ${a[i]:=3}", "=")]),
     ("a[i]=1", [], [("(evaluates i) a[i]=1", "=")]),
     ("a=([$i]=1 [j]=2 x [0]=3)", [], [("(evaluates i j) a=([$i]=1 [j]=2 x [0]=3)", "=")]),
-    ("declare a[$i]=1", [], [("(evaluates i) a[$i]=1", "=")]),
+    ("declare a[$i]=1", [], [("(evaluates i) a[$i]", "=")]),
     ("declare -i v; v=$y", [], [("(evaluates y) v=$y", "=")]),
     ("[[ -v a[i] ]]", [], [("(evaluates i) a[i]", "=")]),
-    ('test -v "$x"', [], [('(evaluates x) "$x"', "="), ('test -v "$x"', "test *")]),
+    ('test -v "$x"', [], [('test -v "$x"', "test *"), ('(evaluates x) "$x"', "=")]),
+    (
+        'command test -v "$x"',
+        [],
+        [('command test -v "$x"', "command test *"), ('test -v "$x"', "test *"), ('(evaluates x) "$x"', "=")],
+    ),
+    ("[[ -v a[@] ]]; test -v 'a[*]'", [], [("test -v 'a[*]'", "test *")]),
+    # a value the grammar reads as text: what its substitutions run is analyzed too
+    (
+        "echo ${a['$(rm x)']}",
+        [],
+        [("rm x", "rm *"), ("(evaluates $(rm x)) ${a['$(rm x)']}", "="), ("echo ${a['$(rm x)']}", "echo *")],
+    ),
+    (
+        "a=(['$(rm x)']=1 [i]+=2)",
+        [],
+        [("rm x", "rm *"), ("(evaluates $(rm x) i) a=(['$(rm x)']=1 [i]+=2)", "=")],
+    ),
+    ("declare -i n='a[$(rm x)]'", [], [("rm x", "rm *"), ("(evaluates a $(rm x)) n='a[$(rm x)]'", "=")]),
+    # the names builtins set or test
+    (
+        "printf -v 'a[$(rm x)]' y",
+        [],
+        [("printf -v 'a[$(rm x)]' y", "printf *"), ("rm x", "rm *"), ("(evaluates $(rm x)) a[$(rm x)]", "=")],
+    ),
+    (
+        "read 'a[i]'; unset 'a[j]'",
+        [],
+        [("read 'a[i]'", "read *"), ("(evaluates i) a[i]", "="), ("(evaluates j) a[j]", "=")],
+    ),
     ('[ -v "a[$i]" ]', [], [('(evaluates i) "a[$i]"', "=")]),
     ("local -ri v=y", [], [("(evaluates y) v=y", "=")]),
     (
@@ -233,6 +266,18 @@ EVALUATED: list[Row] = [
         [("(evaluates i) ${a[i]}", "="), ("echo ${a[i]}", "echo *")],
     ),
     ("declare -i v; v=5", [], [("declare -i v; v=5", "=")]),
+    # known numbers: a literal, arithmetic, a length, an integer variable, a loop that runs
+    (
+        "local i=0 j=$((k + 1)) n=${#a[@]}; declare -i c=0; c=c+1; echo ${a[i]} ${a[j]} ${a[n-1]} ${a[c]}",
+        [],
+        [("(evaluates k) $((k + 1))", "="), ("echo ${a[i]} ${a[j]} ${a[n-1]} ${a[c]}", "echo *")],
+    ),
+    ("for i in 1 2; do :; done; echo ${b[i]}", [], [(":", ": *"), ("echo ${b[i]}", "echo *")]),
+    (
+        'read i; for i in "${!a[@]}"; do :; done; echo ${b[i]}',  # no index: i keeps what was read
+        [],
+        [("read i", "read *"), (":", ": *"), ("(evaluates i) ${b[i]}", "="), ("echo ${b[i]}", "echo *")],
+    ),
 ]
 
 
