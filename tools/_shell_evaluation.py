@@ -41,7 +41,7 @@ _ELEMENT = re.compile(r"([A-Za-z_]\w*)\[(.*)\]", re.DOTALL)  # a[INDEX]
 _ENTRY = re.compile(r"\[(.*?)\]\+?=", re.DOTALL)  # [INDEX]=VALUE of a compound assignment
 _NUMERIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 _ASSOCIATIVE = frozenset({"BASH_ALIASES", "BASH_CMDS"})  # bash's own associative arrays
-_DECLARES = frozenset({"declare", "typeset", "local"})  # those that give attributes
+_DECLARES = frozenset({"declare", "typeset", "local", "readonly"})  # those that give attributes
 _OPAQUE = frozenset({"word", "regex"})  # nodes the grammar may leave holding substitutions as text
 _SUBSTITUTION = re.compile(r"\\.|`|\$\(|\$\[", re.DOTALL)
 
