@@ -96,6 +96,11 @@ GUARD_SCRIPT = (
 )
 
 
+#: What a command's process runs first: it waits for the gate's line, then becomes the shell
+#: running the command (the same process, so the same group), with stdin from /dev/null.
+GATE_SCRIPT = 'IFS= read -r _ || exit 125; exec "$0" -c "$1" </dev/null'
+
+
 class GroupGuard:
     """Stops a command's process group when lspilot dies without stopping it (``kill -9``, the
     editor taking the daemon down): a small shell in a session of its own reads a pipe whose
@@ -132,6 +137,33 @@ class GroupGuard:
 
     def watch(self, pgid: int) -> None:
         os.write(self.pipe, b"%d\n" % pgid)
+
+    async def spawn(self, shell: str, command: str, cwd: Path) -> asyncio.subprocess.Process:
+        """``shell -c command`` in a session of its own, watched: it starts held at a gate (a
+        line on its stdin that only lspilot writes, once the guard knows the group), so lspilot
+        killed while starting it cannot leave it running unwatched; at EOF it never runs."""
+        gate_read, gate = os.pipe()  # not inheritable: the command never holds the write end
+        try:
+            try:
+                process = await asyncio.create_subprocess_exec(
+                    "/bin/sh",
+                    "-c",
+                    GATE_SCRIPT,
+                    shell,
+                    command,
+                    cwd=cwd,
+                    stdin=gate_read,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            finally:
+                os.close(gate_read)
+            self.watch(process.pid)  # a session leader: its pid is the group id
+            os.write(gate, b"\n")
+        finally:
+            os.close(gate)
+        return process
 
     async def release(self) -> None:
         try:

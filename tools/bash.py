@@ -226,17 +226,7 @@ class _Run:
     async def execute(self) -> ToolResult:
         guard = await GroupGuard.start()  # the group dies with lspilot, even killed with SIGKILL
         try:
-            process = await asyncio.create_subprocess_exec(
-                self.shell,
-                "-c",
-                self.params.command,
-                cwd=self.workdir,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-            )
-            guard.watch(process.pid)  # a session leader: its pid is the group id
+            process = await guard.spawn(self.shell, self.params.command, self.workdir)
             return await self._follow(process)
         finally:
             await guard.release()

@@ -6,13 +6,14 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tools import Reply, Rule, ToolContext, execute
-from tools._shell_process import Redactor, choose_shell, secrets
+from tools._shell_process import GroupGuard, Redactor, choose_shell, secrets
 
 from .bash_helpers import ALLOW_ALL, _args, _call, _gone, _harness
 
@@ -191,3 +192,26 @@ async def test_many_commands_in_parallel_each_get_their_own_output(tmp_path: Pat
     assert [o.result.output if o.result else o.error for o in outcomes] == [
         f"{n}\n\n(exit code 0)" for n in range(8)
     ]
+
+
+async def test_a_command_waits_until_its_group_is_watched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The command ran as soon as it was started, and its group was handed to the guard only once
+    # the event loop got back to the call: lspilot killed in between (its loop slowed by a busy
+    # thread) left the command running for good.
+    h = _harness(tmp_path, ALLOW_ALL)
+    seen: list[bool] = []
+    watch = GroupGuard.watch
+
+    def slow_watch(guard: GroupGuard, pgid: int) -> None:
+        time.sleep(0.5)  # long enough for an unheld command to have run
+        seen.append((h.root / "ran").exists())
+        watch(guard, pgid)
+
+    monkeypatch.setattr(GroupGuard, "watch", slow_watch)
+    outcome = await _call(h, "touch ran; echo $0; cat")
+    assert outcome.result is not None, outcome.error
+    assert seen == [False] and (h.root / "ran").exists()
+    shell = choose_shell(os.environ)
+    assert outcome.result.output.startswith(f"{shell}\n")  # the shell, reading /dev/null
