@@ -188,6 +188,10 @@ class Commands(ABC):
         for operand in chosen if parsed.flags & spec.namerefs else []:  # declare -n REF=NAME
             _, eq, target = (operand.value or "").partition("=")
             names += names_in(Word(target, target), "name") if eq else [None]
+        assigns = spec.form == "name" and words[0].value != "unset"
+        for name in names if assigns else []:  # declare -i n; read n: what it reads is evaluated
+            if name is not None and name in state.integers:
+                self._record(f"(evaluates {name}) {' '.join(w.raw for w in words)}", None)
         changing = [name or "?" for name in names if self.sets(name, state)]
         for operand in chosen if spec.form == "arithmetic" else []:  # let EXPR: what it evaluates
             self.evaluate(operand, state, sets=False)

@@ -266,6 +266,8 @@ EVALUATED: list[Row] = [
         [("(evaluates i) ${a[i]}", "="), ("echo ${a[i]}", "echo *")],
     ),
     ("declare -i v; v=5", [], [("declare -i v; v=5", "=")]),
+    ("declare -i n; read n", [], [("read n", "read *"), ("(evaluates n) read n", "=")]),
+    ("declare -i n; unset n; read n", [], [("read n", "read *")]),
     # known numbers: a literal, arithmetic, a length, an integer variable, a loop that runs
     (
         "local i=0 j=$((k + 1)) n=${#a[@]}; declare -i c=0; c=c+1; echo ${a[i]} ${a[j]} ${a[n-1]} ${a[c]}",
@@ -342,14 +344,15 @@ def test_evaluated_values(
         'test -v "$v"',
         "declare -i n; n=$v",
         "f() { local -i n=v; }; f",
+        'declare -i n; printf -v n %s "$v"',
     ],
 )
 def test_bash_runs_a_command_hidden_in_an_evaluated_value(tmp_path: Path, script: str) -> None:
-    # Why each is asked behind (evaluates v): with v='x[$(cmd)]' (read from a file, the
+    # Why each is asked behind (evaluates NAME): with v='x[$(cmd)]' (read from a file, the
     # environment), bash runs cmd although nothing in the script shows a substitution.
     ran = tmp_path / "ran"
     env = {**os.environ, "v": f"x[$(touch {ran})]"}
     subprocess.run(["bash", "-c", script], env=env, capture_output=True, timeout=10, check=False)
     assert ran.exists()
     requests = permission_requests(script, tmp_path, tmp_path)
-    assert any(p.startswith("(evaluates v) ") for r in requests for p in r.patterns)
+    assert any(p.startswith("(evaluates ") for r in requests for p in r.patterns)
