@@ -339,6 +339,23 @@ class Bridge:
         doc = self.documents.get(path)
         return doc.lines if doc is not None else self._sync.disk.get(str(path), self._sync.covers)
 
+    def source_files(self, files: list[tuple[str, Path]]) -> list[list[str]]:
+        """``source_lines`` of each (URI, path) of an answer (hundreds of files): by URI for the
+        watched files on disk, which costs a dict lookup each once they were read."""
+        opened = {doc.uri for doc in self.documents}  # a kept URI is in this form (as_uri)
+        disk, covers = self._sync.disk, self._sync.covers
+        known = disk.uris
+
+        def read(uri: str, path: Path) -> list[str]:
+            if uri in opened or self.documents.get(path) is not None:
+                return self.source_lines(path)
+            return disk.by_uri(uri, str(path), covers)[0]
+
+        return [
+            found[0] if uri not in opened and (found := known.get(uri)) is not None else read(uri, path)
+            for uri, path in files
+        ]
+
     def look_at_disk(self) -> None:
         """Take in the file changes the watcher has seen since the last request."""
         self._sync.drain()

@@ -192,6 +192,8 @@ class DiskLines:
         #: path text -> (watched, mtime_ns, size, lines)
         self._files: OrderedDict[str, tuple[bool, int, int, list[str]]] = OrderedDict()
         self._bom: set[str] = set()  # the files read whose text starts with a BOM (not in lines)
+        #: ``by_uri``'s answers: URI -> (lines, starts with a BOM), for watched files only.
+        self.uris: dict[str, tuple[list[str], bool]] = {}
 
     def get(self, name: str, covers: Callable[[str], bool]) -> list[str]:
         """The lines of the file ``name`` (none when it cannot be read); ``covers(folder)``
@@ -230,8 +232,25 @@ class DiskLines:
         self.get(name, covers)
         return name in self._bom
 
+    def by_uri(self, uri: str, name: str, covers: Callable[[str], bool]) -> tuple[list[str], bool]:
+        """``get`` and ``has_bom`` of the file ``name`` at ``uri``. An answer names hundreds of
+        files, each by URI: a watched file's are kept in ``uris`` (by the URI as ``Path.as_uri``
+        writes it, the form documents have), so a dict lookup is all the next answers pay, until
+        any file changes."""
+        known = self.uris.get(uri)
+        if known is not None:
+            return known
+        found = (self.get(name, covers), name in self._bom)
+        entry = self._files.get(name)
+        if entry is not None and entry[0] and uri == Path(name).as_uri():
+            if len(self.uris) >= self.cap:
+                self.uris.clear()
+            self.uris[uri] = found
+        return found
+
     def forget(self, path: Path, folder_too: bool) -> None:
         """``path`` changed; with ``folder_too`` it may have been a folder: everything under it."""
+        self.uris.clear()  # rebuilt by the next answers: cheaper than finding the path's URIs
         name = str(path)
         self._files.pop(name, None)
         if folder_too:
@@ -241,6 +260,7 @@ class DiskLines:
 
     def clear(self) -> None:
         self._files.clear()
+        self.uris.clear()
 
 
 def lsp_lines(text: str) -> list[str]:

@@ -51,14 +51,15 @@ class Synchronizer:
     def read_bom(self, conn: ServerConnection, uris: set[str]) -> set[str]:
         """Those of ``uris`` that ``conn`` read from disk itself (it does not have them open) and
         that start with a BOM, which a server with ``counts_disk_bom`` counts as a column of the
-        first line. Called with the files of an answer's first-line locations (hundreds): each
-        path's text is had without Path objects, and the open-document check is only made for
-        the rare file with a BOM."""
+        first line. Called with the files of an answer's first-line locations (hundreds): those
+        known to start without one cost a dict lookup, the others are read without Path
+        objects, and the open-document check is only made for the rare file with a BOM."""
         disk, covers, opened = self.disk, self.covers, conn.open_documents
+        known = disk.uris
         found: set[str] = set()
-        for uri in uris:
+        for uri in [u for u in uris if (k := known.get(u)) is None or k[1]]:  # usually none
             name = unquote(uri[7:]) if uri.startswith("file:///") else str(uri_to_path(uri))
-            if disk.has_bom(name, covers) and normal_uri(uri) not in opened:
+            if disk.by_uri(uri, name, covers)[1] and normal_uri(uri) not in opened:
                 found.add(uri)
         return found
 

@@ -82,7 +82,7 @@ def locations(
     the files as their names do), each file is named and read once, and the metadata of all
     locations is one comprehension when, as usual, no column needs converting."""
     ordered = sorted(found)  # by URI, then position
-    files = {uri: sources.file(uri) for uri in dict.fromkeys([span_[0] for span_ in ordered])}
+    files = sources.files(list(dict.fromkeys([span_[0] for span_ in ordered])))
     names = [relative for relative, _text in files.values()]
     if sorted(names) != names:  # some URIs sort apart from their names
         ordered.sort(key=lambda span_: (files[span_[0]][0], span_))

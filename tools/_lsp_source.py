@@ -133,11 +133,12 @@ class Sources:
             cached = self._lines[path] = self.bridge.source_lines(path)
         return cached
 
-    def file(self, uri: str) -> tuple[str, list[str]]:
-        """A URI's ``relative`` text and its lines as the servers saw them when they answered,
-        for a file read once in this answer (not kept, unlike ``lines``: no Path is hashed)."""
-        relative, path = self.named(uri)
-        return relative, self.bridge.source_lines(path)
+    def files(self, uris: list[str]) -> dict[str, tuple[str, list[str]]]:
+        """Each URI's ``relative`` text and its lines as the servers saw them when they answered,
+        for files read once in this answer (not kept, unlike ``lines``: no Path is hashed)."""
+        named = [self.named(uri) for uri in uris]
+        lines = self.bridge.source_files([(uri, path) for uri, (_, path) in zip(uris, named, strict=True)])
+        return {uri: (relative, text) for uri, (relative, _), text in zip(uris, named, lines, strict=True)}
 
     def line(self, path: Path, number: int) -> str:
         """Line ``number`` (0-based) of ``path``, or "" past the end."""

@@ -58,6 +58,28 @@ async def test_first_line_positions_of_files_starting_with_a_bom_are_as_editors_
     assert found(uses) == [("a.ts", 0, 9, 12), ("a.ts", 1, 0, 3), ("b.ts", 0, 16, 19)]
 
 
+async def test_a_bom_written_into_a_file_later_counts_from_the_next_answer(
+    tmp_path: Path, bridge_factory: Factory
+) -> None:
+    # Whether an answer's files start with a BOM is kept between answers (hundreds of files are
+    # named at once); a BOM added or removed on disk must move the columns at the next answer.
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_text("from b import bar\nbar()\n")
+    b.write_text("def bar(): pass\n")
+    bridge = bridge_factory(tmp_path)
+
+    async def in_b() -> list[tuple[int, int, int]]:
+        answer = await bridge.references(a, lsp.Position(line=1, character=0))
+        assert answer.complete
+        return [(s[1], s[2], s[4]) for s in answer.value if s[0] == b.as_uri()]
+
+    assert await in_b() == [(0, 4, 7)]
+    b.write_text(f"{BOM}def bar(): pass\n")
+    assert await in_b() == [(0, 4, 7)]
+    b.write_text("def bar(): pass\n")
+    assert await in_b() == [(0, 4, 7)]
+
+
 Place = tuple[str, int, int, int]
 
 

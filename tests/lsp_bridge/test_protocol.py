@@ -142,6 +142,52 @@ def test_disk_lines_trust_a_watched_folder_until_told_and_check_the_others(tmp_p
     assert disk.get(str(watched), covers) == ["three"] and disk.get(str(tmp_path / "gone.py"), covers) == []
 
 
+def test_disk_lines_kept_by_uri_are_dropped_when_any_file_changes(tmp_path: Path) -> None:
+    # An answer's files are kept by URI so that the next answers pay a dict lookup each: a file
+    # that changed (a BOM written into it) must be read again once the watcher said so.
+    watched, other = tmp_path / "a.py", tmp_path / "b.py"
+    watched.write_text("x = 1\n")
+    other.write_text("y = 1\n")
+    disk = DiskLines()
+    uri = watched.as_uri()
+    assert disk.by_uri(uri, str(watched), lambda folder: True) == (["x = 1"], False)
+    watched.write_text("\ufeffx = 2\n")
+    assert disk.by_uri(uri, str(watched), lambda folder: True) == (["x = 1"], False)  # no event yet
+    disk.forget(other, folder_too=False)  # any change empties what is kept by URI
+    assert not disk.uris
+    disk.forget(watched, folder_too=False)
+    assert disk.by_uri(uri, str(watched), lambda folder: True) == (["x = 2"], True)
+    assert disk.by_uri(uri, str(other), lambda folder: False) == (["x = 2"], True)  # by URI
+    # Not watched: checked on every use, never kept by URI.
+    assert disk.by_uri(other.as_uri(), str(other), lambda folder: False) == (["y = 1"], False)
+    other.write_text("\ufeffy = 22\n")
+    assert disk.by_uri(other.as_uri(), str(other), lambda folder: False) == (["y = 22"], True)
+    # A URI written another way than Path.as_uri writes it is read, not kept.
+    odd = other.as_uri().replace("b.py", "%62.py")
+    assert disk.by_uri(odd, str(other), lambda folder: True) == (["y = 22"], True)
+    assert odd not in disk.uris and uri in disk.uris
+
+
+async def test_source_files_by_uri_follow_the_disk_and_the_documents(
+    tmp_path: Path, bridge_factory: Factory
+) -> None:
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_text("x = 1\n")
+    b.write_text("y = 1\n")
+    bridge = bridge_factory(tmp_path, servers=scripted_servers())
+    await bridge.definition(a, lsp.Position(line=0, character=0))  # starts the server and watcher
+    odd = b.as_uri().replace("b.py", "%62.py")  # as a server may write it
+    files = [(b.as_uri(), b), (odd, b), (a.as_uri(), a)]
+    assert bridge.source_files(files) == [["y = 1"], ["y = 1"], ["x = 1"]]
+    b.write_text("y = 2\n")
+    bridge.look_at_disk()
+    assert bridge.source_files(files) == [["y = 2"], ["y = 2"], ["x = 1"]]
+    bridge.update_document(b, "y = 3\n")  # an editor's unsaved text
+    assert bridge.source_files(files) == [["y = 3"], ["y = 3"], ["x = 1"]]
+    bridge.update_document(a, "x = 3\n")
+    assert bridge.source_files(files)[2] == ["x = 3"]
+
+
 async def test_source_lines_follow_changes_the_watcher_saw(tmp_path: Path, bridge_factory: Factory) -> None:
     a, b = tmp_path / "a.py", tmp_path / "pkg/b.py"
     a.write_text("x = 1\n")
