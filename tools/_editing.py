@@ -241,28 +241,27 @@ async def propose(ctx: ToolContext, changes: list[FileChange], title: str, other
     A change in a git folder (a hook, ``.git/config``) or to lspilot's own project files
     (``lspilot.toml``, ``.lspilot/``) is first asked as ``protected``, which a broad ``edit``
     allow does not cover: later git commands and sessions run what it holds (unless the ``edit``
-    rules deny it, which the sink says)."""
-    for change in changes:
-        if change.after is not None:
-            check_encodes(change.after, change.encoding, ctx.relative(change.target))
-    named = [p for c in changes for p in (c.path, c.move_to) if p]
-    guarded = [ctx.relative(p) for p in named if is_protected(p, ctx.root)]
-    if guarded and all(ctx.env.permissions.action("edit", ctx.relative(p)) != "deny" for p in named):
-        what = f"{title}: files whose hooks, configuration or tools later commands or sessions run"
-        await ctx.ask(protected(guarded, what, {"diff": diff_text(ctx, changes)}))
+    rules deny it, which the sink says). These checks run once the server has the new text:
+    they are fixed costs of every edit, paid while it works, and nothing is written before them
+    (a refused change only sends the server the disk's text again)."""
     probe = Probe(ctx, changes, others)
     sink_ctx = ctx
+    pending: asyncio.Future[None] | None = None
     try:
         if probe.active:
-            pending = None
             if not probe.before_known():
                 pending = asyncio.ensure_future(_quietly(probe, probe.before()))
             elif _allowed(ctx, changes):
                 await _start_after(probe)
+        await _check(ctx, changes, title)
+        if probe.active:
             values = {name: getattr(ctx, name) for name in _CONTEXT_FIELDS}
             sink_ctx = _AskThenSettle(**values, probe=probe, pending=pending)
         applied = await ctx.env.changes.apply(sink_ctx, changes, title)
     except BaseException:
+        if pending is not None and sink_ctx is ctx:  # refused before the sink had it
+            pending.cancel()
+            await asyncio.gather(pending, return_exceptions=True)
         await probe.discard()
         raise
     finally:
@@ -282,6 +281,18 @@ async def propose(ctx: ToolContext, changes: list[FileChange], title: str, other
         if not ctx.abort.is_set():
             raise
         return Proposal(applied, _unchecked(applied))
+
+
+async def _check(ctx: ToolContext, changes: list[FileChange], title: str) -> None:
+    """Refuse new text the file's encoding cannot hold; ask ``protected`` for protected files."""
+    for change in changes:
+        if change.after is not None:
+            check_encodes(change.after, change.encoding, ctx.relative(change.target))
+    named = [p for c in changes for p in (c.path, c.move_to) if p]
+    guarded = [ctx.relative(p) for p in named if is_protected(p, ctx.root)]
+    if guarded and all(ctx.env.permissions.action("edit", ctx.relative(p)) != "deny" for p in named):
+        what = f"{title}: files whose hooks, configuration or tools later commands or sessions run"
+        await ctx.ask(protected(guarded, what, {"diff": diff_text(ctx, changes)}))
 
 
 def _unchecked(applied: list[Applied]) -> list[FileReport]:

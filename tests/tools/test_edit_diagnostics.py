@@ -76,6 +76,30 @@ async def test_an_edit_no_one_has_to_approve_is_diagnosed_the_same(
     assert doc is not None and not doc.overlay and doc.text == (root / "app.py").read_text()
 
 
+async def test_a_protected_file_refused_after_the_early_pull_leaves_the_server_the_disk_text(
+    project: Callable[[str], Path], bridge_factory: Callable[..., Bridge], tmp_path: Path
+) -> None:
+    # Under edit = allow the "after" pull goes out before the protected check: a change refused
+    # there must leave none of its text with the server, and nothing on disk.
+    root = project("py_project")
+    helper = root / ".lspilot/tools/helper.py"
+    helper.parent.mkdir(parents=True)
+    helper.write_text("def helper() -> int:\n    return 1\n")
+    h = make_harness(root, tmp_path / "data", rules=[Rule("edit", "*", "allow")])
+    bridge = bridge_factory(root)
+    h.env.bridge_factory = lambda: bridge
+    h.env.session.record_read(helper)
+    assert (await bridge.diagnostics_after_change(helper)).value == []  # the "before" is known
+    change = {"filePath": ".lspilot/tools/helper.py", "oldString": "return 1", "newString": "return 'x'"}
+    outcome = await h.call("edit", change)
+    assert outcome.error is not None and "rejected protected .lspilot/tools/helper.py" in outcome.error
+    assert [ask.permission for ask in h.human.asked] == ["protected"]
+    assert helper.read_text() == "def helper() -> int:\n    return 1\n"
+    doc = bridge.documents.get(helper)
+    assert doc is not None and not doc.overlay and doc.text == helper.read_text()
+    assert (await bridge.diagnostics_after_change(helper)).value == []  # not 'x' for an int
+
+
 async def test_old_errors_are_counted_not_repeated_even_when_lines_move(h: Harness) -> None:
     await h.ok(
         "edit", {"filePath": "app.py", "oldString": "total_area(shapes)", "newString": "total_area(42)"}
