@@ -186,11 +186,19 @@ class _Visitor(Evaluation):
         itself and after ``(sets NAME)`` (see ``Commands.command``)."""
         keyword = _text(node.children[0])
         words = [Word(keyword, keyword)]
+        previous: Node | None = None
         for child in node.named_children:  # options, NAME, NAME=VALUE: visit what VALUE runs
             value = child.child_by_field_name("value") if child.type == "variable_assignment" else child
             if value is not None:
                 self._node(value, state)
-            words.append(word(child))
+            item = word(child)
+            if _subscript_of(previous, child):  # unset a[i]: the grammar splits the word
+                last = words[-1]
+                joined = None if last.value is None or item.value is None else last.value + item.value
+                item = Word(last.raw + item.raw, joined, last.glob or item.glob)
+                words.pop()
+            words.append(item)
+            previous = child
         names = self.setter(words, state)
         self.declared(keyword, node, state)
         if names:
@@ -292,6 +300,16 @@ class _Visitor(Evaluation):
         self.command(expanded, state, " ".join(hijack), stdin=stdin, written=words)
         if feed[0] and [w.value for w in words] != ["exec"]:  # exec < FILE: the rest reads it too
             state.fed, state.stdin_file = saved
+
+
+def _subscript_of(name: Node | None, node: Node) -> bool:
+    """Whether ``node`` is the subscript written right after the variable ``name`` (``a[i]``)."""
+    return (
+        name is not None
+        and name.type == "variable_name"
+        and node.start_byte == name.end_byte
+        and _text(node).startswith("[")
+    )
 
 
 def _text(node: Node) -> str:

@@ -242,6 +242,18 @@ EVALUATED: list[Row] = [
         [],
         [("read 'a[i]'", "read *"), ("(evaluates i) a[i]", "="), ("(evaluates j) a[j]", "=")],
     ),
+    # unquoted, the grammar splits the name from its subscript (a separate word, it is not one)
+    ("unset a[j] b; unset c [k]", [], [("(evaluates j) a[j]", "=")]),
+    (
+        "unset a[$(rm x)]",
+        [],
+        [
+            ("rm x", "rm *"),
+            ("(evaluates $(rm x)) a[$(rm x)]", "="),
+            ("unset a[$(rm x)]", "="),
+            ("(sets ?) unset a[$(rm x)]", "="),
+        ],
+    ),
     ('[ -v "a[$i]" ]', [], [('(evaluates i) "a[$i]"', "=")]),
     ("local -ri v=y", [], [("(evaluates y) v=y", "=")]),
     (
@@ -345,6 +357,7 @@ def test_evaluated_values(
         "declare -i n; n=$v",
         "f() { local -i n=v; }; f",
         'declare -i n; printf -v n %s "$v"',
+        "a=(1 2); unset a[v]",
     ],
 )
 def test_bash_runs_a_command_hidden_in_an_evaluated_value(tmp_path: Path, script: str) -> None:
