@@ -17,7 +17,8 @@ operands of ``[[ A -eq B ]]``) is parsed as ``(( EXPR ))``, so what its subscrip
 tree-sitter-bash leaves some words as text: the operands of ``${x#WORD}``, ``${x%WORD}``,
 ``${x^WORD}``, ``${x,WORD}``, a ``${x:-WORD}`` holding backticks, a ``[[ =~ ]]`` regex. The
 substitutions in such text (``$(...)``, backticks, ``$((...))``) are found by their brackets
-(``substitutions``) and analyzed as the scripts they run.
+(``substitutions``) and analyzed as the scripts they run; its parameter expansions
+(``${x#${a[i]}}``) by their braces (``expansions``), and read as any other.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ _ASSOCIATIVE = frozenset({"BASH_ALIASES", "BASH_CMDS"})  # bash's own associativ
 _DECLARES = frozenset({"declare", "typeset", "local", "readonly"})  # those that give attributes
 _OPAQUE = frozenset({"word", "regex"})  # nodes the grammar may leave holding substitutions as text
 _SUBSTITUTION = re.compile(r"\\.|`|\$\(|\$\[", re.DOTALL)
+_EXPANSION = re.compile(r"\\.|\$\{", re.DOTALL)
 
 
 def _text(node: Node) -> str:
@@ -287,8 +289,11 @@ class Evaluation(Sessions):
                 if operand.type != "test_operator" and not _NUMBER.fullmatch(_text(operand)):
                     self.evaluate(word(operand), state)
         elif kind in _OPAQUE and not node.named_child_count:
-            for script in substitutions(_text(node)):
+            text = _text(node)
+            for script in substitutions(text):
                 self.script(script, state.fork())
+            for nested in expansions(text):  # ${x#${a[i]}}: what ${a[i]} evaluates
+                self._node(nested, state)
 
 
 def numeric(value: Node) -> bool:
@@ -330,6 +335,27 @@ def _in_double_brackets(node: Node) -> bool:
     (``[`` and ``test`` read them as numbers)."""
     top = _test(node)
     return top is not None and top.children[0].type == "[["
+
+
+def expansions(text: str) -> list[Node]:
+    """The parameter expansions (``${...}``) in ``text``, found by their braces and parsed."""
+    found: list[Node] = []
+    at = 0
+    while (match := _EXPANSION.search(text, at)) is not None:
+        at = match.end()
+        if match[0].startswith("\\"):
+            continue
+        depth = 0
+        for end in range(match.start() + 1, len(text)):
+            depth += (text[end] == "{") - (text[end] == "}")
+            if depth == 0:
+                break
+        else:
+            return found  # unbalanced: bash reports a bad substitution and runs nothing
+        command = parse(f": {text[match.start() : end + 1]}").tree.root_node.named_children[0]
+        found += [c for c in command.named_children[1:] if c.type == "expansion"]
+        at = end + 1
+    return found
 
 
 def substitutions(text: str) -> list[str]:

@@ -255,6 +255,17 @@ EVALUATED: list[Row] = [
         ],
     ),
     ('[ -v "a[$i]" ]', [], [('(evaluates i) "a[$i]"', "=")]),
+    # in text the grammar leaves as a word: the operand of ${x#...}, a [[ =~ ]] regex
+    (
+        "echo ${x#${a[i]}} ${x/${y%${a[1]}}/z} ${x#\\${a[j]}}",
+        [],
+        [("(evaluates i) ${a[i]}", "="), ("echo ${x#${a[i]}} ${x/${y%${a[1]}}/z} ${x#\\${a[j]}}", "echo *")],
+    ),
+    (
+        "echo ${x#${a[$(rm x)]}}",
+        [],
+        [("rm x", "rm *"), ("(evaluates $(rm x)) ${a[$(rm x)]}", "="), ("echo ${x#${a[$(rm x)]}}", "echo *")],
+    ),
     ("local -ri v=y", [], [("(evaluates y) v=y", "=")]),
     (
         "declare -A m; unset m; echo ${m[$k]}",
@@ -358,6 +369,9 @@ def test_evaluated_values(
         "f() { local -i n=v; }; f",
         'declare -i n; printf -v n %s "$v"',
         "a=(1 2); unset a[v]",
+        "x=1; echo ${x#${a[v]}}",
+        "x=1; [[ $x =~ ${a[v]} ]]",
+        'x=1; echo "${x%%${a[v]}}"',
     ],
 )
 def test_bash_runs_a_command_hidden_in_an_evaluated_value(tmp_path: Path, script: str) -> None:
