@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from ._arity import always_prefix
 from ._shell_commands import Commands
 from ._shell_dialects import DEBUGGERS, debugger, init_file, parameters, substituted
-from ._shell_paths import State, resolve
+from ._shell_paths import State, glob_options, resolve
 from ._shell_runners import RUNNING, Found
 from ._shell_specs import PARALLEL_REPLACING, PARALLEL_SOURCES, WRAPPERS, Wrapper, hijacks
 from ._shell_words import MAX_WORDS, Parsed, Word, option_value, parse_options
@@ -85,7 +85,7 @@ class Wrappers(Commands):
             start = parsed.operands[0] if alone else (end or 0) + 1
         else:
             start = self._wrapped_start(name, spec, args, parsed, direct=direct, state=state)
-            start = _assignments(spec, args, start, hijack)
+            start, inner_state = _assignments(spec, args, start, hijack, inner_state)
         if not codes and start + 1 < len(args) and values[start] in spec.code:  # flock FILE -c CMD
             codes, start = [args[start + 1]], start + 2
         wrapped = "command" if direct else "joined" if parsed.flags & spec.joining else spec.wrapped
@@ -305,14 +305,33 @@ class Wrappers(Commands):
             self._string(Word(script, script), state.fork())
 
 
-def _assignments(spec: Wrapper, args: list[Word], start: int, hijack: list[str]) -> int:
-    """Where the command starts after the ``NAME=VALUE`` words before it (``env A=1 CMD``); those
-    changing what runs are added to ``hijack``."""
+def _assignments(
+    spec: Wrapper, args: list[Word], start: int, hijack: list[str], state: State
+) -> tuple[int, State]:
+    """Where the command starts after the ``NAME=VALUE`` words before it (``env A=1 CMD``), and
+    the state it runs in; those changing what runs are added to ``hijack``."""
+    begin = start
     while spec.assignments and start < len(args) and re.match(r"[^=]+=", args[start].value or ""):
         if hijacks((args[start].value or "").partition("=")[0]):
             hijack.append(args[start].shown)
         start += 1
-    return start
+    return start, _shell_options(args[begin:start], state)
+
+
+def _shell_options(assignments: list[Word], state: State) -> State:
+    """The state of a command run with ``assignments`` in its environment: a shell given
+    ``BASHOPTS=globstar`` (or ``dotglob``) starts with that option set."""
+    options = [
+        option
+        for item in assignments
+        if (item.value or "").startswith("BASHOPTS=")
+        for option in (item.value or "").partition("=")[2].split(":")
+    ]
+    if not options:
+        return state
+    inner = state.fork()
+    inner.unknown |= glob_options(options)
+    return inner
 
 
 def _until(spec: Wrapper, args: list[Word]) -> tuple[int | None, list[Word]]:

@@ -104,6 +104,12 @@ def test_with_globstar_a_glob_reaches_every_depth(tmp_path: Path) -> None:
     assert "lspilot.toml" in _protected(tmp_path, "shopt -s globstar; echo x > **/lspilot.toml")
     assert "src/sub/.git/config" not in _protected(tmp_path, "cp a **/.git/config")
     assert "src/sub/.git/config" in _protected(tmp_path, "bash -O globstar -c 'cp a **/.git/config'")
+    # a shell started with BASHOPTS in its environment (bash refuses it as a prefix: read-only)
+    assert "lspilot.toml" in _protected(tmp_path, "env BASHOPTS=globstar bash -c 'echo x > **/lspilot.toml'")
+    assert "lspilot.toml" not in _protected(
+        tmp_path, "env BASHOPTS=extglob bash -c 'echo x > **/lspilot.toml'"
+    )
+    assert ".git/config" in _protected(tmp_path, "env BASHOPTS=extglob:dotglob bash -c 'cp a *t/config'")
 
 
 @pytest.mark.parametrize(
