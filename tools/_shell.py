@@ -78,6 +78,15 @@ class _Visitor(Evaluation):
         self._children(source.tree.root_node, state)
         self.depth -= 1
 
+    def _nested(self, node: Node, text: str, state: State) -> None:
+        if self.depth > MAX_DEPTH:
+            self._exactly(TOO_DEEP, text.strip())
+            self._outside(text.strip())
+            return
+        self.depth += 1
+        self._node(node, state)
+        self.depth -= 1
+
     def _exactly(self, label: str, text: str) -> None:
         """Record ``text`` as it is, so that a rule denying it applies, and exactly behind
         ``label``, which no rule for a prefix (``ls *``) matches: only a rule for every command

@@ -60,6 +60,10 @@ class Evaluation(Sessions):
     def _node(self, node: Node, state: State) -> None:
         """Visit ``node`` of the tree."""
 
+    @abstractmethod
+    def _nested(self, node: Node, text: str, state: State) -> None:
+        """Visit ``node``, parsed out of ``text``, as a script nested one level deeper."""
+
     def _arithmetic(self, node: Node, state: State) -> None:
         """``(( ))``, ``$(( ))`` and ``for (( ))``: the variables it evaluates, and what it sets."""
         body = node.child_by_field_name("body")
@@ -293,7 +297,7 @@ class Evaluation(Sessions):
             for script in substitutions(text):
                 self.script(script, state.fork())
             for nested in expansions(text):  # ${x#${a[i]}}: what ${a[i]} evaluates
-                self._node(nested, state)
+                self._nested(nested, text, state)
 
 
 def numeric(value: Node) -> bool:
