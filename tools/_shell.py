@@ -68,8 +68,7 @@ class _Visitor(Evaluation):
     # -- the tree --------------------------------------------------------------------------------
     def script(self, text: str, state: State) -> None:
         if self.depth > MAX_DEPTH:
-            self._exactly(TOO_DEEP, text.strip())
-            self._outside(text.strip())
+            self.too_deep(text)
             return
         source = parse(text)  # as bash's lexer reads it: the tree's ranges are source.text's
         if source.tree.root_node.has_error or not source.complete:
@@ -80,12 +79,16 @@ class _Visitor(Evaluation):
 
     def _nested(self, node: Node, text: str, state: State) -> None:
         if self.depth > MAX_DEPTH:
-            self._exactly(TOO_DEEP, text.strip())
-            self._outside(text.strip())
+            self.too_deep(text)
             return
         self.depth += 1
         self._node(node, state)
         self.depth -= 1
+
+    def too_deep(self, text: str) -> None:
+        """``text`` nests too deep to be analyzed: asked exactly, and as reaching anywhere."""
+        self._exactly(TOO_DEEP, text.strip())
+        self._outside(text.strip())
 
     def _exactly(self, label: str, text: str) -> None:
         """Record ``text`` as it is, so that a rule denying it applies, and exactly behind
@@ -342,10 +345,13 @@ def analyze(command: str, cwd: Path, root: Path, trusted: Sequence[Path] = ()) -
     if os.environ.get("CDPATH"):  # inherited by the shell: where cd NAME goes is not worked out here
         state.unknown.add("CDPATH")
     visitor.path(Word(str(cwd), str(cwd)), state)  # running outside the workspace is outside
-    visitor.script(command, state)
-    for trap in visitor.traps:  # analyzed where it was set; it runs from where the script ends
-        visitor.script(trap, state.fork())
-    visitor.check_sources()
+    try:
+        visitor.script(command, state)
+        for trap in visitor.traps:  # analyzed where it was set; it runs from where the script ends
+            visitor.script(trap, state.fork())
+        visitor.check_sources()
+    except RecursionError:  # nested deeper than Python's stack ($(...) inside $(...) hundreds deep)
+        visitor.too_deep(command)
     if not visitor.result.commands and command.strip():
         visitor.result.commands.append((command.strip(), literal(command.strip())))
     return visitor.result

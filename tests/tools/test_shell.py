@@ -244,6 +244,21 @@ def test_nesting_too_deep_is_treated_as_unknowable(tree: dict[str, Path]) -> Non
     assert requests[-1].always[-1] == requests[-1].patterns[-1]  # exact approval only
 
 
+@pytest.mark.parametrize("depth", [12, 800])
+def test_expansions_nested_too_deep_are_asked_exactly(tmp_path: Path, depth: int) -> None:
+    # Each expansion found in text the grammar left as a word is parsed again: deeper than a
+    # nested script may go, the command is asked exactly (and 800 levels end no RecursionError).
+    command = "echo " + "${x#" * depth + "${a[i]}" + "}" * depth
+    patterns = [p for r in permission_requests(command, tmp_path, tmp_path) for p in r.patterns]
+    assert any(p.startswith("(nested too deep) ${x#") for p in patterns)
+
+
+def test_substitutions_nested_deeper_than_the_stack_are_asked_exactly(tmp_path: Path) -> None:
+    command = "echo " + "$(echo " * 400 + "x" + ")" * 400
+    patterns = [p for r in permission_requests(command, tmp_path, tmp_path) for p in r.patterns]
+    assert f"(nested too deep) {command}" in patterns
+
+
 def _quote(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
 

@@ -383,12 +383,3 @@ def test_bash_runs_a_command_hidden_in_an_evaluated_value(tmp_path: Path, script
     assert ran.exists()
     requests = permission_requests(script, tmp_path, tmp_path)
     assert any(p.startswith("(evaluates ") for r in requests for p in r.patterns)
-
-
-@pytest.mark.parametrize("depth", [12, 800])
-def test_expansions_nested_too_deep_are_asked_exactly(tmp_path: Path, depth: int) -> None:
-    # Each expansion found in text the grammar left as a word is parsed again: deeper than a
-    # nested script may go, the command is asked exactly (and 800 levels end no RecursionError).
-    command = "echo " + "${x#" * depth + "${a[i]}" + "}" * depth
-    patterns = [p for r in permission_requests(command, tmp_path, tmp_path) for p in r.patterns]
-    assert any(p.startswith("(nested too deep) ${x#") for p in patterns)
