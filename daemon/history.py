@@ -137,7 +137,7 @@ def _replayable(arguments: str | None) -> str:
     sent them: litellm fails to convert the history, in every later request of the session."""
     try:
         return arguments if arguments and isinstance(json.loads(arguments), dict) else "{}"
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # RecursionError: nested too deep
         return "{}"
 
 

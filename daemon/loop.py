@@ -351,5 +351,5 @@ def _is_json(text: str) -> bool:
     try:
         json.loads(text)
         return True
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # RecursionError: nested too deep
         return False

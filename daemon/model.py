@@ -324,5 +324,5 @@ def arguments_text(arguments: str) -> str:
     """Canonical JSON of a call's arguments (for the doom-loop check); the raw text if malformed."""
     try:
         return json.dumps(json.loads(arguments), sort_keys=True)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # RecursionError: nested too deep
         return arguments

@@ -75,7 +75,7 @@ def body(message: bytes) -> dict[str, Any] | None:
     _, _, content = message.partition(b"\r\n\r\n")
     try:
         parsed = json.loads(content)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deep
         return None
     return parsed if isinstance(parsed, dict) else None  # pyright: ignore[reportUnknownVariableType]
 

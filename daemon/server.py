@@ -140,11 +140,18 @@ class ExpectedErrors(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
-        if isinstance(error, JsonRpcInvalidParams | json.JSONDecodeError | UnicodeDecodeError):
+        if isinstance(error, JsonRpcInvalidParams) or _not_json(error):
             record.msg, record.args = f"{record.getMessage()}: {error}", ()
             record.levelno, record.levelname = logging.INFO, "INFO"
             record.exc_info, record.exc_text = None, None
         return True
+
+
+def _not_json(error: BaseException | None) -> bool:
+    """Whether ``error`` is json's for a body that is not JSON (or nested deeper than it reads)."""
+    return isinstance(error, json.JSONDecodeError | UnicodeDecodeError) or (
+        isinstance(error, RecursionError) and "JSON" in str(error)
+    )
 
 
 _EXPECTED_ERRORS = ExpectedErrors()
@@ -162,8 +169,9 @@ class Server(LanguageServer):
         parse error whose id is null, as JSON-RPC wants.)"""
         if source is FeatureRequestError:
             return
-        if isinstance(error, json.JSONDecodeError | UnicodeDecodeError):  # pygls's json.loads of a body
-            cast(Protocol, self.protocol).send_error(None, JsonRpcParseError.CODE, f"not JSON: {error}")
+        if _not_json(error):  # pygls's json.loads of a body
+            why = "nested too deeply" if isinstance(error, RecursionError) else error
+            cast(Protocol, self.protocol).send_error(None, JsonRpcParseError.CODE, f"not JSON: {why}")
         log.warning("could not handle a message from the editor (%s): %s", source.__name__, error)
 
     def the_hub(self) -> Hub:

@@ -79,6 +79,8 @@ def _tool_arguments(text: str) -> dict[str, Any] | str:
         arguments = json.loads(text)
     except json.JSONDecodeError as error:
         return f"the arguments are not valid JSON: {error}"
+    except RecursionError:
+        return "the arguments are not valid JSON: nested too deeply"
     if not isinstance(arguments, dict):
         return f"the arguments must be a JSON object ('{{...}}'), not {json.dumps(arguments)[:60]}"
     return cast(dict[str, Any], arguments)

@@ -101,9 +101,10 @@ async def _execute(
     if isinstance(raw_args, str):
         try:
             raw_args = json.loads(raw_args or "{}")
-        except json.JSONDecodeError as error:
+        except (json.JSONDecodeError, RecursionError) as error:  # RecursionError: nested too deep
+            why = "nested too deeply" if isinstance(error, RecursionError) else error
             outcome.error = (
-                f"The {tool.id} tool was called with arguments that are not valid JSON ({error}). "
+                f"The {tool.id} tool was called with arguments that are not valid JSON ({why}). "
                 "Please send the arguments as one JSON object."
             )
             return

@@ -85,6 +85,10 @@ def test_output_cut_short_by_its_reader_ends_quietly(empty_workspace: Path, tmp_
             ["tool", "read", '"a.py"'],
             "lspilot tool: the arguments must be a JSON object ('{...}'), not \"a.py\"\n",
         ),
+        (
+            ["tool", "read", "[" * 100_000],
+            "lspilot tool: the arguments are not valid JSON: nested too deeply\n",
+        ),
         (["sessions", "show", "nope"], "lspilot sessions show: no session 'nope'\n"),
         (["sessions", "list", "--root", "missing"], "lspilot: the workspace "),
         (

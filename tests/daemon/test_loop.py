@@ -80,6 +80,23 @@ async def test_malformed_tool_arguments_reach_the_model(workspace: Path, fake: S
         assert "as a JSON object, not list" in glob
 
 
+async def test_tool_arguments_nested_too_deep_for_json_reach_the_model(
+    workspace: Path, fake: ScriptedModel
+) -> None:
+    # Python's json gives up on such text with a RecursionError, not a JSONDecodeError.
+    deep = '{"filePath": ' + "[" * 100_000
+    script(fake, Turn(tool_calls=[("read", deep)]), Turn(text="sorry"), Turn(text="ok"))
+    loop, _ = make_loop(workspace, fake, Human())
+    assert (await loop.run_turn("read a.py")).stop_reason == "end"
+    assert (await loop.run_turn("again")).stop_reason == "end"
+    assert [p["input"] for p in tool_parts(loop)] == [deep]
+    for request in fake.requests[1:]:
+        [assistant] = [m for m in request["messages"] if m.get("tool_calls")]
+        assert [c["function"]["arguments"] for c in assistant["tool_calls"]] == ["{}"]
+        [read] = [m["content"] for m in request["messages"] if m["role"] == "tool"]
+        assert "not valid JSON (nested too deeply)" in read
+
+
 CHUNKS = scripted_openai.chunks
 
 

@@ -224,6 +224,9 @@ async def test_what_pygls_would_leave_unanswered_is_answered_with_an_error(
         assert answer["error"]["message"].startswith("not JSON: Expecting property name")
         editor.send_body(b"[1, 2]")
         assert (await editor.answer(None))["error"]["code"] == -32600
+        editor.send_body(b"[" * 100_000)  # json gives up on it with a RecursionError
+        answer = await editor.answer(None)
+        assert answer["error"] == {"code": -32700, "message": "not JSON: nested too deeply"}
         sessions = {"command": "lspilot.sessions", "arguments": []}
         editor.send({"id": 2, "method": "workspace/executeCommand", "params": sessions})
         assert (await editor.answer(2))["result"] == []  # still serving

@@ -84,6 +84,8 @@ async def test_invalid_arguments_name_the_field(echo: Harness) -> None:
 async def test_malformed_json_and_nulls(echo: Harness) -> None:
     outcome = await echo.call("echo", '{"text": "hi"')
     assert outcome.error is not None and "not valid JSON" in outcome.error
+    outcome = await echo.call("echo", "[" * 100_000)  # json: a RecursionError
+    assert outcome.error is not None and "not valid JSON (nested too deeply)" in outcome.error
     outcome = await echo.call("echo", '["hi"]')
     assert outcome.error is not None and "JSON object, not list" in outcome.error
     # OpenAI strict mode sends null for parameters the model leaves out: they mean "default".
