@@ -48,6 +48,9 @@ from ._shell_words import Word, expand, stdin_feed, stdin_script, word
 from .permission import PermissionRequest, literal
 
 MAX_DEPTH = 8  # nested bash -c / eval strings analyzed before giving up (then: exact + outside)
+#: Nodes nested in one another ($(...) in $(...), subshells, ...) walked before giving up on the
+#: innermost, as for ``MAX_DEPTH`` (its siblings are still analyzed): far below Python's stack.
+MAX_NODE_DEPTH = 100
 #: Labels before a text asked for exactly, as a whole: one the grammar cannot parse, one nested
 #: deeper than ``MAX_DEPTH``. No rule for a prefix matches them.
 UNPARSED = "(unparsed)"
@@ -64,6 +67,7 @@ class _Visitor(Evaluation):
     def __init__(self, root: Path, trusted: Sequence[Path]) -> None:
         super().__init__(root, trusted)
         self.depth = 0
+        self.node_depth = 0
 
     # -- the tree --------------------------------------------------------------------------------
     def script(self, text: str, state: State) -> None:
@@ -86,9 +90,11 @@ class _Visitor(Evaluation):
         self.depth -= 1
 
     def too_deep(self, text: str) -> None:
-        """``text`` nests too deep to be analyzed: asked exactly, and as reaching anywhere."""
+        """``text`` nests too deep to be analyzed: asked exactly, as reaching anywhere, and as
+        changing what later commands run."""
         self._exactly(TOO_DEEP, text.strip())
         self._outside(text.strip())
+        self.protect(f"{TOO_DEEP} {text.strip()}")
 
     def _exactly(self, label: str, text: str) -> None:
         """Record ``text`` as it is, so that a rule denying it applies, and exactly behind
@@ -102,6 +108,16 @@ class _Visitor(Evaluation):
             self._node(child, state)
 
     def _node(self, node: Node, state: State) -> None:
+        if self.node_depth >= MAX_NODE_DEPTH:
+            self.too_deep(_text(node))
+            return
+        self.node_depth += 1
+        try:
+            self._visit(node, state)
+        finally:
+            self.node_depth -= 1
+
+    def _visit(self, node: Node, state: State) -> None:
         kind = node.type
         if kind in ("command", "command_name"):  # a bare command_name: in an ERROR ({rm,x})
             self._command_node(node, state, [])
