@@ -220,7 +220,7 @@ class _Visitor(Evaluation):
             if value is not None:
                 self._node(value, state)
             item = word(child)
-            if _subscript_of(previous, child):  # unset a[i]: the grammar splits the word
+            if _subscript_of(previous, child, item):  # unset a[i]: the grammar splits the word
                 last = words[-1]
                 joined = None if last.value is None or item.value is None else last.value + item.value
                 item = Word(last.raw + item.raw, joined, last.glob or item.glob)
@@ -330,13 +330,14 @@ class _Visitor(Evaluation):
             state.fed, state.stdin_file = saved
 
 
-def _subscript_of(name: Node | None, node: Node) -> bool:
-    """Whether ``node`` is the subscript written right after the variable ``name`` (``a[i]``)."""
+def _subscript_of(name: Node | None, node: Node, item: Word) -> bool:
+    """Whether ``node`` (read as ``item``) is the rest of the word the variable ``name`` starts,
+    a subscript (``a[i]``, ``a"[i]"``, ``a""[i]``) or what is only known at run time."""
     return (
         name is not None
         and name.type == "variable_name"
         and node.start_byte == name.end_byte
-        and _text(node).startswith("[")
+        and (item.value is None or item.value.startswith("["))
     )
 
 

@@ -244,6 +244,8 @@ EVALUATED: list[Row] = [
     ),
     # unquoted, the grammar splits the name from its subscript (a separate word, it is not one)
     ("unset a[j] b; unset c [k]", [], [("(evaluates j) a[j]", "=")]),
+    ("unset a\"[i]\" b''[j]", [], [("(evaluates i) a[i]", "="), ("(evaluates j) b[j]", "=")]),
+    ('typeset a"[i]"=1; declare b"[j]=1"', [], [("(evaluates i) a[i]", "="), ("(evaluates j) b[j]", "=")]),
     (
         "unset a[$(rm x)]",
         [],
@@ -369,6 +371,9 @@ def test_evaluated_values(
         "f() { local -i n=v; }; f",
         'declare -i n; printf -v n %s "$v"',
         "a=(1 2); unset a[v]",
+        'a=(1 2); unset a"[v]"',
+        'typeset a"[v]"=1',
+        'declare a"[v]=1"',
         "x=1; echo ${x#${a[v]}}",
         "x=1; [[ $x =~ ${a[v]} ]]",
         'x=1; echo "${x%%${a[v]}}"',
