@@ -45,7 +45,6 @@ _ASSOCIATIVE = frozenset({"BASH_ALIASES", "BASH_CMDS"})  # bash's own associativ
 _DECLARES = frozenset({"declare", "typeset", "local", "readonly"})  # those that give attributes
 _OPAQUE = frozenset({"word", "regex"})  # nodes the grammar may leave holding substitutions as text
 _SUBSTITUTION = re.compile(r"\\.|`|\$\(|\$\[", re.DOTALL)
-_EXPANSION = re.compile(r"\\.|\$\{", re.DOTALL)
 
 
 def _text(node: Node) -> str:
@@ -344,22 +343,50 @@ def _in_double_brackets(node: Node) -> bool:
 def expansions(text: str) -> list[Node]:
     """The parameter expansions (``${...}``) in ``text``, found by their braces and parsed."""
     found: list[Node] = []
-    at = 0
-    while (match := _EXPANSION.search(text, at)) is not None:
-        at = match.end()
-        if match[0].startswith("\\"):
-            continue
-        depth = 0
-        for end in range(match.start() + 1, len(text)):
-            depth += (text[end] == "{") - (text[end] == "}")
-            if depth == 0:
-                break
-        else:
-            return found  # unbalanced: bash reports a bad substitution and runs nothing
-        command = parse(f": {text[match.start() : end + 1]}").tree.root_node.named_children[0]
+    for start, end in _expansion_spans(text):
+        command = parse(f": {text[start:end]}").tree.root_node.named_children[0]
         found += [c for c in command.named_children[1:] if c.type == "expansion"]
-        at = end + 1
     return found
+
+
+def _expansion_spans(text: str) -> list[tuple[int, int]]:
+    """Where the outermost ``${...}`` of ``text`` start and end, as bash reads the quotes: none
+    in ``'...'`` or ``$'...'``, a backslash escaping the next character, and inside each the
+    braces not quoted counted (quoting starts afresh there). An unclosed one is none: bash
+    reports a bad substitution and runs nothing."""
+    spans: list[tuple[int, int]] = []
+    outer: list[bool] = []  # for each open brace, whether it was opened inside "..."
+    double, start, at = False, 0, 0
+    while at < len(text):
+        char = text[at]
+        if char == "\\":
+            at += 2
+        elif not double and (char == "'" or text.startswith("$'", at)):
+            at = _after_quote(text, at)
+        elif text.startswith("${", at):
+            start = at if not outer else start
+            outer.append(double)
+            double, at = False, at + 2
+        else:
+            if char == '"':
+                double = not double
+            elif char == "{" and outer and not double:
+                outer.append(double)
+            elif char == "}" and outer and not double:
+                double = outer.pop()
+                if not outer:
+                    spans.append((start, at + 1))
+            at += 1
+    return spans
+
+
+def _after_quote(text: str, at: int) -> int:
+    """Where the ``'...'`` (or ``$'...'``, whose backslashes escape) starting at ``at`` ends."""
+    escapes = text[at] == "$"
+    at += 2 if escapes else 1
+    while at < len(text) and text[at] != "'":
+        at += 2 if escapes and text[at] == "\\" else 1
+    return at + 1
 
 
 def substitutions(text: str) -> list[str]:

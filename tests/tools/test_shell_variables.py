@@ -257,7 +257,9 @@ EVALUATED: list[Row] = [
         ],
     ),
     ('[ -v "a[$i]" ]', [], [('(evaluates i) "a[$i]"', "=")]),
-    # in text the grammar leaves as a word: the operand of ${x#...}, a [[ =~ ]] regex
+    # in text the grammar leaves as a word: the operand of ${x#...}, a [[ =~ ]] regex (as bash
+    # reads its quotes: nothing in single quotes is expanded)
+    ("echo ${x#'${a[i]}'}", [], [("echo ${x#'${a[i]}'}", "echo *")]),
     (
         "echo ${x#${a[i]}} ${x/${y%${a[1]}}/z} ${x#\\${a[j]}}",
         [],
@@ -377,6 +379,8 @@ def test_evaluated_values(
         "x=1; echo ${x#${a[v]}}",
         "x=1; [[ $x =~ ${a[v]} ]]",
         'x=1; echo "${x%%${a[v]}}"',
+        "x=1; [[ x =~ '${'${a[v]} ]]",
+        'x=1; echo ${x#"}"${a[v]}}',
     ],
 )
 def test_bash_runs_a_command_hidden_in_an_evaluated_value(tmp_path: Path, script: str) -> None:
