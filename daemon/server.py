@@ -140,17 +140,20 @@ class ExpectedErrors(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
-        if isinstance(error, JsonRpcInvalidParams) or _not_json(error):
+        read = record.name == READER_LOG  # the reader's json.loads, not a handler
+        if isinstance(error, JsonRpcInvalidParams) or _not_json(error, read):
             record.msg, record.args = f"{record.getMessage()}: {error}", ()
             record.levelno, record.levelname = logging.INFO, "INFO"
             record.exc_info, record.exc_text = None, None
         return True
 
 
-def _not_json(error: BaseException | None) -> bool:
-    """Whether ``error`` is json's for a body that is not JSON (or nested deeper than it reads)."""
+def _not_json(error: BaseException | None, read: bool) -> bool:
+    """Whether ``error`` is json's for a body that is not JSON, or nested deeper than Python reads
+    (``read``: raised while the reader parsed a body, where pygls's object hook may be the one
+    that runs out of stack)."""
     return isinstance(error, json.JSONDecodeError | UnicodeDecodeError) or (
-        isinstance(error, RecursionError) and "JSON" in str(error)
+        isinstance(error, RecursionError) and (read or "JSON" in str(error))
     )
 
 
@@ -169,7 +172,7 @@ class Server(LanguageServer):
         parse error whose id is null, as JSON-RPC wants.)"""
         if source is FeatureRequestError:
             return
-        if _not_json(error):  # pygls's json.loads of a body
+        if _not_json(error, source is JsonRpcException):  # pygls's json.loads of a body
             why = "nested too deeply" if isinstance(error, RecursionError) else error
             cast(Protocol, self.protocol).send_error(None, JsonRpcParseError.CODE, f"not JSON: {why}")
         log.warning("could not handle a message from the editor (%s): %s", source.__name__, error)

@@ -227,6 +227,9 @@ async def test_what_pygls_would_leave_unanswered_is_answered_with_an_error(
         editor.send_body(b"[" * 100_000)  # json gives up on it with a RecursionError
         answer = await editor.answer(None)
         assert answer["error"] == {"code": -32700, "message": "not JSON: nested too deeply"}
+        for depth in range(950, 1000):  # around the stack's limit, pygls's object hook runs out
+            editor.send_body(b'{"a":' * depth + b"1" + b"}" * depth)
+            assert (await editor.answer(None))["error"]["code"] in (-32700, -32600)
         sessions = {"command": "lspilot.sessions", "arguments": []}
         editor.send({"id": 2, "method": "workspace/executeCommand", "params": sessions})
         assert (await editor.answer(2))["result"] == []  # still serving
