@@ -293,6 +293,8 @@ def read_file(file: Path) -> dict[str, Any] | None:
         return tomllib.loads(file.read_text(encoding="utf-8-sig"))
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{file}: invalid TOML: {error}") from None
+    except RecursionError:  # tomllib's parser is recursive: a[[[[...]]]] hundreds deep
+        raise ConfigError(f"{file}: invalid TOML: nested too deeply") from None
     except UnicodeDecodeError as error:
         raise ConfigError(
             f"{file}: invalid TOML: not UTF-8 text ({error.reason} at byte {error.start})"

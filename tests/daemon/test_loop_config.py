@@ -58,6 +58,7 @@ def test_config_errors_name_the_file_and_key(workspace: Path) -> None:
         ('[lsp]\nrequest_timeout = "30"', "\\[lsp\\] request_timeout must be a positive number, not '30'"),
         ("[lsp]\nservers = 3", "\\[lsp\\] servers must be a table"),
         ("[tools]\nbash = 'yes'", "unknown \\[tools\\] settings: \\['bash'\\]"),
+        ("a = " + "[" * 2000 + "]" * 2000, "invalid TOML: nested too deeply"),  # tomllib recurses
         # the bash tool was dropped with a traceback, and the turn went on without it
         ("[tools.bash]\nkill_grace = 1", "unknown \\[tools.bash\\] setting 'kill_grace'; known:"),
         ("[tools.bash]\nmax_timeout_ms = '9'", "\\[tools.bash\\] max_timeout_ms must be a positive integer"),
