@@ -311,22 +311,32 @@ def _assignments(
     """Where the command starts after the ``NAME=VALUE`` words before it (``env A=1 CMD``), and
     the state it runs in; those changing what runs are added to ``hijack``."""
     begin = start
-    while spec.assignments and start < len(args) and re.match(r"[^=]+=", args[start].value or ""):
-        if hijacks((args[start].value or "").partition("=")[0]):
+    while spec.assignments and start < len(args) and (name := _assigned(args[start])) is not None:
+        if not _IDENTIFIER.fullmatch(name) or hijacks(name):  # a name only known at run time too
             hijack.append(args[start].shown)
         start += 1
     return start, _shell_options(args[begin:start], state)
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def _assigned(item: Word) -> str | None:
+    """The name a ``NAME=VALUE`` word sets, its value known or not (``A=$x``, ``"A=$x"``)."""
+    text = item.value if item.value is not None else item.raw.lstrip("\"'")
+    name, equals, _value = text.partition("=")
+    return name if equals and name else None
+
+
 def _shell_options(assignments: list[Word], state: State) -> State:
     """The state of a command run with ``assignments`` in its environment: a shell given
-    ``BASHOPTS=globstar`` (or ``dotglob``) starts with that option set."""
-    options = [
-        option
-        for item in assignments
-        if (item.value or "").startswith("BASHOPTS=")
-        for option in (item.value or "").partition("=")[2].split(":")
-    ]
+    ``BASHOPTS=globstar`` (or ``dotglob``, or a value only known at run time) starts with that
+    option set."""
+    options: list[str | None] = []
+    for item in assignments:
+        name = _assigned(item)
+        if name == "BASHOPTS" or (name is not None and not _IDENTIFIER.fullmatch(name)):
+            options += [None] if item.value is None else item.value.partition("=")[2].split(":")
     if not options:
         return state
     inner = state.fork()

@@ -110,6 +110,8 @@ def test_with_globstar_a_glob_reaches_every_depth(tmp_path: Path) -> None:
         tmp_path, "env BASHOPTS=extglob bash -c 'echo x > **/lspilot.toml'"
     )
     assert ".git/config" in _protected(tmp_path, "env BASHOPTS=extglob:dotglob bash -c 'cp a *t/config'")
+    assert "lspilot.toml" in _protected(tmp_path, "env BASHOPTS=$o bash -c 'echo x > **/lspilot.toml'")
+    assert ".git/hooks/x" in _protected(tmp_path, "env A=$o bash -c 'echo x > .git/hooks/x'")
 
 
 @pytest.mark.parametrize(

@@ -26,6 +26,17 @@ WRAPPERS: list[Row] = [
         [("env FOO=1 make test", "env FOO=1 make test *"), ("make test", "make test *")],
     ),
     ("env -C {out} ls", ["{out}/*"], [("env -C {out} ls", "env -C {out} ls *"), ("ls", "ls *")]),
+    # an assignment whose value (or name) is only known at run time was taken for the command
+    (
+        'env FOO=$x "BAR=$y" rm -rf {out}/x',
+        ["{out}/*"],
+        [('env FOO=$x "BAR=$y" rm -rf {out}/x', 'env FOO=$x "BAR=$y" rm *'), ("rm -rf {out}/x", "rm *")],
+    ),
+    (
+        "env $n=1 ls",
+        [],
+        [("env $n=1 ls", "="), ("ls", "ls *"), ("$n=1 ls", "=")],
+    ),
     (
         "nice -n 10 nohup make build",
         [],
