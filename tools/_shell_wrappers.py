@@ -197,8 +197,8 @@ class Wrappers(Commands):
                 entrypoint = [value]
             elif name == "ssh" and option == "-o":
                 self.ssh_option(value, state)
-            elif name == "env" and option in ("-S", "--split-string"):
-                rest = " ".join(args[i].raw for i in parsed.operands)
+            elif name == "env" and option in ("-S", "--split-string"):  # its words, then the rest
+                rest = " ".join(item.raw for item in args[index + 1 :])
                 self._string(
                     Word(f"{value.raw} {rest}", f"{value.value} {rest}" if value.value else None), state
                 )

@@ -26,6 +26,16 @@ WRAPPERS: list[Row] = [
         [("env FOO=1 make test", "env FOO=1 make test *"), ("make test", "make test *")],
     ),
     ("env -C {out} ls", ["{out}/*"], [("env -C {out} ls", "env -C {out} ls *"), ("ls", "ls *")]),
+    # env -S splits its string into words, and the words after it follow them
+    (
+        "env -S bash -c 'rm -rf {out}/x'",
+        ["{out}/*"],
+        [
+            ("env -S bash -c 'rm -rf {out}/x'", "env -S bash -c 'rm -rf {out}/x'"),
+            ("bash -c 'rm -rf {out}/x'", "bash -c 'rm -rf {out}/x'"),
+            ("rm -rf {out}/x", "rm *"),
+        ],
+    ),
     # an assignment whose value (or name) is only known at run time was taken for the command
     (
         'env FOO=$x "BAR=$y" rm -rf {out}/x',
