@@ -79,7 +79,10 @@ def _static(node: Node) -> tuple[str | None, bool]:
         return text[1:-1], False
     if kind == "ansi_c_string":
         body = text[2:-1]
-        return (codecs.decode(body, "unicode_escape") if body.isascii() else None), False
+        try:
+            return (codecs.decode(body, "unicode_escape") if body.isascii() else None), False
+        except UnicodeDecodeError:  # $'\x' (no digits): bash keeps it as written; not worked out
+            return None, False
     if kind in ("string", "translated_string"):
         if any(child.type == "$" for child in node.children):
             return None, False

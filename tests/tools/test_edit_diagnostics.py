@@ -7,8 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from lsprotocol.types import Diagnostic
 
-from lsp_bridge import Bridge
+from lsp_bridge import Answer, Bridge
 from tools import DiskChanges, PermissionRequest, Reply, Rule, ToolContext, execute
 
 from ..lsp_bridge.test_protocol import scripted_servers
@@ -77,7 +78,10 @@ async def test_an_edit_no_one_has_to_approve_is_diagnosed_the_same(
 
 
 async def test_a_protected_file_refused_after_the_early_pull_leaves_the_server_the_disk_text(
-    project: Callable[[str], Path], bridge_factory: Callable[..., Bridge], tmp_path: Path
+    project: Callable[[str], Path],
+    bridge_factory: Callable[..., Bridge],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Under edit = allow the "after" pull goes out before the protected check: a change refused
     # there must leave none of its text with the server, and nothing on disk.
@@ -90,8 +94,17 @@ async def test_a_protected_file_refused_after_the_early_pull_leaves_the_server_t
     h.env.bridge_factory = lambda: bridge
     h.env.session.record_read(helper)
     assert (await bridge.diagnostics_after_change(helper)).value == []  # the "before" is known
+    pulled: list[str | None] = []
+    pull = bridge.diagnostics_after_change
+
+    async def recorded(path: Path, text: str | None = None) -> Answer[list[Diagnostic]]:
+        pulled.append(text)
+        return await pull(path, text)
+
+    monkeypatch.setattr(bridge, "diagnostics_after_change", recorded)
     change = {"filePath": ".lspilot/tools/helper.py", "oldString": "return 1", "newString": "return 'x'"}
     outcome = await h.call("edit", change)
+    assert pulled == ["def helper() -> int:\n    return 'x'\n"]  # asked before the protected check
     assert outcome.error is not None and "rejected protected .lspilot/tools/helper.py" in outcome.error
     assert [ask.permission for ask in h.human.asked] == ["protected"]
     assert helper.read_text() == "def helper() -> int:\n    return 1\n"

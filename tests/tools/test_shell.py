@@ -265,6 +265,13 @@ def test_substitutions_nested_too_deep_leave_the_commands_beside_them_analyzed(t
         assert any(p.startswith("(nested too deep) ") and "$(echo $(echo" in p for p in asked[kind])
 
 
+def test_an_ansi_c_string_python_cannot_decode_is_only_known_at_run_time(tmp_path: Path) -> None:
+    # $'\x' (no hex digits) raised a UnicodeDecodeError: the call failed as a fault in lspilot.
+    [outside, run] = permission_requests("rm $'\\x' /tmp/y", tmp_path, tmp_path)
+    assert (outside.permission, outside.patterns) == ("external_directory", ["$'\\x'", "/tmp/*"])
+    assert run.patterns == ["rm $'\\x' /tmp/y"]
+
+
 def _quote(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
 
