@@ -253,7 +253,7 @@ async def propose(ctx: ToolContext, changes: list[FileChange], title: str, other
                 pending = asyncio.ensure_future(_quietly(probe, probe.before()))
             elif _allowed(ctx, changes):
                 await _start_after(probe)
-        await _check(ctx, changes, title)
+        await _check(ctx, changes, title, probe)
         if probe.active:
             values = {name: getattr(ctx, name) for name in _CONTEXT_FIELDS}
             sink_ctx = _AskThenSettle(**values, probe=probe, pending=pending)
@@ -283,8 +283,9 @@ async def propose(ctx: ToolContext, changes: list[FileChange], title: str, other
         return Proposal(applied, _unchecked(applied))
 
 
-async def _check(ctx: ToolContext, changes: list[FileChange], title: str) -> None:
-    """Refuse new text the file's encoding cannot hold; ask ``protected`` for protected files."""
+async def _check(ctx: ToolContext, changes: list[FileChange], title: str, probe: Probe) -> None:
+    """Refuse new text the file's encoding cannot hold; ask ``protected`` for protected files
+    (the servers get the disk's text back meanwhile: the early pull starts again once approved)."""
     for change in changes:
         if change.after is not None:
             check_encodes(change.after, change.encoding, ctx.relative(change.target))
@@ -292,6 +293,7 @@ async def _check(ctx: ToolContext, changes: list[FileChange], title: str) -> Non
     guarded = [ctx.relative(p) for p in named if is_protected(p, ctx.root)]
     if guarded and all(ctx.env.permissions.action("edit", ctx.relative(p)) != "deny" for p in named):
         what = f"{title}: files whose hooks, configuration or tools later commands or sessions run"
+        await probe.discard()
         await ctx.ask(protected(guarded, what, {"diff": diff_text(ctx, changes)}))
 
 

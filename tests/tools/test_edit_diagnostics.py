@@ -77,14 +77,15 @@ async def test_an_edit_no_one_has_to_approve_is_diagnosed_the_same(
     assert doc is not None and not doc.overlay and doc.text == (root / "app.py").read_text()
 
 
-async def test_a_protected_file_refused_after_the_early_pull_leaves_the_server_the_disk_text(
+async def test_a_protected_file_under_edit_allowed_keeps_none_of_its_text_with_the_server_while_asked(
     project: Callable[[str], Path],
     bridge_factory: Callable[..., Bridge],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # Under edit = allow the "after" pull goes out before the protected check: a change refused
-    # there must leave none of its text with the server, and nothing on disk.
+    # Under edit = allow the "after" pull goes out before the protected check. While the user
+    # decides, and after a refusal, the server has the disk's text; once approved, the change is
+    # written and diagnosed as any other.
     root = project("py_project")
     helper = root / ".lspilot/tools/helper.py"
     helper.parent.mkdir(parents=True)
@@ -95,22 +96,35 @@ async def test_a_protected_file_refused_after_the_early_pull_leaves_the_server_t
     h.env.session.record_read(helper)
     assert (await bridge.diagnostics_after_change(helper)).value == []  # the "before" is known
     pulled: list[str | None] = []
-    pull = bridge.diagnostics_after_change
+    overlaid: list[bool] = []
+    pull, ask = bridge.diagnostics_after_change, h.human.permission
 
     async def recorded(path: Path, text: str | None = None) -> Answer[list[Diagnostic]]:
         pulled.append(text)
         return await pull(path, text)
 
+    async def inspected(request: PermissionRequest) -> Reply:
+        doc = bridge.documents.get(helper)
+        overlaid.append(doc is not None and doc.overlay)
+        return await ask(request)
+
     monkeypatch.setattr(bridge, "diagnostics_after_change", recorded)
+    monkeypatch.setattr(h.human, "permission", inspected)
     change = {"filePath": ".lspilot/tools/helper.py", "oldString": "return 1", "newString": "return 'x'"}
+    new_text = "def helper() -> int:\n    return 'x'\n"
     outcome = await h.call("edit", change)
-    assert pulled == ["def helper() -> int:\n    return 'x'\n"]  # asked before the protected check
+    assert pulled == [new_text] and overlaid == [False]  # asked before the protected check
     assert outcome.error is not None and "rejected protected .lspilot/tools/helper.py" in outcome.error
-    assert [ask.permission for ask in h.human.asked] == ["protected"]
     assert helper.read_text() == "def helper() -> int:\n    return 1\n"
     doc = bridge.documents.get(helper)
     assert doc is not None and not doc.overlay and doc.text == helper.read_text()
     assert (await bridge.diagnostics_after_change(helper)).value == []  # not 'x' for an int
+    h.human.replies = [ONCE]
+    approved = await h.ok("edit", change)
+    assert helper.read_text() == new_text and overlaid == [False, False]
+    assert pulled[-1] == new_text  # asked again once approved
+    assert "New problems in .lspilot/tools/helper.py after this change" in output(approved)
+    assert [a.permission for a in h.human.asked] == ["protected", "protected"]
 
 
 async def test_old_errors_are_counted_not_repeated_even_when_lines_move(h: Harness) -> None:
