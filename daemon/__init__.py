@@ -1,1 +1,1 @@
-"""daemon: lspilot's CLI, configuration and (in later issues) the agent loop and editor server."""
+"""daemon: lspilot's CLI, configuration, agent loop, sessions and editor-facing server."""

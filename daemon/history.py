@@ -12,6 +12,7 @@ import json
 import re
 from typing import Any
 
+from . import jsontext
 from .model import ModelSettings, Step, complete
 from .provider_errors import classify
 from .store import Store
@@ -136,8 +137,8 @@ def _replayable(arguments: str | None) -> str:
     providers whose API takes the arguments as an object (Anthropic, Gemini, Bedrock) cannot be
     sent them: litellm fails to convert the history, in every later request of the session."""
     try:
-        return arguments if arguments and isinstance(json.loads(arguments), dict) else "{}"
-    except (json.JSONDecodeError, RecursionError):  # RecursionError: nested too deep
+        return arguments if arguments and isinstance(jsontext.loads(arguments), dict) else "{}"
+    except ValueError:
         return "{}"
 
 

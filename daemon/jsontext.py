@@ -25,6 +25,22 @@ _ESCAPES = re.compile(
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+class NestedTooDeep(ValueError):
+    """JSON nested deeper than Python's stack lets ``json.loads`` read."""
+
+    def __init__(self) -> None:
+        super().__init__("nested too deeply")
+
+
+def loads(data: str | bytes) -> Any:
+    """``json.loads``, where JSON nested too deeply for it (``[[[[...`` thousands deep, which it
+    fails with RecursionError) raises ``NestedTooDeep``: a ValueError, as any other invalid JSON."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise NestedTooDeep from None
+
+
 def valid_unicode(text: str, dumps: Callable[[Any], str] = json.dumps) -> str:
     """``text``, JSON as ``json.dumps`` writes it (``ensure_ascii``), with every string holding a
     lone surrogate written as its shown form; written again with ``dumps`` when one is found."""

@@ -29,7 +29,7 @@ from tools import (
 )
 from tools.schema import provider_of
 
-from . import history
+from . import history, jsontext
 from .agents import Agent
 from .model import ModelSettings, Step, ToolCall, arguments_text, stream_step
 from .prompt import system_prompt
@@ -349,7 +349,7 @@ class TurnFailed(Exception):
 
 def _is_json(text: str) -> bool:
     try:
-        json.loads(text)
+        jsontext.loads(text)
         return True
-    except (json.JSONDecodeError, RecursionError):  # RecursionError: nested too deep
+    except ValueError:
         return False

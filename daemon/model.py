@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Literal
 
+from . import jsontext
 from .model_thread import ModelThread
 from .stream_parts import Thinking, ToolCall, ToolCalls
 
@@ -323,6 +324,6 @@ async def complete(settings: ModelSettings, messages: list[dict[str, Any]]) -> S
 def arguments_text(arguments: str) -> str:
     """Canonical JSON of a call's arguments (for the doom-loop check); the raw text if malformed."""
     try:
-        return json.dumps(json.loads(arguments), sort_keys=True)
-    except (json.JSONDecodeError, RecursionError):  # RecursionError: nested too deep
+        return json.dumps(jsontext.loads(arguments), sort_keys=True)
+    except ValueError:
         return arguments

@@ -15,6 +15,8 @@ import os
 import sys
 from typing import Any, BinaryIO, Protocol
 
+from . import jsontext
+
 log = logging.getLogger(__name__)
 
 NAME = "lspilot"
@@ -74,8 +76,8 @@ def read_message(stream: BinaryIO) -> bytes:
 def body(message: bytes) -> dict[str, Any] | None:
     _, _, content = message.partition(b"\r\n\r\n")
     try:
-        parsed = json.loads(content)
-    except (ValueError, RecursionError):  # RecursionError: nested too deep
+        parsed = jsontext.loads(content)
+    except ValueError:
         return None
     return parsed if isinstance(parsed, dict) else None  # pyright: ignore[reportUnknownVariableType]
 

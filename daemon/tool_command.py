@@ -76,11 +76,9 @@ def _unusable_session(db: Store, session_id: str, workspace: Path) -> str | None
 def _tool_arguments(text: str) -> dict[str, Any] | str:
     """The arguments of ``lspilot tool``, or why they are none."""
     try:
-        arguments = json.loads(text)
-    except json.JSONDecodeError as error:
+        arguments = jsontext.loads(text)
+    except ValueError as error:
         return f"the arguments are not valid JSON: {error}"
-    except RecursionError:
-        return "the arguments are not valid JSON: nested too deeply"
     if not isinstance(arguments, dict):
         return f"the arguments must be a JSON object ('{{...}}'), not {json.dumps(arguments)[:60]}"
     return cast(dict[str, Any], arguments)
