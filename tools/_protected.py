@@ -118,17 +118,22 @@ def _under(path: str, folder: str) -> bool:
 
 
 def _lspilot_own(path: str, root: Path) -> bool:
-    try:
-        parts = Path(path).relative_to(root).parts
-    except ValueError:
+    """Whether ``path`` (absolute, normalised) is ``root``'s ``lspilot.toml`` or in its ``.lspilot``."""
+    top = os.path.join(root, "")
+    if not path.startswith(top):
         return False
-    return bool(parts) and (parts[0].lower() == ".lspilot" or parts == ("lspilot.toml",))
+    inside = path[len(top) :]
+    return inside.partition(os.sep)[0].lower() == ".lspilot" or inside == "lspilot.toml"
 
 
-def protected_path(named: str, real: str, root: Path, bare: dict[str, bool]) -> Path | None:
-    """The path (absolute) as named or ``real`` (resolved) when it is protected, or None."""
-    hooks = hooks_folders(root)
-    return next((Path(p) for p in (real, named) if is_protected(p, root, bare, hooks)), None)
+def protected_path(
+    named: str, real: str, root: Path, bare: dict[str, bool], hooks: tuple[str, ...] | None = None
+) -> Path | None:
+    """The path (absolute) as named or ``real`` (resolved) when it is protected, or None.
+    ``hooks``: ``hooks_folders(root)``, for a caller checking many paths."""
+    hooks = hooks_folders(root) if hooks is None else hooks
+    checked = (real,) if real == named else (real, named)
+    return next((Path(p) for p in checked if is_protected(p, root, bare, hooks)), None)
 
 
 def request(patterns: Iterable[str], title: str, metadata: dict[str, Any]) -> PermissionRequest:

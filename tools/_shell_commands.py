@@ -26,12 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._arity import always_prefix
+from ._hooks_path import hooks_folders
 from ._protected import MADE_FOLDERS, READERS, protected_path
 from ._shell_dialects import Finding
 from ._shell_files import XARGS_INPUT, cd, file_command, file_paths, find
 from ._shell_filespecs import FILE_COMMANDS
 from ._shell_git import git
-from ._shell_paths import DOTGLOB, PATH_VARIABLES, State, absolute, glob_options, globbed, outside
+from ._shell_paths import DOTGLOB, PATH_VARIABLES, TOO_MANY, State, absolute, glob_options, globbed, outside
 from ._shell_runners import RUNNERS, RUNNING, SESSIONS, Found, runner
 from ._shell_sources import read, text
 from ._shell_specs import (
@@ -140,15 +141,27 @@ class Commands(ABC):
         named = absolute(path, state)
         self.named.append(named or "")
         real = os.path.realpath(named) if named is not None else None
-        if named and real and (written or not self.reads):  # a glob: also what it may expand to
-            expanded = [(c, os.path.realpath(c)) for c in globbed(path, state, MADE_FOLDERS)]
+        # a glob: also each path it may expand to, and each of their real paths
+        expanded, complete = globbed(path, state, MADE_FOLDERS) if named and real else ([], True)
+        if named and real and (written or not self.reads):
+            hooks = hooks_folders(self.root)
             for candidate, resolved in [(named, real), *expanded]:
-                guarded = protected_path(candidate, resolved, self.root, self.bare)
+                guarded = protected_path(candidate, resolved, self.root, self.bare, hooks)
                 if guarded is not None:
                     self.protect(relative_text(guarded, self.root))  # the command may change it
+            if not complete:
+                self.protect(f"{TOO_MANY} {path.raw}")
         found = outside(path, state, self.trusted, real)
         if found is not None:
             self._outside(*found)
+        under = os.path.join(real or "", "")  # what is under it is asked (or not) with it
+        for candidate, resolved in expanded:  # through a symlink, a match may lead elsewhere
+            if not resolved.startswith(under):
+                elsewhere = outside(Word(candidate, candidate), state, self.trusted, resolved)
+                if elsewhere is not None:
+                    self._outside(*elsewhere)
+        if not complete:
+            self._outside(f"{TOO_MANY} {path.raw}")
 
     # -- variables -------------------------------------------------------------------------------
     def sets(self, name: str | None, state: State) -> bool:

@@ -41,7 +41,11 @@ PATH_VARIABLES = frozenset({"HOME", "PWD", "CDPATH"})
 DOTGLOB = "(dotglob)"
 #: ... and once ``shopt -s globstar`` may be set: ``**`` then matches any number of folders.
 GLOBSTAR = "(globstar)"
-MAX_MATCHES = 256  # paths a glob is matched to, at most
+MAX_MATCHES = 10_000  # paths a glob is matched to, at most
+#: How a glob that matches more is asked, as reaching anywhere (the paths past them are unchecked).
+TOO_MANY = f"(more than {MAX_MATCHES} matches)"
+
+Match = tuple[str, str]  # a path a glob matches, as bash names it, and its real path
 
 
 def glob_options(names: Sequence[str | None]) -> set[str]:
@@ -113,61 +117,86 @@ def absolute(path: Word, state: State, logical: bool = False) -> str | None:
     return value
 
 
-def globbed(path: Word, state: State, made: frozenset[str] = frozenset()) -> list[str]:
+def globbed(path: Word, state: State, made: frozenset[str] = frozenset()) -> tuple[list[Match], bool]:
     """The absolute paths the glob ``path`` may expand to (none for a word that is no glob, or
-    unknown): each part with a glob matched to the names in the folders so far, and a part
-    starting with a dot also to ``made`` (names of dot folders a command may make before it runs,
-    ``.git``), as bash matches them (a leading dot only by a dot, unless ``DOTGLOB``; ``**`` any
-    number of folders once ``GLOBSTAR``), in any case (as a case-insensitive disk reads them; bash
-    with ``nocaseglob``); at most ``MAX_MATCHES``."""
+    unknown), each with its real path (symlinks resolved), and whether they are all of them
+    (False: more than ``MAX_MATCHES``; the first ``MAX_MATCHES`` are given). Each part with a
+    glob is matched to the names in the folders so far, and a part starting with a dot also to
+    ``made`` (names of dot folders a command may make before it runs, ``.git``), as bash matches
+    them (a leading dot only by a dot, unless ``DOTGLOB``; ``**`` any number of folders once
+    ``GLOBSTAR``), in any case (as a case-insensitive disk reads them; bash with ``nocaseglob``)."""
     if not path.glob or path.value is None:
-        return []
+        return [], True
     pattern = absolute(Word(path.raw, path.value, tilde=path.tilde), state)
     if pattern is None:
-        return []
+        return [], True
     dots = DOTGLOB in state.unknown
-    found = ["/"]
-    for part in pattern.split("/")[1:]:
+    found = [("/", "/")]
+    parts = pattern.split("/")[1:]
+    for index, part in enumerate(parts):
         if not SPECIAL.search(part):
-            found = [os.path.join(folder, part) for folder in found]
-            continue
-        if part == "**" and GLOBSTAR in state.unknown:  # this folder and every one below it
-            found = _below(found, dots)
-            continue
-        matcher = part.lower().replace("[^", "[!")  # bash's [^...] is fnmatch's [!...]
-        found = [
-            os.path.join(folder, name)
-            for folder in found
-            for name in sorted(_names(folder) | (made if part.startswith(".") else set()))
-            if (dots or part.startswith(".") or not name.startswith("."))
-            and fnmatch.fnmatchcase(name.lower(), matcher)
-        ][:MAX_MATCHES]
-    return found
+            found = [(os.path.join(shown, part), _real(real, part)) for shown, real in found]
+        elif part == "**" and GLOBSTAR in state.unknown:  # this folder and every one below it
+            found = _below(found, dots, files=index == len(parts) - 1)
+        else:
+            matcher = part.lower().replace("[^", "[!")  # bash's [^...] is fnmatch's [!...]
+            extra = dict.fromkeys(made, False) if part.startswith(".") else {}
+            found = [
+                (os.path.join(shown, name), _resolved(os.path.join(real, name), link))
+                for shown, real in found
+                for name, link in sorted((extra | _entries(real)).items())
+                if (dots or part.startswith(".") or not name.startswith("."))
+                and fnmatch.fnmatchcase(name.lower(), matcher)
+            ]
+        if len(found) > MAX_MATCHES:
+            return found[:MAX_MATCHES], False
+    return found, True
 
 
-def _below(folders: list[str], dots: bool) -> list[str]:
-    """``folders`` and the folders under them (not through symlinks, as bash's ``**``; names
-    with a leading dot only with ``dots``), breadth first, at most ``MAX_MATCHES``."""
-    found = list(folders[:MAX_MATCHES])
-    for folder in found:  # grows while it is walked
-        for name in sorted(_names(folder)):
-            if len(found) >= MAX_MATCHES:
+def _real(folder: str, name: str) -> str:
+    """The real path of ``name`` in the real folder ``folder``."""
+    if name in ("", "."):
+        return folder
+    if name == "..":
+        return os.path.dirname(folder)
+    joined = os.path.join(folder, name)
+    return _resolved(joined, os.path.islink(joined))
+
+
+def _resolved(path: str, link: bool) -> str:
+    """The real path of ``path``, in a real folder: itself unless it is a ``link``."""
+    return os.path.realpath(path) if link else path
+
+
+def _below(folders: list[Match], dots: bool, files: bool) -> list[Match]:
+    """``folders`` and the folders under them (names with a leading dot only with ``dots``), and
+    with ``files`` (``**`` as the last part) every other name there too; breadth first, one more
+    than ``MAX_MATCHES`` at most. As bash's ``**``, a symlink to a folder is matched, not walked
+    (bash then matches nothing in it, except for ``**/``: taken as matched, to be safe)."""
+    found = list(folders)
+    walked = list(folders)
+    for shown, real in walked:  # grows while it is walked
+        for entry in sorted(_scan(real), key=lambda entry: entry.name):
+            if len(found) > MAX_MATCHES:
                 return found
-            path = os.path.join(folder, name)
-            if (dots or not name.startswith(".")) and _is_folder(path):
-                found.append(path)
+            if (dots or not entry.name.startswith(".")) and (files or entry.is_dir()):
+                joined = os.path.join(real, entry.name)
+                found.append((os.path.join(shown, entry.name), _resolved(joined, entry.is_symlink())))
+                walked += [found[-1]] if entry.is_dir(follow_symlinks=False) else []
     return found
 
 
-def _is_folder(path: str) -> bool:
-    return os.path.isdir(path) and not os.path.islink(path)
+def _entries(folder: str) -> dict[str, bool]:
+    """The names in ``folder``, each with whether it is a symlink."""
+    return {entry.name: entry.is_symlink() for entry in _scan(folder)}
 
 
-def _names(folder: str) -> set[str]:
+def _scan(folder: str) -> list[os.DirEntry[str]]:
     try:
-        return set(os.listdir(folder))
+        with os.scandir(folder) as entries:
+            return list(entries)
     except OSError:
-        return set()
+        return []
 
 
 def resolve(path: Word, state: State) -> Path | None:

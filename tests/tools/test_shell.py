@@ -18,6 +18,7 @@ import pytest
 
 from tools._arity import always_prefix
 from tools._shell import permission_requests
+from tools._shell_paths import MAX_MATCHES
 from tools._shell_words import MAX_WORDS, braces, parse_options
 from tools.permission import literal
 
@@ -94,6 +95,12 @@ TABLE: list[Row] = [
     ("git log > ~/log.txt", ["{home}/*"], [("git log", "git log *")]),
     ("cd", ["{home}/*"], [("cd", "cd *")]),
     ("cat link_out/secret.txt", ["{out}/*"], [("cat link_out/secret.txt", "cat *")]),
+    # a glob matching a symlink (link_out, link_in) leads where it points
+    ("cat */secret.txt", ["{out}/*"], [("cat */secret.txt", "cat *")]),
+    ("chmod -R 700 */", ["{out}/*"], [("chmod -R 700 */", "chmod *")]),
+    ("ls link_[io]*", ["{out}/*"], [("ls link_[io]*", "ls *")]),
+    ("ls link_i*", [], [("ls link_i*", "ls *")]),
+    ("shopt -s globstar; cat **", ["{out}/*"], [("shopt -s globstar", "shopt *"), ("cat **", "cat *")]),
     ("cp src/a.py ../backup/", ["{up}/*"], [("cp src/a.py ../backup/", "cp *")]),
     ("ls ../*", ["{up}/*"], [("ls ../*", "ls *")]),
     ("cat -- ../x", ["{up}/*"], [("cat -- ../x", "cat *")]),
@@ -209,6 +216,22 @@ def _outside_always(pattern: str) -> str:
 
 def _unique(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))
+
+
+def test_a_glob_matching_too_many_paths_is_asked_as_reaching_anywhere(tree: dict[str, Path]) -> None:
+    folder = tree["root"] / "many"
+    folder.mkdir()
+    for index in range(MAX_MATCHES + 1):
+        (folder / f"f{index}").touch()
+    label = f"(more than {MAX_MATCHES} matches)"
+    requests = permission_requests("rm many/f*", tree["root"], tree["root"])
+    assert [(r.permission, r.patterns, r.always) for r in requests] == [
+        ("external_directory", [f"{label} many/f*"], [literal(f"{label} many/f*")]),
+        ("bash", ["rm many/f*"], ["rm *"]),
+        ("protected", [f"{label} many/f*"], [literal(f"{label} many/f*")]),
+    ]
+    (folder / "f0").unlink()  # as many as are checked
+    assert [r.permission for r in permission_requests("rm many/f*", tree["root"], tree["root"])] == ["bash"]
 
 
 def test_working_directory_outside_the_workspace_is_outside(tree: dict[str, Path]) -> None:

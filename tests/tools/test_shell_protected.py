@@ -114,6 +114,16 @@ def test_with_globstar_a_glob_reaches_every_depth(tmp_path: Path) -> None:
     assert ".git/hooks/x" in _protected(tmp_path, "env A=$o bash -c 'echo x > .git/hooks/x'")
 
 
+def test_every_path_a_glob_matches_is_checked(tmp_path: Path) -> None:
+    # lspilot.toml comes 301st in [al]*: past the 256 paths that were checked
+    _protected(tmp_path, "true")
+    for index in range(300):
+        (tmp_path / "ws" / f"a{index:03}").touch()
+    (tmp_path / "ws/lspilot.toml").touch()
+    assert _protected(tmp_path, "rm [al]*") == ["lspilot.toml"]
+    assert _protected(tmp_path, "cat [al]*") == []
+
+
 @pytest.mark.parametrize(
     "command",
     [
