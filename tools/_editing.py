@@ -45,6 +45,8 @@ async def target(
     """The file a call names; ``external_directory`` is asked when what the call changes lies
     outside the workspace: its ``text`` (symlinks followed) and/or its ``entry`` (the link itself,
     for a delete or a move). The ``edit`` ask comes later, once, with the diff."""
+    if file_path.endswith(("/", os.sep)):  # normalised away below, and a file made of it
+        raise ToolError(f"{file_path} names a folder (it ends in /): name the file to change in it.")
     given = ctx.resolve(file_path)
     real = real_path(given)
     link = real_path(given.parent) / given.name if os.path.islink(given) else real

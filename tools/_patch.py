@@ -75,6 +75,11 @@ def _parse_begin_patch(lines: list[str]) -> list[FilePatch]:
     for number, line in enumerate(lines, 1):
         if line.startswith("*** End Patch"):
             break  # anything after it is not the patch's
+        if number == len(lines) and patches:  # often a model's answer cut off at its output limit
+            raise PatchError(
+                f"The patch ends without '*** End Patch' (after line {number}), so it may have been "
+                "cut off; nothing was changed. Send the whole patch, ending with '*** End Patch'."
+            )
         if line.startswith("*** Begin Patch"):
             continue
         if current is not None and current.kind == "add" and not line:
@@ -240,7 +245,8 @@ def replacements(body: str, chunks: list[Chunk], shown: str) -> list[Replacement
                     f"{where}: these lines were not found in the file (after line {cursor}):\n"
                     f"{shown_old}\nRead the file again and make the context and '-' lines match it exactly."
                 )
-            if chunk.hint is None and not chunk.context and not chunk.at_end:
+            at_end = chunk.at_end and found == len(bare) - len(old)  # else: as any other chunk
+            if chunk.hint is None and not chunk.context and not at_end:
                 _refuse_ambiguous(bare, old, found, cursor, where)
             at = found
             if chunk.hint is not None:

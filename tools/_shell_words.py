@@ -80,7 +80,8 @@ def _static(node: Node) -> tuple[str | None, bool]:
     if kind == "ansi_c_string":
         body = text[2:-1]
         try:
-            return (codecs.decode(body, "unicode_escape") if body.isascii() else None), False
+            value = codecs.decode(body, "unicode_escape") if body.isascii() else None
+            return (None if value is None else value.partition("\0")[0]), False  # bash ends it at a NUL
         except UnicodeDecodeError:  # $'\x' (no digits): bash keeps it as written; not worked out
             return None, False
     if kind in ("string", "translated_string"):

@@ -28,10 +28,15 @@ def looks_binary(data: bytes) -> bool:
 
 def decode(data: bytes) -> tuple[str, str]:
     """(text, encoding): a BOM stays in the text as U+FEFF, so encoding it again writes it back;
-    bytes that are not UTF-8 are read as Latin-1, which gives every byte back unchanged."""
+    bytes that are not UTF-8 (nor in the encoding their BOM names: a cut-off UTF-16 file, a
+    stray Latin-1 byte after a UTF-8 BOM) are read as Latin-1, which gives every byte back
+    unchanged."""
     for bom, encoding in _BOMS:
         if data.startswith(bom):
-            return data.decode(encoding), encoding
+            try:
+                return data.decode(encoding), encoding
+            except UnicodeDecodeError:
+                break
     try:
         return data.decode("utf-8"), "utf-8"
     except UnicodeDecodeError:
@@ -118,7 +123,11 @@ class FileText:
         return [m.start() - n for n, m in enumerate(re.finditer("\r\n", self.raw[len(self.bom) :]))]
 
     def with_newlines(self, text: str) -> str:
-        return text.replace("\n", self.newline) if self.newline != "\n" else text
+        """``normalize``d text with the file's line ending. A lone ``\r`` before a break stays a
+        break of its own: before a ``\n`` ending, the ``\n`` is written as ``\r\n``."""
+        if self.newline != "\n":
+            return text.replace("\n", self.newline)
+        return text.replace("\r\n", "\r\r\n") if "\r\n" in text else text
 
     def replace(self, replacements: Iterable[Replacement]) -> None:
         """Apply non-overlapping replacements given in body offsets."""
@@ -135,7 +144,7 @@ class FileText:
             out += [self.raw[at:start], self.with_newlines(normalize(rep.text))]
             at = end
         out.append(self.raw[at:])
-        if "\r" in self.raw or "\r" in self.newline:
+        if any("\r" in piece for piece in out):
             _keep_breaks_apart(out)
         self.raw = "".join(out)
 

@@ -22,6 +22,8 @@ class ApplyPatchParams(BaseModel):
 def _change(ctx: ToolContext, patch: FilePatch, file: Target, moved: Target | None) -> tuple[FileChange, str]:
     """The change one file section asks for, and a line saying what it does."""
     current = load(ctx, file)
+    if moved is not None and moved.path == file.entry:  # "Move to" the file's own name
+        moved = None
     if patch.kind == "add":
         if current is not None:
             raise PatchError(

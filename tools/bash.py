@@ -101,6 +101,8 @@ class Bash(Tool[BashParams]):
             )
         if not params.command.strip():
             raise ToolError("The command is empty.")
+        if "\0" in params.command:  # no command line carries one (exec refuses it)
+            raise ToolError("The command holds a NUL character (\\0), which no command line can carry.")
         workdir = ctx.resolve(params.workdir) if params.workdir else ctx.root
         if not workdir.is_dir():
             raise ToolError(f"workdir {params.workdir} is not an existing directory.")

@@ -357,6 +357,8 @@ class ToolContext:
         Models also name files as ``file://`` URIs (copied from a language server's answer) and
         with Windows separators (``src\\app.py``): taken as written, the first made ``write``
         create a folder called ``file:`` and the second a file whose name holds backslashes."""
+        if "\0" in path:  # no file name holds one (os calls raise ValueError)
+            raise ToolError(f"{path!r} is no path: it holds a NUL character (\\0).")
         if path.startswith(("~", "file://")) or "\\" in path:
             path = _plain(path, self.root)
         return Path(os.path.normpath(os.path.join(self.root, path)))  # join keeps an absolute path

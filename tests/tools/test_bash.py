@@ -43,6 +43,15 @@ async def test_workdir(tmp_path: Path) -> None:
     assert h.human.asked[0].patterns == [f"{tmp_path.resolve()}/*"]
     outcome = await _call(h, "pwd", workdir="missing")
     assert outcome.error == "workdir missing is not an existing directory."
+    outcome = await _call(h, "pwd", workdir="a\0b")  # a ValueError in lspilot
+    assert outcome.error == "'a\\x00b' is no path: it holds a NUL character (\\0)."
+
+
+async def test_a_command_holding_a_nul_is_refused(tmp_path: Path) -> None:
+    # Nothing can run it (exec refuses a NUL in an argument): the analysis failed as a fault.
+    h = _harness(tmp_path, ALLOW_ALL)
+    outcome = await _call(h, "cat a\0b")
+    assert outcome.error == "The command holds a NUL character (\\0), which no command line can carry."
 
 
 async def test_output_streams_while_the_command_runs(tmp_path: Path) -> None:

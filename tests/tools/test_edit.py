@@ -79,11 +79,13 @@ async def test_refusals_leave_the_file_untouched(h: Harness) -> None:
         "already exists and is not empty": edit("h.py", "", "new"),
         "is a directory": edit(".", "a", "b"),
         "File not found: nope.py. To create it, send an empty oldString": edit("nope.py", "a", "b"),
+        "'a\\x00b' is no path: it holds a NUL character": edit("a\0b", "", "x"),  # was a ValueError
+        "newdir/ names a folder (it ends in /)": edit("newdir/", "", "x"),  # made a file "newdir"
     }
     for expected, args in cases.items():
         outcome = await h.call("edit", args)
         assert outcome.error is not None and expected in outcome.error, (expected, outcome.error)
-    assert path.read_text() == text
+    assert path.read_text() == text and not (h.root / "newdir").exists()
     assert h.human.asked == []
 
 
@@ -148,6 +150,12 @@ async def test_crlf_bom_latin1_and_mode_are_kept(h: Harness) -> None:
     h.human.replies = [ONCE]
     await h.ok("edit", edit("l1.txt", "rest = 2", "rest = 3"))
     assert latin.read_bytes() == "café = 1\nrest = 3\n".encode("latin-1")
+    # a BOM its bytes do not fit (a Latin-1 byte after it): read and edited as Latin-1 (it was
+    # a UnicodeDecodeError in read and in every edit tool)
+    odd = await seen(h, "odd.txt", b"\xef\xbb\xbfcaf\xe9 = 1\nname = 'latin'\n")
+    h.human.replies = [ONCE]
+    await h.ok("edit", edit("odd.txt", "= 1", "= 2"))
+    assert odd.read_bytes() == b"\xef\xbb\xbfcaf\xe9 = 2\nname = 'latin'\n"
     h.human.replies = [ONCE]
     await h.ok("write", {"filePath": "win.txt", "content": "x\ny\n"})
     assert crlf.read_bytes() == b"\xef\xbb\xbfx\r\ny\r\n"

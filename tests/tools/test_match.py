@@ -177,6 +177,23 @@ CASES = [
         "a = 1",
     ),
     Case(
+        # The blank line after it went too: the whole-line widening looked past the match's own break.
+        "a fuzzy deletion of lines with their break keeps the blank line after them",
+        "import os  \n\ndef main():\n    pass\n",
+        "import os\n",
+        "",
+        "indentation-flexible",
+        "\ndef main():\n    pass\n",
+    ),
+    Case(
+        "an escaped deletion of a line with its break keeps the blank line after it",
+        "x = 1\nfoo()\n\nbar()\n",
+        "foo()\\n",
+        "",
+        "escape-normalized",
+        "x = 1\n\nbar()\n",
+    ),
+    Case(
         "a fuzzy deletion of part of a line keeps the rest of it",
         'msg = "hi " + name  # greet\n',
         '\\"hi \\" + ',

@@ -189,6 +189,23 @@ CASES = [
         error="oldString was not found",
     ),
     Case(
+        # "cafe" + a combining acute (a decomposed "café") became "teá".
+        "blank-line-trimmed text never ends before a combining mark",
+        "cafe\u0301 = 1\n",
+        "  cafe",
+        "  tea",
+        None,
+        error="oldString was not found",
+    ),
+    Case(
+        "blank-line-trimmed text never ends inside a Devanagari word",
+        "\u0928\u092e\u0938\u094d\u0924\u0947 = 1\n",
+        "  \u0928\u092e\u0938",
+        "  hello",
+        None,
+        error="oldString was not found",
+    ),
+    Case(
         "differing only in Unicode normalization is said",
         "caf\u00e9 = 1\nx = 2\n",
         "cafe\u0301 = 1",

@@ -286,6 +286,7 @@ async def test_a_symlink_deleted_while_its_file_changes_in_the_same_patch(h: Har
     # Changing the file through the link and deleting the link are one name twice: refused.
     alias.symlink_to("real.txt")
     both = "*** Begin Patch\n*** Update File: alias.txt\n@@\n-TWO\n+2\n*** Delete File: alias.txt\n"
+    both += "*** End Patch"
     outcome = await h.call("apply_patch", {"patchText": both})
     assert outcome.error is not None and "names a file more than once" in outcome.error
     # A failure later in the patch puts the link back and the file's text too.
@@ -317,7 +318,7 @@ async def test_a_chunk_that_fits_several_places_is_refused(h: Harness) -> None:
     text = "def a():\n    x = 1\n    return x\n\n\ndef b():\n    x = 1\n    return x\n"
     path.write_text(text)
     h.env.session.record_read(path)
-    chunk = "@@\n     x = 1\n-    return x\n+    return x + 1\n"
+    chunk = "@@\n     x = 1\n-    return x\n+    return x + 1\n*** End Patch"
     outcome = await h.call("apply_patch", {"patchText": f"*** Begin Patch\n*** Update File: a.py\n{chunk}"})
     assert outcome.error is not None
     assert outcome.error.startswith("a.py, chunk 1: its lines fit 2 places (starting at lines 2, 7)")

@@ -95,6 +95,7 @@ TABLE: list[Row] = [
     ("git log > ~/log.txt", ["{home}/*"], [("git log", "git log *")]),
     ("cd", ["{home}/*"], [("cd", "cd *")]),
     ("cat link_out/secret.txt", ["{out}/*"], [("cat link_out/secret.txt", "cat *")]),
+    ("rm $'../x\\0y'", ["{up}/*"], [("rm ../x", "rm *")]),  # bash ends $'...' at a NUL
     # a glob matching a symlink (link_out, link_in) leads where it points
     ("cat */secret.txt", ["{out}/*"], [("cat */secret.txt", "cat *")]),
     ("chmod -R 700 */", ["{out}/*"], [("chmod -R 700 */", "chmod *")]),

@@ -1,0 +1,69 @@
+"""apply_patch at the edges: a patch cut off before its end, an end-of-file chunk that is not at
+the end, and a move to the file's own name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tools import Reply
+
+from .conftest import Harness, make_harness
+
+ONCE = Reply("once")
+
+
+@pytest.fixture
+def h(tmp_path: Path) -> Harness:
+    root = tmp_path / "ws"
+    root.mkdir()
+    return make_harness(root, tmp_path / "data")
+
+
+def seen(h: Harness, name: str, text: str) -> Path:
+    path = h.root / name
+    path.write_text(text)
+    h.env.session.record_read(path)
+    return path
+
+
+async def test_a_patch_without_its_end_line_is_refused_as_cut_off(h: Harness) -> None:
+    # A model's answer cut off at its output limit: the added file would have been written short.
+    cut = "*** Begin Patch\n*** Add File: n.py\n+def f():\n+    return"
+    outcome = await h.call("apply_patch", {"patchText": cut})
+    assert outcome.error is not None and "ends without '*** End Patch' (after line 4)" in outcome.error
+    assert not (h.root / "n.py").exists() and h.human.asked == []
+    h.human.replies = [ONCE]
+    await h.ok("apply_patch", {"patchText": cut + " 1\n*** End Patch"})
+    assert (h.root / "n.py").read_text() == "def f():\n    return 1\n"
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        "*** Begin Patch\n*** Update File: f.txt\n@@\n x\n-y\n+z\n*** End of File\n*** End Patch",
+        "--- a/f.txt\n+++ b/f.txt\n@@\n x\n-y\n+z\n\\ No newline at end of file\n",
+    ],
+    ids=["end-of-file marker", "no newline marker"],
+)
+async def test_an_end_of_file_chunk_that_is_not_at_the_end_must_fit_one_place(h: Harness, patch: str) -> None:
+    # It went to the first of the two places (line 2), unasked which.
+    path = seen(h, "f.txt", "x\ny\nx\ny\nend\n")
+    outcome = await h.call("apply_patch", {"patchText": patch})
+    assert outcome.error is not None and "its lines fit 2 places (starting at lines 1, 3)" in outcome.error
+    assert path.read_text() == "x\ny\nx\ny\nend\n"
+    path = seen(h, "f.txt", "a\nx\ny")  # at the end, it is the end's
+    h.human.replies = [ONCE]
+    await h.ok("apply_patch", {"patchText": patch})
+    assert path.read_text() == "a\nx\nz"
+
+
+async def test_a_move_to_the_files_own_name_is_an_update(h: Harness) -> None:
+    # It was refused as "changed on disk while the change waited for approval".
+    path = seen(h, "f.txt", "x = 1\n")
+    h.human.replies = [ONCE]
+    patch = "*** Begin Patch\n*** Update File: f.txt\n*** Move to: ./f.txt\n@@\n-x = 1\n+x = 2\n*** End Patch"
+    outcome = await h.ok("apply_patch", {"patchText": patch})
+    assert outcome.result is not None and outcome.result.output.startswith("Applied the patch:\n  M f.txt")
+    assert path.read_text() == "x = 2\n"
