@@ -54,6 +54,8 @@ class Found:
     replacements: list[Replacement]
     matcher: str
     lines: list[int]  # 1-based first line of each replacement
+    #: The lines of exact matches that start or end inside a word (``x = 1`` in ``max = 1``).
+    in_words: list[int] = field(default_factory=list[int])
 
     @property
     def exact(self) -> bool:
@@ -258,7 +260,14 @@ def find(content: Content, old: str, new: str, replace_all: bool = False) -> Fou
         replacements = [Replacement(s, e, _new_text(content, old, new, (s, e), name)) for s, e in spans]
         if name != "exact":
             replacements = [r if r.text else _whole_lines(content, r) for r in replacements]
-        return Found(replacements, name, [content.line_of(start) for start, _ in spans])
+            return Found(replacements, name, [content.line_of(start) for start, _ in spans])
+        body = content.text
+        in_words = [
+            content.line_of(s)
+            for s, e in spans
+            if _joined(body[s - 1 : s], body[s : s + 1]) or _joined(body[e - 1 : e], body[e : e + 1])
+        ]
+        return Found(replacements, name, [content.line_of(start) for start, _ in spans], in_words)
     raise MatchError(not_found(content, old))
 
 

@@ -63,12 +63,26 @@ def describe(found: Found | None) -> str:
 
 
 def matcher_note(found: Found | None) -> str:
-    if found is None or found.exact:
+    if found is None or (found.exact and not found.in_words):
         return ""
+    if found.exact:  # x = 1 in max = 1: the line meant may not be in the file
+        lines = ", ".join(map(str, found.in_words[:10])) + (" ..." if len(found.in_words) > 10 else "")
+        return (
+            f"Note: oldString matched part of a longer word (line {lines}). Check the diff: is that "
+            "the place you meant?"
+        )
     return (
         f"Note: oldString did not match exactly; it was matched by {found.matcher} and newString was "
         "fitted to the file's indentation. Check the diff."
     )
+
+
+def matcher_tag(found: Found | None) -> str:
+    """How ``matcher_note`` marks an edit of several: the matcher when it was not exact."""
+    if not matcher_note(found):
+        return ""
+    assert found is not None
+    return "part of a longer word" if found.exact else found.matcher
 
 
 class Edit(Tool[EditParams]):

@@ -9,7 +9,7 @@ from ._match import Found
 from .base import Tool, ToolError, ToolResult
 from .changes import FileChange
 from .context import ToolContext
-from .edit import apply_edit, describe, matcher_note
+from .edit import apply_edit, describe, matcher_tag
 
 
 class EditItem(BaseModel):
@@ -59,11 +59,13 @@ class MultiEdit(Tool[MultiEditParams]):
             change = FileChange(file.path, before, text.raw, encoding=text.encoding)
             proposal = await propose(ctx, [change], f"Edit {file.shown} ({total} edits)")
         lines = [f"Applied {total} edit{'s' if total > 1 else ''} to {file.shown}:"]
-        for number, found in enumerate(done, 1):
-            note = matcher_note(found)
-            lines.append(f"  {number}. {describe(found)}" + (f" [{found.matcher}]" if note and found else ""))
-        if any(matcher_note(found) for found in done):
+        tags = [matcher_tag(found) for found in done]
+        for number, (found, tag) in enumerate(zip(done, tags, strict=True), 1):
+            lines.append(f"  {number}. {describe(found)}" + (f" [{tag}]" if tag else ""))
+        if any(found and not found.exact and tag for found, tag in zip(done, tags, strict=True)):
             lines.append("Note: some oldStrings did not match exactly (matcher in brackets). Check the diff.")
+        if any(found and found.exact and tag for found, tag in zip(done, tags, strict=True)):
+            lines.append("Note: some oldStrings matched part of a longer word (in brackets). Check the diff.")
         metadata = proposal.metadata(ctx)
         metadata["matchers"] = [found.matcher if found else "create" for found in done]
         return proposal.result(ctx, file.shown, lines, metadata)
