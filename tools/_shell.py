@@ -42,7 +42,7 @@ from ._protected import request as protected
 from ._shell_commands import COMMAND_TABLES, Analysis
 from ._shell_evaluation import Evaluation, numeric
 from ._shell_parse import parse
-from ._shell_paths import State
+from ._shell_paths import State, glob_options
 from ._shell_specs import setting
 from ._shell_words import Word, expand, stdin_feed, stdin_script, word
 from .permission import PermissionRequest, literal
@@ -54,6 +54,7 @@ MAX_NODE_DEPTH = 100
 #: Labels before a text asked for exactly, as a whole: one the grammar cannot parse, one nested
 #: deeper than ``MAX_DEPTH``. No rule for a prefix matches them.
 UNPARSED = "(unparsed)"
+
 TOO_DEEP = "(nested too deep)"
 _FORKS = frozenset({"subshell", "pipeline", "command_substitution", "process_substitution"})
 _REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
@@ -77,6 +78,7 @@ class _Visitor(Evaluation):
         source = parse(text)  # as bash's lexer reads it: the tree's ranges are source.text's
         if source.tree.root_node.has_error or not source.complete:
             self._exactly(UNPARSED, source.text.strip())  # the shell may read it otherwise
+            self.protect(f"{UNPARSED} {source.text.strip()}")  # bash -O extglob: @(.git)/config
         self.depth += 1
         self._children(source.tree.root_node, state)
         self.depth -= 1
@@ -355,12 +357,23 @@ def _split_brace(node: Node) -> bool:
     return before is not None and before.type == "{" and before.end_byte == start
 
 
+def _glob_settings(command: str) -> set[str]:
+    """How globs may match anywhere in ``command``: a ``shopt -s dotglob`` (or ``globstar``,
+    ``GLOBIGNORE``, an option only known at run time) in a loop's body or a trap may apply before
+    the analysis reads it, so its mention anywhere counts from the start."""
+    names: list[str | None] = [name for name in ("dotglob", "globstar") if name in command]
+    names += ["dotglob"] if "GLOBIGNORE" in command else []
+    names += [None] if "$" in command and ("shopt" in command or "BASHOPTS" in command) else []
+    return glob_options(names) if names else set()
+
+
 def analyze(command: str, cwd: Path, root: Path, trusted: Sequence[Path] = ()) -> Analysis:
     """The commands ``command`` runs and the outside paths it touches, run in ``cwd``."""
     visitor = _Visitor(root.resolve(), [t.resolve() for t in trusted])
     state = State(cwd.resolve(), str(cwd.resolve()))
     if os.environ.get("CDPATH"):  # inherited by the shell: where cd NAME goes is not worked out here
         state.unknown.add("CDPATH")
+    state.unknown |= _glob_settings(command)  # set in a loop or a trap, it may apply before it is read
     visitor.path(Word(str(cwd), str(cwd)), state)  # running outside the workspace is outside
     try:
         visitor.script(command, state)

@@ -32,7 +32,7 @@ from ._shell_dialects import Finding
 from ._shell_files import XARGS_INPUT, cd, file_command, file_paths, find
 from ._shell_filespecs import FILE_COMMANDS
 from ._shell_git import git
-from ._shell_paths import DOTGLOB, PATH_VARIABLES, TOO_MANY, State, absolute, glob_options, globbed, outside
+from ._shell_paths import DOTGLOB, PATH_VARIABLES, UNCHECKED, State, absolute, glob_options, globbed, outside
 from ._shell_runners import RUNNERS, RUNNING, SESSIONS, Found, runner
 from ._shell_sources import read, text
 from ._shell_specs import (
@@ -141,16 +141,17 @@ class Commands(ABC):
         named = absolute(path, state)
         self.named.append(named or "")
         real = os.path.realpath(named) if named is not None else None
-        # a glob: also each path it may expand to, and each of their real paths
-        expanded, complete = globbed(path, state, MADE_FOLDERS) if named and real else ([], True)
-        if named and real and (written or not self.reads):
+        # a glob: also each path it may expand to (one that may climb, like .*, is unknown as a
+        # whole, but what it matches here may be protected), and each of their real paths
+        expanded, complete = globbed(path, state, MADE_FOLDERS)
+        if written or not self.reads:
             hooks = hooks_folders(self.root)
-            for candidate, resolved in [(named, real), *expanded]:
+            for candidate, resolved in [*([(named, real)] if named and real else []), *expanded]:
                 guarded = protected_path(candidate, resolved, self.root, self.bare, hooks)
                 if guarded is not None:
                     self.protect(relative_text(guarded, self.root))  # the command may change it
             if not complete:
-                self.protect(f"{TOO_MANY} {path.raw}")
+                self.protect(f"{UNCHECKED} {path.raw}")
         found = outside(path, state, self.trusted, real)
         if found is not None:
             self._outside(*found)
@@ -161,7 +162,7 @@ class Commands(ABC):
                 if elsewhere is not None:
                     self._outside(*elsewhere)
         if not complete:
-            self._outside(f"{TOO_MANY} {path.raw}")
+            self._outside(f"{UNCHECKED} {path.raw}")
 
     # -- variables -------------------------------------------------------------------------------
     def sets(self, name: str | None, state: State) -> bool:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from ._shell_dbclients import mysql, psql
 from ._shell_dialects import Finding, socat, vim
 from ._shell_filespecs import EX_MODE, FILE_COMMANDS, VIM, FileCommand
-from ._shell_paths import State, absolute, resolve
+from ._shell_paths import State, absolute, globbed, resolve
 from ._shell_sed_awk import awk, sed
 from ._shell_sqlite import sqlite
 from ._shell_words import Parsed, Word, option_value, parse_options
@@ -105,6 +105,13 @@ def cd(commands: Commands, name: str, args: list[Word], state: State) -> None:
     elif "CDPATH" in state.unknown and not (target.tilde or re.match(r"/|\.\.?(/|$)", target.value or "/")):
         target = Word(f"$CDPATH/{target.raw}", None)  # cd NAME looks in CDPATH first
     commands.path(target, state)
+    if target.glob:  # bash goes to the folder it matches (none, or several: it fails)
+        folders = [match for match in globbed(target, state)[0] if os.path.isdir(match[1])]
+        if name == "pushd":
+            state.stack.append((state.cwd, state.pwd))
+        one = len(folders) == 1
+        state.cwd, state.pwd = (Path(folders[0][1]), folders[0][0]) if one else (target.raw, None)
+        return
     logical = None if "-P" in parsed.flags else absolute(target, state, logical=True)
     logical = os.path.normpath(logical) if logical is not None else None
     if logical is not None:

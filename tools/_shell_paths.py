@@ -17,7 +17,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,9 +41,12 @@ PATH_VARIABLES = frozenset({"HOME", "PWD", "CDPATH"})
 DOTGLOB = "(dotglob)"
 #: ... and once ``shopt -s globstar`` may be set: ``**`` then matches any number of folders.
 GLOBSTAR = "(globstar)"
-MAX_MATCHES = 10_000  # paths a glob is matched to, at most
-#: How a glob that matches more is asked, as reaching anywhere (the paths past them are unchecked).
-TOO_MANY = f"(more than {MAX_MATCHES} matches)"
+MAX_MATCHES = 5_000  # paths a glob is matched to, at most
+MAX_LINKS = 1_000  # symlinks among them resolved, at most (one part's)
+MAX_SCANNED = 100_000  # names looked at to match one part, at most
+#: How a glob is asked whose matches were not all checked (past one of the limits above, or in
+#: a folder that cannot be read): as reaching anywhere.
+UNCHECKED = "(matches not all checked)"
 
 Match = tuple[str, str]  # a path a glob matches, as bash names it, and its real path
 
@@ -119,38 +122,77 @@ def absolute(path: Word, state: State, logical: bool = False) -> str | None:
 
 def globbed(path: Word, state: State, made: frozenset[str] = frozenset()) -> tuple[list[Match], bool]:
     """The absolute paths the glob ``path`` may expand to (none for a word that is no glob, or
-    unknown), each with its real path (symlinks resolved), and whether they are all of them
-    (False: more than ``MAX_MATCHES``; the first ``MAX_MATCHES`` are given). Each part with a
-    glob is matched to the names in the folders so far, and a part starting with a dot also to
-    ``made`` (names of dot folders a command may make before it runs, ``.git``), as bash matches
-    them (a leading dot only by a dot, unless ``DOTGLOB``; ``**`` any number of folders once
-    ``GLOBSTAR``), in any case (as a case-insensitive disk reads them; bash with ``nocaseglob``)."""
+    unknown), each with its real path (symlinks resolved), and whether that is all of them
+    (False: past one of the limits, or a folder that cannot be read). Each part with a glob is
+    matched to the names in the folders so far (a superset of bash's matches: ``_matcher``), and
+    a part starting with a dot also to ``made`` (names of dot folders a command may make before
+    it runs, ``.git``); a leading dot only by a dot, unless ``DOTGLOB``; ``**`` any number of
+    folders once ``GLOBSTAR``. Each folder also keeps the part
+    itself as a name (``n*`` in ``git init new && cp x n*/.git/hooks/``), so that the parts after
+    it are checked for what the command may make before the glob expands."""
     if not path.glob or path.value is None:
         return [], True
     pattern = absolute(Word(path.raw, path.value, tilde=path.tilde), state)
     if pattern is None:
         return [], True
     dots = DOTGLOB in state.unknown
-    found = [("/", "/")]
+    found: list[Match] = [("/", "/")]
+    complete = True
     parts = pattern.split("/")[1:]
     for index, part in enumerate(parts):
         if not SPECIAL.search(part):
             found = [(os.path.join(shown, part), _real(real, part)) for shown, real in found]
-        elif part == "**" and GLOBSTAR in state.unknown:  # this folder and every one below it
-            found = _below(found, dots, files=index == len(parts) - 1)
+            continue
+        if part == "**" and GLOBSTAR in state.unknown:  # this folder and every one below it
+            found, read = _below(found, dots, files=index == len(parts) - 1)
         else:
-            matcher = part.lower().replace("[^", "[!")  # bash's [^...] is fnmatch's [!...]
-            extra = dict.fromkeys(made, False) if part.startswith(".") else {}
-            found = [
-                (os.path.join(shown, name), _resolved(os.path.join(real, name), link))
-                for shown, real in found
-                for name, link in sorted((extra | _entries(real)).items())
-                if (dots or part.startswith(".") or not name.startswith("."))
-                and fnmatch.fnmatchcase(name.lower(), matcher)
-            ]
-        if len(found) > MAX_MATCHES:
-            return found[:MAX_MATCHES], False
+            found, read = _matched(found, part, dots or part.startswith("."), made)
+        complete = complete and read
+    return found, complete
+
+
+def _matched(folders: list[Match], part: str, dots: bool, made: frozenset[str]) -> tuple[list[Match], bool]:
+    """The names in ``folders`` that ``part`` matches, and the part itself in each; False when
+    they are not all (past ``MAX_MATCHES``, ``MAX_LINKS`` or ``MAX_SCANNED``, or a folder that
+    cannot be read)."""
+    matches = _matcher(part)
+    extra = dict.fromkeys(made, False) if part.startswith(".") else {}
+    found: list[Match] = []
+    scanned = matched = links = 0
+    for shown, real in folders:
+        entries = _entries(real)
+        scanned += len(entries or ())
+        for name, link in sorted((extra | (entries or {})).items()):
+            if (dots or not name.startswith(".")) and matches(name):
+                found.append((os.path.join(shown, name), _resolved(os.path.join(real, name), link)))
+                matched, links = matched + 1, links + link
+                if matched > MAX_MATCHES or links > MAX_LINKS:
+                    return found, False
+        found.append((os.path.join(shown, part), os.path.join(real, part)))
+        if entries is None or scanned > MAX_SCANNED:
+            return found, False
     return found, True
+
+
+#: A bracket expression, with the character classes, collating symbols and equivalence classes
+#: in it (``[[:alpha:]]``, ``[[.hyphen.]]``, ``[[=e=]]``) that ``fnmatch`` does not know.
+_BRACKET = re.compile(r"\[[!^]?\]?(?:\[([:.=]).*?\1\]|[^\]])*\]")
+
+
+def _matcher(part: str) -> Callable[[str], object]:
+    """Whether a name may be one bash's ``part`` matches (a superset): ``[^...]`` is ``[!...]``;
+    a bracket expression with a class in it is any one character; every ``[`` also literally
+    (it may have been quoted: ``"["ab]*``); in any case (``nocaseglob``, a case-insensitive disk;
+    ranges such as ``[A-z]`` keep what they hold)."""
+    patterns = [_BRACKET.sub(_bracket, part), *([part.replace("[", "[[]")] if "[" in part else [])]
+    return re.compile("|".join(fnmatch.translate(p) for p in patterns), re.IGNORECASE).match
+
+
+def _bracket(match: re.Match[str]) -> str:
+    text = match[0]
+    if re.search(r"\[[:.=]", text):  # [[:alpha:]]: fnmatch would read "[[:alph" and "a:]]"
+        return "?"
+    return "[!" + text[2:] if text.startswith("[^") else text
 
 
 def _real(folder: str, name: str) -> str:
@@ -168,33 +210,45 @@ def _resolved(path: str, link: bool) -> str:
     return os.path.realpath(path) if link else path
 
 
-def _below(folders: list[Match], dots: bool, files: bool) -> list[Match]:
+def _below(folders: list[Match], dots: bool, files: bool) -> tuple[list[Match], bool]:
     """``folders`` and the folders under them (names with a leading dot only with ``dots``), and
     with ``files`` (``**`` as the last part) every other name there too; breadth first, one more
-    than ``MAX_MATCHES`` at most. As bash's ``**``, a symlink to a folder is matched, not walked
-    (bash then matches nothing in it, except for ``**/``: taken as matched, to be safe)."""
+    than ``MAX_MATCHES`` at most; False when a folder could not be read. As bash's ``**``, a
+    symlink to a folder is matched, not walked (bash then matches nothing in it, except for
+    ``**/``: taken as matched, to be safe)."""
     found = list(folders)
     walked = list(folders)
+    scanned = links = 0
     for shown, real in walked:  # grows while it is walked
-        for entry in sorted(_scan(real), key=lambda entry: entry.name):
-            if len(found) > MAX_MATCHES:
-                return found
+        entries = _scan(real)
+        scanned += len(entries or ())
+        if entries is None or scanned > MAX_SCANNED:
+            return found, False
+        for entry in sorted(entries, key=lambda entry: entry.name):
+            if len(found) > MAX_MATCHES or links > MAX_LINKS:
+                return found, False
             if (dots or not entry.name.startswith(".")) and (files or entry.is_dir()):
                 joined = os.path.join(real, entry.name)
+                links += entry.is_symlink()
                 found.append((os.path.join(shown, entry.name), _resolved(joined, entry.is_symlink())))
                 walked += [found[-1]] if entry.is_dir(follow_symlinks=False) else []
-    return found
+    return found, True
 
 
-def _entries(folder: str) -> dict[str, bool]:
-    """The names in ``folder``, each with whether it is a symlink."""
-    return {entry.name: entry.is_symlink() for entry in _scan(folder)}
+def _entries(folder: str) -> dict[str, bool] | None:
+    """The names in ``folder``, each with whether it is a symlink; None if it cannot be read."""
+    entries = _scan(folder)
+    return None if entries is None else {entry.name: entry.is_symlink() for entry in entries}
 
 
-def _scan(folder: str) -> list[os.DirEntry[str]]:
+def _scan(folder: str) -> list[os.DirEntry[str]] | None:
+    """The entries of ``folder``: None if it may not be read (the command may allow it first:
+    ``chmod 755 d && cat d/*/x``), none if it cannot be (missing, no folder, a symlink loop)."""
     try:
         with os.scandir(folder) as entries:
             return list(entries)
+    except PermissionError:
+        return None
     except OSError:
         return []
 

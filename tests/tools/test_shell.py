@@ -18,7 +18,7 @@ import pytest
 
 from tools._arity import always_prefix
 from tools._shell import permission_requests
-from tools._shell_paths import MAX_MATCHES
+from tools._shell_paths import MAX_LINKS, MAX_MATCHES, UNCHECKED
 from tools._shell_words import MAX_WORDS, braces, parse_options
 from tools.permission import literal
 
@@ -224,15 +224,40 @@ def test_a_glob_matching_too_many_paths_is_asked_as_reaching_anywhere(tree: dict
     folder.mkdir()
     for index in range(MAX_MATCHES + 1):
         (folder / f"f{index}").touch()
-    label = f"(more than {MAX_MATCHES} matches)"
+    asked = f"{UNCHECKED} many/f*"
     requests = permission_requests("rm many/f*", tree["root"], tree["root"])
     assert [(r.permission, r.patterns, r.always) for r in requests] == [
-        ("external_directory", [f"{label} many/f*"], [literal(f"{label} many/f*")]),
+        ("external_directory", [asked], [literal(asked)]),
         ("bash", ["rm many/f*"], ["rm *"]),
-        ("protected", [f"{label} many/f*"], [literal(f"{label} many/f*")]),
+        ("protected", [asked], [literal(asked)]),
     ]
     (folder / "f0").unlink()  # as many as are checked
     assert [r.permission for r in permission_requests("rm many/f*", tree["root"], tree["root"])] == ["bash"]
+
+
+@pytest.mark.parametrize(
+    ("link", "command"),
+    [
+        ("_up", "cat [A-z]up/x"),  # [A-z] holds _, which [a-z] (the pattern in lower case) does not
+        ("[ab]up", 'cat "["ab]up/x'),  # a quoted [ is no bracket
+        ("up", "cat [[:alpha:]]p/x"),
+        ("up", "cd u* && cat x"),  # cd stayed where the glob starts
+    ],
+)
+def test_a_glob_reaches_outside_as_bash_matches_it(tree: dict[str, Path], link: str, command: str) -> None:
+    (tree["root"] / link).symlink_to(tree["out"])
+    requests = permission_requests(command, tree["root"], tree["root"])
+    assert requests[0].patterns == [f"{tree['out']}/*"], command
+
+
+def test_symlinks_past_those_resolved_are_asked_as_reaching_anywhere(tree: dict[str, Path]) -> None:
+    # 2,000 links to their own folder made loops/*/* 4 million paths, each resolved (minutes)
+    loops = tree["root"] / "loops"
+    loops.mkdir()
+    for index in range(MAX_LINKS + 1):
+        (loops / f"l{index}").symlink_to(".")
+    requests = permission_requests("ls loops/*/*", tree["root"], tree["root"])
+    assert requests[0].patterns == [f"{UNCHECKED} loops/*/*"]
 
 
 def test_working_directory_outside_the_workspace_is_outside(tree: dict[str, Path]) -> None:

@@ -88,6 +88,20 @@ def _protected(tmp_path: Path, command: str) -> list[str]:
         ("git init -q n && cp a n/.g*/hooks/pre-commit", ["n/.git/hooks/pre-commit"]),
         ("shopt -s dotglob; cp a *t/config", [".git/config"]),
         ("bash -O dotglob -c 'cp a *t/config'", [".git/config"]),
+        # each found in review, checked against bash
+        ("cp a .[[:alpha:]]it/hooks/", [".git/hooks"]),  # a class fnmatch does not know
+        (  # may climb (..), so asked as outside text: also protected
+            "cp a .*/hooks/",
+            [".git/hooks", ".husky/hooks", ".lefthook/hooks", ".lefthook-local/hooks", ".lspilot/hooks"],
+        ),
+        ("cd .g* && printf x > hooks/pre-commit", [".git/hooks/pre-commit"]),  # cd stayed in the workspace
+        ("git init -q newd && cp a n*/.git/hooks/", ["n*/.git/hooks"]),  # n* matches newd by then
+        ("for i in 1 2; do cp a */hooks/; shopt -s dotglob; done", [".git/hooks", "bare/hooks"]),
+        ("trap 'shopt -s dotglob' DEBUG; cp a */hooks/", [".git/hooks", "bare/hooks"]),
+        (
+            "bash -O extglob -c 'echo x >> @(.git)/config'",  # unparsed: asked exactly, and protected
+            ["(unparsed) echo x >> @(.git)/config"],
+        ),
     ],
 )
 def test_what_changes_what_later_commands_run_is_protected(
