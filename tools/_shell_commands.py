@@ -230,6 +230,10 @@ class Commands(ABC):
         before brace expansion, recorded too (by prefix only when the prefix has no braces)."""
         slot = self._record("", None)
         name = words[0].value
+        if name and "/" in name and not name.startswith("/"):  # ./x, link/tool: where it runs from
+            reads, self.reads = self.reads, True
+            self.path(words[0], state)
+            self.reads = reads
         base = name.rsplit("/", 1)[-1] if name and name.startswith("/") else name
         analyzed = [Word(base, base), *words[1:]] if base != name and base else words
         unknown = UNKNOWN_PROGRAMS if UNKNOWN_PROGRAMS in state.unknown else ""

@@ -96,6 +96,8 @@ TABLE: list[Row] = [
     ("cd", ["{home}/*"], [("cd", "cd *")]),
     ("cat link_out/secret.txt", ["{out}/*"], [("cat link_out/secret.txt", "cat *")]),
     ("rm $'../x\\0y'", ["{up}/*"], [("rm ../x", "rm *")]),  # bash ends $'...' at a NUL
+    ("link_out/tool --x", ["{out}/*"], [("link_out/tool --x", "link_out/tool *")]),  # runs from there
+    ("./link_in/tool", [], [("./link_in/tool", "./link_in/tool *")]),
     # a glob matching a symlink (link_out, link_in) leads where it points
     ("cat */secret.txt", ["{out}/*"], [("cat */secret.txt", "cat *")]),
     ("chmod -R 700 */", ["{out}/*"], [("chmod -R 700 */", "chmod *")]),
