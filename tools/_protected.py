@@ -100,6 +100,15 @@ def is_protected(
     )
 
 
+def protected_name(text: str) -> bool:
+    """Whether a path whose folder is only known at run time (``"$X"/.git/hooks/x``, or after
+    ``cd "$X"``) may be protected by its names alone: a git folder, a hook manager's, lspilot's."""
+    parts = [part for part in text.lower().split("/") if part]
+    return bool(parts) and (
+        ".git" in parts or ".lspilot" in parts or parts[-1] == "lspilot.toml" or _hook_manager(text)
+    )
+
+
 def _hook_manager(path: str) -> bool:
     parts = path.lower().split(os.sep)
     return bool(HOOK_FOLDERS.intersection(parts)) or HOOK_CONFIGS.fullmatch(parts[-1]) is not None

@@ -27,12 +27,22 @@ from pathlib import Path
 
 from ._arity import always_prefix
 from ._hooks_path import hooks_folders
-from ._protected import MADE_FOLDERS, READERS, protected_path
+from ._protected import MADE_FOLDERS, READERS, protected_name, protected_path
 from ._shell_dialects import Finding
 from ._shell_files import XARGS_INPUT, cd, file_command, file_paths, find
 from ._shell_filespecs import FILE_COMMANDS
 from ._shell_git import git
-from ._shell_paths import DOTGLOB, PATH_VARIABLES, UNCHECKED, State, absolute, glob_options, globbed, outside
+from ._shell_paths import (
+    DOTGLOB,
+    PATH_VARIABLES,
+    UNCHECKED,
+    State,
+    absolute,
+    glob_options,
+    globbed,
+    outside,
+    unknown_text,
+)
 from ._shell_runners import RUNNERS, RUNNING, SESSIONS, Found, runner
 from ._shell_sources import read, text
 from ._shell_specs import (
@@ -152,6 +162,8 @@ class Commands(ABC):
                     self.protect(relative_text(guarded, self.root))  # the command may change it
             if not complete:
                 self.protect(f"{UNCHECKED} {path.raw}")
+            if named is None and path.raw and protected_name(path.raw):  # in a folder known later
+                self.protect(unknown_text(path, state))
         found = outside(path, state, self.trusted, real)
         if found is not None:
             self._outside(*found)

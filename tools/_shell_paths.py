@@ -259,6 +259,13 @@ def resolve(path: Word, state: State) -> Path | None:
     return None if value is None else Path(os.path.realpath(value))
 
 
+def unknown_text(path: Word, state: State) -> str:
+    """How a path only known at run time is named: its text, after the folder's when that is
+    only known at run time too (``$DIR/build`` after ``cd $DIR``)."""
+    relative = isinstance(state.cwd, str) and not path.raw.startswith(("/", "~", "$"))
+    return f"{state.cwd}/{path.raw}" if relative else path.raw
+
+
 def outside(
     path: Word, state: State, trusted: Sequence[Path], resolved: str | None = None
 ) -> tuple[str, str] | None:
@@ -272,8 +279,7 @@ def outside(
         return None
     real = Path(resolved) if resolved is not None else resolve(path, state)
     if real is None:
-        relative = isinstance(state.cwd, str) and not (path.raw.startswith(("/", "~", "$")))
-        text = f"{state.cwd}/{path.raw}" if relative else path.raw
+        text = unknown_text(path, state)
         return text, literal(text)
     if any(is_within(real, folder) for folder in trusted):
         return None

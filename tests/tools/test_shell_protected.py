@@ -98,6 +98,8 @@ def _protected(tmp_path: Path, command: str) -> list[str]:
         ("git init -q newd && cp a n*/.git/hooks/", ["n*/.git/hooks"]),  # n* matches newd by then
         ("for i in 1 2; do cp a */hooks/; shopt -s dotglob; done", [".git/hooks", "bare/hooks"]),
         ("trap 'shopt -s dotglob' DEBUG; cp a */hooks/", [".git/hooks", "bare/hooks"]),
+        ('cp a "$X"/.git/hooks/', ['"$X"/.git/hooks/']),  # a folder only known at run time:
+        ('cd "$X"; echo x >> .lspilot/config.toml', ['"$X"/.lspilot/config.toml']),  # by names alone
         (
             "bash -O extglob -c 'echo x >> @(.git)/config'",  # unparsed: asked exactly, and protected
             ["(unparsed) echo x >> @(.git)/config"],
