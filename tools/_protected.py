@@ -21,6 +21,7 @@ under it, or only the hooks directly in it when it holds the workspace.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from collections.abc import Iterable
@@ -102,10 +103,14 @@ def is_protected(
 
 def protected_name(text: str) -> bool:
     """Whether a path whose folder is only known at run time (``"$X"/.git/hooks/x``, or after
-    ``cd "$X"``) may be protected by its names alone: a git folder, a hook manager's, lspilot's."""
-    parts = [part for part in text.lower().split("/") if part]
+    ``cd "$X"``) may be protected by its names alone, quoted or as globs that may match them: a
+    git folder, a hook manager's, lspilot's."""
+    parts = [part for part in re.sub(r"[\\'\"]", "", text).lower().split("/") if part]  # .g""it
+    names = {".git", ".lspilot", *HOOK_FOLDERS}
     return bool(parts) and (
-        ".git" in parts or ".lspilot" in parts or parts[-1] == "lspilot.toml" or _hook_manager(text)
+        any(fnmatch.filter(names, part) for part in parts)  # .g*, [.]git
+        or fnmatch.fnmatchcase("lspilot.toml", parts[-1])
+        or HOOK_CONFIGS.fullmatch(parts[-1]) is not None
     )
 
 

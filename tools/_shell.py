@@ -54,6 +54,8 @@ MAX_NODE_DEPTH = 100
 #: Labels before a text asked for exactly, as a whole: one the grammar cannot parse, one nested
 #: deeper than ``MAX_DEPTH``. No rule for a prefix matches them.
 UNPARSED = "(unparsed)"
+#: Unparsed text that may name a protected path: its names, or an extglob pattern (``@(.g*)``).
+_MAY_PROTECT = re.compile(r"\.git|lspilot|husky|lefthook|hook|[?*+@!]\(", re.IGNORECASE)
 
 TOO_DEEP = "(nested too deep)"
 _FORKS = frozenset({"subshell", "pipeline", "command_substitution", "process_substitution"})
@@ -78,7 +80,8 @@ class _Visitor(Evaluation):
         source = parse(text)  # as bash's lexer reads it: the tree's ranges are source.text's
         if source.tree.root_node.has_error or not source.complete:
             self._exactly(UNPARSED, source.text.strip())  # the shell may read it otherwise
-            self.protect(f"{UNPARSED} {source.text.strip()}")  # bash -O extglob: @(.git)/config
+            if _MAY_PROTECT.search(source.text):  # bash -O extglob: @(.git)/config
+                self.protect(f"{UNPARSED} {source.text.strip()}")
         self.depth += 1
         self._children(source.tree.root_node, state)
         self.depth -= 1
@@ -300,6 +303,7 @@ class _Visitor(Evaluation):
         own = [c for c in node.named_children if c.type in _REDIRECTS]
         stdin = stdin_script(own) or stdin
         feed = own_feed if (own_feed := stdin_feed(own))[0] else feed
+        end = -1  # where the last word ended
         for child in node.named_children:
             if child.type == "variable_assignment":
                 if self._assignment(child, state):
@@ -314,7 +318,15 @@ class _Visitor(Evaluation):
                 )
                 if target.named_child_count:  # may hold substitutions, which run first
                     self._node(target, state)
-                words.append(word(target))
+                item = word(target)
+                # no blank between them: one word, which the grammar split (.[\!g]it/hooks/)
+                if words and target.start_byte == end:
+                    words[-1] = _joined(words[-1], item)
+                else:
+                    words.append(item)
+                end = target.end_byte
+                continue
+            end = -1
         for extra in trailing:
             self._node(extra, state)
             words.append(word(extra))
@@ -343,6 +355,11 @@ def _subscript_of(name: Node | None, node: Node, item: Word) -> bool:
     )
 
 
+def _joined(left: Word, right: Word) -> Word:
+    value = None if left.value is None or right.value is None else left.value + right.value
+    return Word(left.raw + right.raw, value, glob=left.glob or right.glob, tilde=left.tilde)
+
+
 def _text(node: Node) -> str:
     return (node.text or b"").decode(errors="replace")
 
@@ -361,9 +378,10 @@ def _glob_settings(command: str) -> set[str]:
     """How globs may match anywhere in ``command``: a ``shopt -s dotglob`` (or ``globstar``,
     ``GLOBIGNORE``, an option only known at run time) in a loop's body or a trap may apply before
     the analysis reads it, so its mention anywhere counts from the start."""
-    names: list[str | None] = [name for name in ("dotglob", "globstar") if name in command]
-    names += ["dotglob"] if "GLOBIGNORE" in command else []
-    names += [None] if "$" in command and ("shopt" in command or "BASHOPTS" in command) else []
+    flat = re.sub(r"[\\'\"]", "", command)  # dot''glob is dotglob
+    names: list[str | None] = [name for name in ("dotglob", "globstar") if name in flat]
+    names += ["dotglob"] if "GLOBIGNORE" in flat else []
+    names += [None] if "$" in flat and ("shopt" in flat or "BASHOPTS" in flat) else []
     return glob_options(names) if names else set()
 
 

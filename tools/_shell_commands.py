@@ -36,6 +36,7 @@ from ._shell_paths import (
     DOTGLOB,
     PATH_VARIABLES,
     UNCHECKED,
+    GlobBudget,
     State,
     absolute,
     glob_options,
@@ -99,6 +100,7 @@ class Commands(ABC):
         self.read: list[tuple[Path, Word, bool]] = []  # script files read: file, name, path checked
         self.reading: list[Path] = []  # those being analyzed (one may source another)
         self.reads = False  # the paths named now are only read (``_protected.READERS``)
+        self.glob_budget = GlobBudget()  # what the command's globs may look at together
         self.bare: dict[str, bool] = {}  # folders known to be bare repositories, or not
 
     @abstractmethod
@@ -153,7 +155,7 @@ class Commands(ABC):
         real = os.path.realpath(named) if named is not None else None
         # a glob: also each path it may expand to (one that may climb, like .*, is unknown as a
         # whole, but what it matches here may be protected), and each of their real paths
-        expanded, complete = globbed(path, state, MADE_FOLDERS)
+        expanded, complete = globbed(path, state, self.glob_budget, MADE_FOLDERS)
         if written or not self.reads:
             hooks = hooks_folders(self.root)
             for candidate, resolved in [*([(named, real)] if named and real else []), *expanded]:
@@ -162,8 +164,8 @@ class Commands(ABC):
                     self.protect(relative_text(guarded, self.root))  # the command may change it
             if not complete:
                 self.protect(f"{UNCHECKED} {path.raw}")
-            if named is None and path.raw and protected_name(path.raw):  # in a folder known later
-                self.protect(unknown_text(path, state))
+            if named is None and path.raw and protected_name(text := unknown_text(path, state)):
+                self.protect(text)  # in a folder only known at run time: by its names
         found = outside(path, state, self.trusted, real)
         if found is not None:
             self._outside(*found)

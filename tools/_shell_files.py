@@ -10,6 +10,7 @@ runs; ``cd``, ``pushd`` and ``popd`` move the working directory. Options are rea
 
 from __future__ import annotations
 
+import fnmatch
 import itertools
 import os
 import re
@@ -86,6 +87,27 @@ def find(commands: Commands, args: list[Word], state: State) -> None:
         index += 1
 
 
+def _cd_glob(commands: Commands, name: str, target: Word, state: State) -> None:
+    """``cd GLOB``: bash goes to the one folder it matches, and stays where it is when it matches
+    none or several (an error). The matches are a superset of bash's (``globbed``): only when
+    bash surely matches each of them (no bracket expression, and in their case) is that known;
+    otherwise the folder is unknown from then on."""
+    matches, complete = globbed(target, state, commands.glob_budget)
+    pattern = absolute(Word(target.raw, target.value, tilde=target.tilde), state)
+    found = [(shown, real) for shown, real in matches if os.path.lexists(shown)]
+    sure = (
+        complete
+        and pattern is not None
+        and "[" not in pattern
+        and all(fnmatch.fnmatchcase(shown, pattern) for shown, _real in found)
+    )
+    if sure and (len(found) != 1 or not os.path.isdir(found[0][1])):
+        return  # cd fails: the shell stays
+    if name == "pushd":
+        state.stack.append((state.cwd, state.pwd))
+    state.cwd, state.pwd = (Path(found[0][1]), found[0][0]) if sure else (target.raw, None)
+
+
 def cd(commands: Commands, name: str, args: list[Word], state: State) -> None:
     """``cd``, ``pushd``, ``popd``: the folder the shell goes to. cd is logical in bash (``cd
     link/..`` is the folder holding ``link``) unless ``-P``: both that folder and the physical
@@ -105,12 +127,8 @@ def cd(commands: Commands, name: str, args: list[Word], state: State) -> None:
     elif "CDPATH" in state.unknown and not (target.tilde or re.match(r"/|\.\.?(/|$)", target.value or "/")):
         target = Word(f"$CDPATH/{target.raw}", None)  # cd NAME looks in CDPATH first
     commands.path(target, state)
-    if target.glob:  # bash goes to the folder it matches (none, or several: it fails)
-        folders = [match for match in globbed(target, state)[0] if os.path.isdir(match[1])]
-        if name == "pushd":
-            state.stack.append((state.cwd, state.pwd))
-        one = len(folders) == 1
-        state.cwd, state.pwd = (Path(folders[0][1]), folders[0][0]) if one else (target.raw, None)
+    if target.glob:
+        _cd_glob(commands, name, target, state)
         return
     logical = None if "-P" in parsed.flags else absolute(target, state, logical=True)
     logical = os.path.normpath(logical) if logical is not None else None

@@ -44,6 +44,16 @@ GLOBSTAR = "(globstar)"
 MAX_MATCHES = 5_000  # paths a glob is matched to, at most
 MAX_LINKS = 1_000  # symlinks among them resolved, at most (one part's)
 MAX_SCANNED = 100_000  # names looked at to match one part, at most
+
+
+@dataclass
+class GlobBudget:
+    """What all the globs of one command may look at together, past which each is unchecked."""
+
+    names: int = 2 * MAX_SCANNED
+    matches: int = 2 * MAX_MATCHES
+
+
 #: How a glob is asked whose matches were not all checked (past one of the limits above, or in
 #: a folder that cannot be read): as reaching anywhere.
 UNCHECKED = "(matches not all checked)"
@@ -120,7 +130,9 @@ def absolute(path: Word, state: State, logical: bool = False) -> str | None:
     return value
 
 
-def globbed(path: Word, state: State, made: frozenset[str] = frozenset()) -> tuple[list[Match], bool]:
+def globbed(
+    path: Word, state: State, budget: GlobBudget, made: frozenset[str] = frozenset()
+) -> tuple[list[Match], bool]:
     """The absolute paths the glob ``path`` may expand to (none for a word that is no glob, or
     unknown), each with its real path (symlinks resolved), and whether that is all of them
     (False: past one of the limits, or a folder that cannot be read). Each part with a glob is
@@ -144,32 +156,35 @@ def globbed(path: Word, state: State, made: frozenset[str] = frozenset()) -> tup
             found = [(os.path.join(shown, part), _real(real, part)) for shown, real in found]
             continue
         if part == "**" and GLOBSTAR in state.unknown:  # this folder and every one below it
-            found, read = _below(found, dots, files=index == len(parts) - 1)
+            found, read = _below(found, dots, budget, files=index == len(parts) - 1)
         else:
-            found, read = _matched(found, part, dots or part.startswith("."), made)
+            found, read = _matched(found, part, dots or part.startswith("."), budget, made)
         complete = complete and read
     return found, complete
 
 
-def _matched(folders: list[Match], part: str, dots: bool, made: frozenset[str]) -> tuple[list[Match], bool]:
+def _matched(
+    folders: list[Match], part: str, dots: bool, budget: GlobBudget, made: frozenset[str]
+) -> tuple[list[Match], bool]:
     """The names in ``folders`` that ``part`` matches, and the part itself in each; False when
     they are not all (past ``MAX_MATCHES``, ``MAX_LINKS`` or ``MAX_SCANNED``, or a folder that
     cannot be read)."""
     matches = _matcher(part)
-    extra = dict.fromkeys(made, False) if part.startswith(".") else {}
+    extra = dict.fromkeys(made, False) if dots else {}  # .g* or, with dotglob, * (a made .git)
     found: list[Match] = []
     scanned = matched = links = 0
     for shown, real in folders:
         entries = _entries(real)
         scanned += len(entries or ())
+        budget.names -= len(entries or ())
         for name, link in sorted((extra | (entries or {})).items()):
             if (dots or not name.startswith(".")) and matches(name):
                 found.append((os.path.join(shown, name), _resolved(os.path.join(real, name), link)))
-                matched, links = matched + 1, links + link
-                if matched > MAX_MATCHES or links > MAX_LINKS:
+                matched, links, budget.matches = matched + 1, links + link, budget.matches - 1
+                if matched > MAX_MATCHES or links > MAX_LINKS or budget.matches < 0:
                     return found, False
         found.append((os.path.join(shown, part), os.path.join(real, part)))
-        if entries is None or scanned > MAX_SCANNED:
+        if entries is None or scanned > MAX_SCANNED or budget.names < 0:
             return found, False
     return found, True
 
@@ -180,11 +195,18 @@ _BRACKET = re.compile(r"\[[!^]?\]?(?:\[([:.=]).*?\1\]|[^\]])*\]")
 
 
 def _matcher(part: str) -> Callable[[str], object]:
-    """Whether a name may be one bash's ``part`` matches (a superset): ``[^...]`` is ``[!...]``;
-    a bracket expression with a class in it is any one character; every ``[`` also literally
-    (it may have been quoted: ``"["ab]*``); in any case (``nocaseglob``, a case-insensitive disk;
+    """Whether a name may be one bash's ``part`` matches (a superset): ``[^...]`` is ``[!...]``,
+    and also a set holding ``!`` or ``^`` (it may have been quoted); a bracket expression with a
+    class in it is any one character; every ``[`` also literally (it may have been quoted too:
+    ``"["ab]*``); in any case (``nocaseglob``, a case-insensitive disk;
     ranges such as ``[A-z]`` keep what they hold)."""
-    patterns = [_BRACKET.sub(_bracket, part), *([part.replace("[", "[[]")] if "[" in part else [])]
+    patterns = [part]
+    if "[" in part:
+        patterns = [
+            _BRACKET.sub(_bracket, part),
+            _BRACKET.sub(_bracket_quoted, part),  # a quoted ! or ^ first: [\!g] is ! or g
+            part.replace("[", "[[]"),
+        ]
     return re.compile("|".join(fnmatch.translate(p) for p in patterns), re.IGNORECASE).match
 
 
@@ -193,6 +215,11 @@ def _bracket(match: re.Match[str]) -> str:
     if re.search(r"\[[:.=]", text):  # [[:alpha:]]: fnmatch would read "[[:alph" and "a:]]"
         return "?"
     return "[!" + text[2:] if text.startswith("[^") else text
+
+
+def _bracket_quoted(match: re.Match[str]) -> str:
+    text = _bracket(match)
+    return f"[{text[2:-1]}{match[0][1]}]" if text.startswith("[!") else text
 
 
 def _real(folder: str, name: str) -> str:
@@ -210,7 +237,7 @@ def _resolved(path: str, link: bool) -> str:
     return os.path.realpath(path) if link else path
 
 
-def _below(folders: list[Match], dots: bool, files: bool) -> tuple[list[Match], bool]:
+def _below(folders: list[Match], dots: bool, budget: GlobBudget, files: bool) -> tuple[list[Match], bool]:
     """``folders`` and the folders under them (names with a leading dot only with ``dots``), and
     with ``files`` (``**`` as the last part) every other name there too; breadth first, one more
     than ``MAX_MATCHES`` at most; False when a folder could not be read. As bash's ``**``, a
@@ -222,10 +249,12 @@ def _below(folders: list[Match], dots: bool, files: bool) -> tuple[list[Match], 
     for shown, real in walked:  # grows while it is walked
         entries = _scan(real)
         scanned += len(entries or ())
-        if entries is None or scanned > MAX_SCANNED:
+        budget.names -= len(entries or ())
+        if entries is None or scanned > MAX_SCANNED or budget.names < 0:
             return found, False
         for entry in sorted(entries, key=lambda entry: entry.name):
-            if len(found) > MAX_MATCHES or links > MAX_LINKS:
+            budget.matches -= 1
+            if len(found) > MAX_MATCHES or links > MAX_LINKS or budget.matches < 0:
                 return found, False
             if (dots or not entry.name.startswith(".")) and (files or entry.is_dir()):
                 joined = os.path.join(real, entry.name)

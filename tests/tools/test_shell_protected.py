@@ -16,6 +16,15 @@ from .bash_helpers import ALLOW_ALL, _call, _harness
 from .conftest import Harness
 
 HOOK = "#!/bin/sh\ntouch hooked\n"
+#: What */hooks/ may reach once dotglob is on: the folders there and those a command may make.
+DOTGLOB_HOOKS = [
+    ".git/hooks",
+    ".husky/hooks",
+    ".lefthook/hooks",
+    ".lefthook-local/hooks",
+    ".lspilot/hooks",
+    "bare/hooks",
+]
 
 
 def _protected(tmp_path: Path, command: str) -> list[str]:
@@ -86,18 +95,27 @@ def _protected(tmp_path: Path, command: str) -> list[str]:
         ("cp a b*/hooks/pre-receive", ["bare/hooks/pre-receive"]),
         ("echo x >> .lsp*/config.toml", [".lspilot/config.toml"]),
         ("git init -q n && cp a n/.g*/hooks/pre-commit", ["n/.git/hooks/pre-commit"]),
-        ("shopt -s dotglob; cp a *t/config", [".git/config"]),
-        ("bash -O dotglob -c 'cp a *t/config'", [".git/config"]),
+        ("shopt -s dotglob; cp a *t/config", [".git/config", ".lspilot/config"]),  # made first, or there
+        ("bash -O dotglob -c 'cp a *t/config'", [".git/config", ".lspilot/config"]),
         # each found in review, checked against bash
         ("cp a .[[:alpha:]]it/hooks/", [".git/hooks"]),  # a class fnmatch does not know
         (  # may climb (..), so asked as outside text: also protected
             "cp a .*/hooks/",
-            [".git/hooks", ".husky/hooks", ".lefthook/hooks", ".lefthook-local/hooks", ".lspilot/hooks"],
+            [
+                ".git/hooks",
+                ".husky/hooks",
+                ".lefthook/hooks",
+                ".lefthook-local/hooks",
+                ".lspilot/hooks",
+                ".*/hooks/",
+            ],
         ),
         ("cd .g* && printf x > hooks/pre-commit", [".git/hooks/pre-commit"]),  # cd stayed in the workspace
         ("git init -q newd && cp a n*/.git/hooks/", ["n*/.git/hooks"]),  # n* matches newd by then
-        ("for i in 1 2; do cp a */hooks/; shopt -s dotglob; done", [".git/hooks", "bare/hooks"]),
-        ("trap 'shopt -s dotglob' DEBUG; cp a */hooks/", [".git/hooks", "bare/hooks"]),
+        ("for i in 1 2; do cp a */hooks/; shopt -s dot''glob; done", DOTGLOB_HOOKS),
+        ("trap 'shopt -s dotglob' DEBUG; cp a */hooks/", DOTGLOB_HOOKS),
+        ("cp a .[\\!g]it/hooks/", [".git/hooks"]),  # [\!g] is ! or g (and the grammar split the word)
+        ("cd [.]git && cp a hooks/", ["[.]git/a", "[.]git/hooks/"]),  # bash may not match it so: unknown
         ('cp a "$X"/.git/hooks/', ['"$X"/.git/hooks/']),  # a folder only known at run time:
         ('cd "$X"; echo x >> .lspilot/config.toml', ['"$X"/.lspilot/config.toml']),  # by names alone
         (
@@ -138,6 +156,14 @@ def test_every_path_a_glob_matches_is_checked(tmp_path: Path) -> None:
     (tmp_path / "ws/lspilot.toml").touch()
     assert _protected(tmp_path, "rm [al]*") == ["lspilot.toml"]
     assert _protected(tmp_path, "cat [al]*") == []
+
+
+def test_unparsed_text_is_protected_only_when_it_may_name_a_protected_path(tmp_path: Path) -> None:
+    # every unparsed command was asked as protected, which no broad allow covers
+    assert _protected(tmp_path, '[ "$a" \\< "$b" ]') == []
+    assert _protected(tmp_path, "bash -O extglob -c 'cp x @(.g*)/hooks/'") == [
+        "(unparsed) cp x @(.g*)/hooks/"
+    ]
 
 
 @pytest.mark.parametrize(
