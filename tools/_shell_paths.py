@@ -198,8 +198,8 @@ def _matcher(part: str) -> Callable[[str], object]:
     """Whether a name may be one bash's ``part`` matches (a superset): ``[^...]`` is ``[!...]``,
     and also a set holding ``!`` or ``^`` (it may have been quoted); a bracket expression with a
     class in it is any one character; every ``[`` also literally (it may have been quoted too:
-    ``"["ab]*``); in any case (``nocaseglob``, a case-insensitive disk;
-    ranges such as ``[A-z]`` keep what they hold)."""
+    ``"["ab]*``); in any case (``nocaseglob``, a case-insensitive disk; ranges such as ``[A-z]``
+    keep what they hold)."""
     patterns = [part]
     if "[" in part:
         patterns = [
@@ -253,12 +253,11 @@ def _below(folders: list[Match], dots: bool, budget: GlobBudget, files: bool) ->
         if entries is None or scanned > MAX_SCANNED or budget.names < 0:
             return found, False
         for entry in sorted(entries, key=lambda entry: entry.name):
-            budget.matches -= 1
             if len(found) > MAX_MATCHES or links > MAX_LINKS or budget.matches < 0:
                 return found, False
             if (dots or not entry.name.startswith(".")) and (files or entry.is_dir()):
                 joined = os.path.join(real, entry.name)
-                links += entry.is_symlink()
+                links, budget.matches = links + entry.is_symlink(), budget.matches - 1
                 found.append((os.path.join(shown, entry.name), _resolved(joined, entry.is_symlink())))
                 walked += [found[-1]] if entry.is_dir(follow_symlinks=False) else []
     return found, True
