@@ -73,8 +73,9 @@ class ServerConnection:
         # uri -> (version, text sent, publishDiagnostics count when it was sent, when: monotonic,
         # ``changes`` when it was sent)
         self.open_documents: dict[str, tuple[int, str, int, float, int]] = {}
-        # What the server sees changed so far: documents opened or changed, files changed on disk
-        # under its root. A publish about a document sent before the latest change may be stale.
+        # What the server sees changed so far: documents changed (or opened or closed with text
+        # the disk does not have), files changed on disk under its root. A publish about a
+        # document sent before the latest change may be stale.
         self.changes = 0
         self.file_created_at = 0.0  # when the watcher last reported a file it handles created (monotonic)
         # the document store's latest version when open_documents were last brought up to date

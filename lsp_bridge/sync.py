@@ -134,7 +134,8 @@ class Synchronizer:
                 "textDocument/didChange",
                 {"textDocument": {"uri": doc.uri, "version": doc.version}, "contentChanges": [change]},
             )
-        conn.changes += 1
+        if sent is not None or doc.overlay:  # opening a file as the disk has it changes nothing
+            conn.changes += 1
         conn.open_documents[doc.uri] = (doc.version, doc.text, seq, time.monotonic(), conn.changes)
 
     def evict(self, connections: list[ServerConnection]) -> None:
@@ -147,6 +148,7 @@ class Synchronizer:
     def _close_everywhere(self, connections: list[ServerConnection], doc: Document) -> None:
         for conn in connections:
             if conn.open_documents.pop(doc.uri, None) is not None and conn.alive:
+                conn.changes += doc.overlay  # the server reads the disk's text again
                 conn.notify(
                     "textDocument/didClose",
                     lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=doc.uri)),

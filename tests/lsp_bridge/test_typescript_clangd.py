@@ -122,3 +122,18 @@ async def test_clangd_diagnostics_see_a_header_changed_on_disk(
     assert await errors() == [5]
     header.write_text(original)
     assert await errors() == []
+
+
+async def test_diagnostics_asked_again_after_another_file_opened_are_complete(
+    project: Callable[[str], Path], bridge_factory: Factory
+) -> None:
+    # Opening helper.c counted as a change: main.c was sent again with the same text, for which
+    # neither server publishes, so the third answer waited 15 s and said it may be incomplete.
+    for name, first, second in (
+        ("c_project", "main.c", "helper.c"),
+        ("ts_project", "src/main.ts", "src/calc.ts"),
+    ):
+        root = project(name)
+        bridge = bridge_factory(root)
+        answers = [await bridge.diagnostics_after_change(root / f) for f in (first, second, first)]
+        assert [(a.value, a.complete, a.notes) for a in answers] == [([], True, [])] * 3, name
