@@ -19,7 +19,7 @@ import json
 import logging
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from .errors import RequestTimeout, ServerTerminated
 
@@ -58,6 +58,14 @@ class RpcStream:
                 return
             try:
                 message: Any = json.loads(body)
+            except (ValueError, RecursionError) as error:  # not UTF-8, not JSON, nested too deep
+                message = error
+            if not isinstance(message, dict):  # an answer lost in it would be waited for in vain
+                log.error("%s sent a malformed body: %.200r", self.name, body)
+                self.failure = f"sent a malformed message body ({str(cast(object, message))[:100]})"
+                return
+            message = cast(Message, message)
+            try:
                 if "method" in message:
                     self.on_message(message)
                 else:

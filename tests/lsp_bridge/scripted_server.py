@@ -26,11 +26,12 @@ initialized, and at once on reading a didChangeWatchedFiles that creates or dele
 pyright's rescan timer does on a loaded machine, before it reads the next message).
 
 Faults: a definition request in a document containing ``GARBAGE`` gets a header without a
-Content-Length; ``--banner`` prints a line to stdout before speaking LSP; ``--long-stderr``
-writes lines of 300 kB to stderr (more than a pipe holds) before it starts; ``--mute`` never
-answers ``initialize``, ``--refuse`` answers it with an error. Opening a document containing
-``BUSY`` begins a ``$/progress`` that never ends. ``--crash`` exits with code 3 at the first
-definition or pull diagnostics request; ``--hang`` answers those only when they are cancelled.
+Content-Length, in one containing ``NOTJSON`` a body that is no JSON object; ``--banner`` prints
+a line to stdout before speaking LSP; ``--long-stderr`` writes lines of 300 kB to stderr (more
+than a pipe holds) before it starts; ``--mute`` never answers ``initialize``, ``--refuse``
+answers it with an error. Opening a document containing ``BUSY`` begins a ``$/progress`` that
+never ends. ``--crash`` exits with code 3 at the first definition or pull diagnostics request;
+``--hang`` answers those only when they are cancelled.
 
 Run: python scripted_server.py [--push] [FAULT...]  (speaks LSP on stdin/stdout)
 """
@@ -148,6 +149,11 @@ def initialize(msg_id: int | str) -> None:
 def definition(msg_id: int, uri: str) -> None:
     if "GARBAGE" in TEXTS.get(uri, ""):
         sys.stdout.buffer.write(b"garbage\r\n\r\n")
+        sys.stdout.buffer.flush()
+        return
+    if "NOTJSON" in TEXTS.get(uri, ""):
+        body = b"{not json" if "ARRAY" not in TEXTS[uri] else b"[1, 2]"
+        sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
         sys.stdout.buffer.flush()
         return
     ask_client(msg_id, "window/workDoneProgress/create", {"token": f"t{msg_id}"})

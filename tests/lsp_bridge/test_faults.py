@@ -59,15 +59,24 @@ async def test_a_line_printed_to_stdout_before_the_first_message_is_skipped(
     assert await _definition(bridge, tmp_path / "a.py") == [("a.py", 1)]
 
 
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [
+        ("GARBAGE", "malformed message header"),
+        # the answer was dropped and the request waited out its timeout (30 s), said as unanswered
+        ("NOTJSON", "malformed message body"),
+        ("NOTJSON ARRAY", "malformed message body"),
+    ],
+)
 async def test_a_malformed_message_ends_the_server_and_the_next_request_restarts_it(
-    tmp_path: Path, bridge_factory: Factory
+    tmp_path: Path, bridge_factory: Factory, fault: str, said: str
 ) -> None:
     bad, good = tmp_path / "bad.py", tmp_path / "good.py"
-    bad.write_text("GARBAGE = 1\n")
+    bad.write_text(f"{fault} = 1\n")
     good.write_text("x = 1\n")
     bridge = bridge_factory(tmp_path, servers=scripted_servers())
     assert await _definition(bridge, good) == [("good.py", 1)]
-    with pytest.raises(ServerTerminated, match="malformed"):
+    with pytest.raises(ServerTerminated, match=said):
         await _definition(bridge, bad)
     assert await _definition(bridge, good) == [("good.py", 1)]
 
