@@ -101,15 +101,17 @@ def is_protected(
     )
 
 
-def protected_name(text: str) -> bool:
+def protected_name(text: str, dots: bool) -> bool:
     """Whether a path whose folder is only known at run time (``"$X"/.git/hooks/x``, or after
     ``cd "$X"``) may be protected by its names alone, quoted or as globs that may match them: a
-    git folder, a hook manager's, lspilot's."""
+    git folder, a hook manager's, lspilot's (a glob part matches the names starting with a dot
+    only when it starts with one too, as in bash, or with ``dots``: dotglob; ``lspilot.toml``
+    only when it is more than wildcards: ``$X/*`` is any folder's)."""
     parts = [part for part in re.sub(r"[\\'\"]", "", text).lower().split("/") if part]  # .g""it
     names = {".git", ".lspilot", *HOOK_FOLDERS}
     return bool(parts) and (
-        any(fnmatch.filter(names, part) for part in parts)  # .g*, [.]git
-        or fnmatch.fnmatchcase("lspilot.toml", parts[-1])
+        any(fnmatch.filter(names, part) for part in parts if dots or part.startswith(("[", ".")))
+        or (parts[-1].strip("*?") != "" and fnmatch.fnmatchcase("lspilot.toml", parts[-1]))  # not any *
         or HOOK_CONFIGS.fullmatch(parts[-1]) is not None
     )
 

@@ -164,7 +164,8 @@ class Commands(ABC):
                     self.protect(relative_text(guarded, self.root))  # the command may change it
             if not complete:
                 self.protect(f"{UNCHECKED} {path.raw}")
-            if named is None and path.raw and protected_name(text := unknown_text(path, state)):
+            dots = DOTGLOB in state.unknown
+            if named is None and path.raw and protected_name(text := unknown_text(path, state), dots):
                 self.protect(text)  # in a folder only known at run time: by its names
         found = outside(path, state, self.trusted, real)
         if found is not None:

@@ -167,6 +167,16 @@ def test_unparsed_text_is_protected_only_when_it_may_name_a_protected_path(tmp_p
 
 
 @pytest.mark.parametrize(
+    "command", ["cd $DIR && rm -rf *", "rm -rf $TMPDIR/*", 'for f in *.txt; do mv "$f" x; done']
+)
+def test_a_glob_in_a_folder_only_known_at_run_time_is_not_protected_for_a_bare_wildcard(
+    tmp_path: Path, command: str
+) -> None:
+    # * matches no .git (as in bash, without dotglob), and any folder's files: asked outside only
+    assert _protected(tmp_path, command) == []
+
+
+@pytest.mark.parametrize(
     "command",
     [
         "git status",
