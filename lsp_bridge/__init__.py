@@ -10,6 +10,7 @@ from __future__ import annotations
 from .bridge import Answer, Bridge
 from .errors import (
     BridgeError,
+    FileUnreadable,
     NoServerForFile,
     RequestFailed,
     RequestTimeout,
@@ -27,6 +28,7 @@ __all__ = [
     "Bridge",
     "BridgeConfig",
     "BridgeError",
+    "FileUnreadable",
     "NoServerForFile",
     "RequestFailed",
     "RequestTimeout",

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from .errors import BridgeError
+from .errors import FileUnreadable
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +49,16 @@ class Document:
 
 def uri_to_path(uri: str) -> Path:
     """The path of a ``file:`` URI; a percent-encoded name that is not UTF-8 (``caf%E9.py``)
-    keeps its bytes, as ``os.fsdecode`` would, instead of becoming a U+FFFD that names no file."""
-    return Path(unquote(urlparse(uri).path, errors="surrogateescape"))
+    keeps its bytes, as ``os.fsdecode`` would, instead of becoming a U+FFFD that names no file.
+
+    basedpyright takes such a name for the text ``caf%E9.py`` and sends it back encoded again
+    (``caf%25E9.py``): a name with ``%`` that no file has is decoded once more when that names one."""
+    path = Path(unquote(urlparse(uri).path, errors="surrogateescape"))
+    if "%25" in uri and not path.exists():
+        twice = Path(unquote(str(path), errors="surrogateescape"))
+        if twice.exists():
+            return twice
+    return path
 
 
 def normal_uri(uri: str) -> str:
@@ -60,23 +68,23 @@ def normal_uri(uri: str) -> str:
 
 
 def read_text(path: Path) -> str:
-    """A source file's text; a BridgeError for whatever cannot be: missing, unreadable, a folder,
+    """A source file's text; FileUnreadable for whatever cannot be: missing, unreadable, a folder,
     a FIFO or device (opened without blocking, so a FIFO does not stall the event loop), binary.
     A leading BOM is left out (see the module's docstring)."""
     try:
         with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as file:
             mode = os.fstat(file.fileno()).st_mode
             if stat.S_ISDIR(mode):
-                raise BridgeError(f"{path} is a directory, not a file")
+                raise FileUnreadable(f"{path} is a directory, not a file")
             if not stat.S_ISREG(mode):
-                raise BridgeError(f"{path} is not a regular file (a FIFO, socket or device)")
+                raise FileUnreadable(f"{path} is not a regular file (a FIFO, socket or device)")
             data = file.read()
     except FileNotFoundError:
-        raise BridgeError(f"file not found: {path}") from None
+        raise FileUnreadable(f"file not found: {path}") from None
     except OSError as error:
-        raise BridgeError(f"cannot read {path}: {error.strerror or error}") from None
+        raise FileUnreadable(f"cannot read {path}: {error.strerror or error}") from None
     if b"\0" in data[:BINARY_SNIFF]:
-        raise BridgeError(f"{path} is a binary file; language servers only read text")
+        raise FileUnreadable(f"{path} is a binary file; language servers only read text")
     return data.decode("utf-8", errors="replace").removeprefix(BOM)
 
 
@@ -144,7 +152,7 @@ class DocumentStore:
             return None
         try:
             text = read_text(path)
-        except BridgeError:
+        except FileUnreadable:
             del self._docs[path]
             doc.version = -1
             return doc

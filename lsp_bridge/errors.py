@@ -7,6 +7,11 @@ class BridgeError(Exception):
     """Base class of every error lsp_bridge raises on purpose."""
 
 
+class FileUnreadable(BridgeError):
+    """A source file lspilot reads for a server (to open it, or to show an answer's lines)
+    is missing, a folder, a FIFO, unreadable or binary: lspilot's problem, not the server's."""
+
+
 class NoServerForFile(BridgeError):
     """No configured language server handles this file type."""
 

@@ -8,9 +8,11 @@ from pathlib import Path
 from lsp_bridge import (
     Bridge,
     BridgeError,
+    FileUnreadable,
     NoServerForFile,
     RequestTimeout,
     ServerBroken,
+    ServerStartError,
     ServerTerminated,
     UnsupportedOperation,
 )
@@ -27,6 +29,10 @@ WAYS_OUT: tuple[tuple[type[BridgeError], str], ...] = (
     ),
     (ServerBroken, "\nIt is not started again in this session: use grep and read."),
     (
+        ServerStartError,
+        "\nIt is tried again on the next call, after a pause. If it keeps failing, use grep and read.",
+    ),
+    (
         RequestTimeout,
         "\nThe request was cancelled. Ask again (the server may have been busy), or use grep and read.",
     ),
@@ -41,6 +47,8 @@ def bridge_error(bridge: Bridge, error: BridgeError, operation: str, path: Path 
         return _unsupported(error, operation, path)
     if isinstance(error, NoServerForFile):
         return _no_server(bridge, error, path)
+    if isinstance(error, FileUnreadable):  # a file a server named, or one changed since it was checked
+        return f"lspilot could not read a file it needs for {operation}: {error}"
     way_out = next((words for kind, words in WAYS_OUT if isinstance(error, kind)), "")
     return f"The language server could not answer {operation}: {error}{way_out}"
 

@@ -126,19 +126,22 @@ def _rows(files: dict[str, tuple[str, list[str]]], ordered: list[Span]) -> list[
     rows = []
     for uri, line, character, end_line, end_character in ordered:
         relative, text = files[uri]
-        count = len(text)
-        start = text[line] if line < count else ""
-        end = start if end_line == line else (text[end_line] if end_line < count else "")
         rows.append(
             {
                 "path": relative,
                 "line": line + 1,
-                "character": from_utf16(start, character) + 1,
+                "character": _column(text, line, character),
                 "endLine": end_line + 1,
-                "endCharacter": from_utf16(end, end_character) + 1,
+                "endCharacter": _column(text, end_line, end_character),
             }
         )
     return rows
+
+
+def _column(text: list[str], line: int, character: int) -> int:
+    """The 1-based code point column of a UTF-16 one on ``text[line]``; the server's own where
+    the line is not known (a file that cannot be read, a line past its end)."""
+    return from_utf16(text[line], character) + 1 if line < len(text) else character + 1
 
 
 def item_line(sources: Sources, item: lsp.CallHierarchyItem) -> str:

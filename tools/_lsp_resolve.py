@@ -213,9 +213,11 @@ async def workspace_symbols(bridge: Bridge, sources: Sources, query: str, near: 
             if isinstance(location, lsp.Location) and sources.shows_uri(location.uri):
                 # (not a bare URI: no server here sends those; nor in a file read rules deny)
                 chain = (*name_parts(item.container_name or ""), item.name)
-                symbol = Symbol(chain, item.kind, sources.named(location.uri)[1], location.range)
+                file = sources.canonical(sources.named(location.uri)[1])
+                symbol = Symbol(chain, item.kind, file, location.range)
                 start = name_position(sources, symbol)  # some servers give the whole declaration
-                if (symbol.path, start.line, start.character) in seen:  # two routes to one server
+                # two routes to one server, or two names of one file
+                if (symbol.path, start.line, start.character) in seen:
                     continue
                 seen.add((symbol.path, start.line, start.character))
                 end = lsp.Position(line=start.line, character=start.character + len(item.name))

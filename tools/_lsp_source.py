@@ -146,8 +146,17 @@ class Sources:
         return lines[number] if 0 <= number < len(lines) else ""
 
     def column(self, path: Path, pos: lsp.Position) -> int:
-        """The 1-based character column of an LSP position."""
-        return from_utf16(self.line(path, pos.line), pos.character) + 1
+        """The 1-based character column of an LSP position; the server's own where the line is
+        not known (a file that cannot be read, a line past its end)."""
+        lines = self.lines(path)
+        if 0 <= pos.line < len(lines):
+            return from_utf16(lines[pos.line], pos.character) + 1
+        return pos.character + 1
+
+    def canonical(self, path: Path) -> Path:
+        """``path`` itself, or the file it reaches through symlinks when that is in the
+        workspace: one declaration reached by two names (``link.py -> pkg/calc.py``) is one."""
+        return _canonical(self.root, path)
 
     def relative(self, path: Path) -> str:
         """Workspace-relative text for paths inside the root, absolute text for the rest."""
@@ -187,6 +196,12 @@ _NAMES: dict[Path, dict[str, tuple[str, Path]]] = {}
 @functools.lru_cache(maxsize=_KEPT)
 def _uri_path(uri: str) -> Path:
     return uri_to_path(uri)
+
+
+@functools.lru_cache(maxsize=_KEPT)
+def _canonical(root: Path, path: Path) -> Path:
+    real = Path(os.path.realpath(path))
+    return real if real != path and root in real.parents else path
 
 
 @functools.lru_cache(maxsize=_KEPT)

@@ -10,6 +10,9 @@ It also registers a ``**/*.py`` file watcher and answers ``scripted/received`` w
 didChange and didChangeWatchedFiles notifications it got, as ``[method, uris]`` pairs (the URI
 of a deleted file with a ``-`` before it).
 
+workspace/symbol answers the query as a function declared in ``gone.py`` at the workspace's
+root, a file that is not there; documentSymbol answers nothing.
+
 A hover asks the client for the ``scripted`` settings (``workspace/configuration``), then answers
 with its process id, those settings and the text it has of the document (what the client sent).
 
@@ -26,9 +29,10 @@ initialized, and at once on reading a didChangeWatchedFiles that creates or dele
 pyright's rescan timer does on a loaded machine, before it reads the next message).
 
 Faults: a definition request in a document containing ``GARBAGE`` gets a header without a
-Content-Length, in one containing ``NOTJSON`` a body that is no JSON object; ``--banner`` prints
-a line to stdout before speaking LSP; ``--long-stderr`` writes lines of 300 kB to stderr (more
-than a pipe holds) before it starts; ``--mute`` never answers ``initialize``, ``--refuse``
+Content-Length, in one containing ``NOTJSON`` a body that is no JSON object, in one containing
+``ELSEWHERE`` a line past its end and a file that does not exist; ``--banner`` prints a line to
+stdout before speaking LSP; ``--long-stderr`` writes lines of 300 kB to stderr (more than a pipe
+holds) before it starts; ``--mute`` never answers ``initialize``, ``--refuse``
 answers it with an error. Opening a document containing ``BUSY`` begins a ``$/progress`` that
 never ends. ``--crash`` exits with code 3 at the first definition or pull diagnostics request;
 ``--hang`` answers those only when they are cancelled.
@@ -47,6 +51,7 @@ from typing import Any
 BACKLOG: list[dict[str, Any]] = []  # messages that arrived while waiting for an answer
 RECEIVED: list[tuple[str, list[str]]] = []
 TEXTS: dict[str, str] = {}  # uri -> text (full sync)
+ROOT: list[str] = []  # the workspace's URI, once initialized
 HANGING: set[int | str] = set()  # pull requests left unanswered until cancelled
 
 
@@ -134,13 +139,20 @@ def opened(item: dict[str, Any]) -> None:
         publish(item["uri"], item["text"])
 
 
-def initialize(msg_id: int | str) -> None:
+def initialize(msg_id: int | str, root_uri: str) -> None:
+    ROOT.append(root_uri)
     if "--mute" in sys.argv:
         return
     if "--refuse" in sys.argv:
         send({"id": msg_id, "error": {"code": -32603, "message": "cannot start here"}})
         return
-    capabilities: dict[str, Any] = {"definitionProvider": True, "hoverProvider": True, "textDocumentSync": 1}
+    capabilities: dict[str, Any] = {
+        "definitionProvider": True,
+        "hoverProvider": True,
+        "textDocumentSync": 1,
+        "workspaceSymbolProvider": True,
+        "documentSymbolProvider": True,
+    }
     if not PUSH:
         capabilities["diagnosticProvider"] = {"interFileDependencies": False, "workspaceDiagnostics": False}
     send({"id": msg_id, "result": {"capabilities": capabilities}})
@@ -156,6 +168,11 @@ def definition(msg_id: int, uri: str) -> None:
         sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
         sys.stdout.buffer.flush()
         return
+    if "ELSEWHERE" in TEXTS.get(uri, ""):  # a file that is not there, a line past the end
+        far = {"start": {"line": 50, "character": 7}, "end": {"line": 50, "character": 9}}
+        gone = {"start": {"line": 3, "character": 3}, "end": {"line": 3, "character": 5}}
+        send({"id": msg_id, "result": [{"uri": uri, "range": far}, {"uri": uri + ".gone", "range": gone}]})
+        return
     ask_client(msg_id, "window/workDoneProgress/create", {"token": f"t{msg_id}"})
     ask_client(msg_id, "workspace/configuration", {"items": [{"section": "scripted"}]})
     span = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}
@@ -166,6 +183,16 @@ def hover(msg_id: int | str, uri: str) -> None:
     [settings] = ask_client(msg_id, "workspace/configuration", {"items": [{"section": "scripted"}]})
     value = f"pid {os.getpid()}, settings {json.dumps(settings)}, text {TEXTS.get(uri)!r}"
     send({"id": msg_id, "result": {"contents": {"kind": "plaintext", "value": value}}})
+
+
+def symbols(message: dict[str, Any]) -> None:
+    if message["method"] == "textDocument/documentSymbol":
+        send({"id": message["id"], "result": []})
+        return
+    span = {"start": {"line": 0, "character": 4}, "end": {"line": 0, "character": 9}}
+    where = {"uri": f"{ROOT[0]}/gone.py", "range": span}
+    found = {"name": message["params"]["query"], "kind": 12, "location": where}
+    send({"id": message["id"], "result": [found]})
 
 
 def log_found() -> None:
@@ -189,7 +216,7 @@ def main() -> None:
         method, msg_id = message.get("method"), message.get("id")
         if method == "initialize":
             assert msg_id is not None
-            initialize(msg_id)
+            initialize(msg_id, message["params"]["rootUri"])
         elif method == "initialized":
             ask_client("register", "client/registerCapability", WATCH_PY)
             log_found()
@@ -226,8 +253,9 @@ def main() -> None:
             if not faulty(msg_id):
                 definition(msg_id, message["params"]["textDocument"]["uri"])
         elif method == "textDocument/hover":
-            assert msg_id is not None
-            hover(msg_id, message["params"]["textDocument"]["uri"])
+            hover(message["id"], message["params"]["textDocument"]["uri"])
+        elif method in ("workspace/symbol", "textDocument/documentSymbol"):
+            symbols(message)
         elif method == "shutdown":
             send({"id": msg_id, "result": None})
         elif method == "exit":

@@ -169,3 +169,15 @@ async def test_a_monorepo_past_the_project_limit_names_the_projects_not_searched
     assert "no callers" in text and "Ask again" not in text and meta["complete"] is True
     text, meta = await lsp(h, operation="goToDefinition", filePath="pkg8/mod8.py", symbol="shared_8")
     assert meta["locations"][0]["path"] == "pkg8/mod8.py" and meta["complete"] is True
+
+
+async def test_a_symlink_to_a_source_file_adds_no_second_candidate(lsp_harness: MakeHarness) -> None:
+    # link_calc.py -> pkg/calc.py: total_area was "ambiguous" between two candidates both shown
+    # as plain total_area (one declaration, reached by two names), and workspaceSymbol listed it twice.
+    h = lsp_harness("py_project")
+    (h.root / "link_calc.py").symlink_to("pkg/calc.py")
+    text, meta = await lsp(h, operation="findReferences", symbol="total_area")
+    assert "ambiguous" not in meta, text
+    assert meta["target"]["path"] == "pkg/calc.py"
+    text, meta = await lsp(h, operation="workspaceSymbol", query="total_area")
+    assert [s["path"] for s in meta["symbols"] if s["name"] == "total_area"] == ["pkg/calc.py"], text

@@ -56,7 +56,8 @@ async def test_locations_convert_columns_and_clamp_what_the_file_does_not_have(
     tmp_path: Path, bridge_factory: Callable[..., Bridge]
 ) -> None:
     # Spans as a server could send them: after a non-BMP character, across lines, past the end
-    # of a line, past the end of the file. Columns are code points, clamped to the line.
+    # of a line, past the end of the file. Columns are code points, clamped to the line; past the
+    # end of the file, where there is no line to count on, the server's.
     (tmp_path / "a.py").write_text("x = '\U0001f642'; y\r\nz = 1\nw\n")
     uri = (tmp_path / "a.py").as_uri()
     spans = [(uri, 0, 10, 0, 11), (uri, 9, 2, 9, 4), (uri, 1, 2, 1, 99), (uri, 0, 0, 1, 3)]
@@ -67,13 +68,13 @@ async def test_locations_convert_columns_and_clamp_what_the_file_does_not_have(
         "a.py:1:1  x = '\U0001f642'; y",
         "a.py:1:10  x = '\U0001f642'; y",
         "a.py:2:3  z = 1",
-        "a.py:10:1",
+        "a.py:10:3",
     ]
     assert [(r["line"], r["character"], r["endLine"], r["endCharacter"]) for r in meta["locations"]] == [
         (1, 1, 2, 4),
         (1, 10, 1, 11),
         (2, 3, 2, 6),
-        (10, 1, 10, 1),
+        (10, 3, 10, 5),
     ]
     assert meta["files"] == 1 and not meta["capped"]
 
@@ -92,6 +93,21 @@ async def test_locations_in_files_whose_names_are_not_utf8_name_them_as_read_tak
     assert lines[-1] == "caf\\xe9.py:1:1  x = 1"
     sources = Sources(tmp_path, bridge_factory(tmp_path), hidden=lambda shown: shown == "caf\\xe9.py")
     assert [span for span in spans if sources.shows_uri(span[0])] == spans[1:] and sources.left_out == 1
+
+
+async def test_basedpyright_on_a_file_whose_name_is_not_utf8(lsp_harness: MakeHarness) -> None:
+    # basedpyright reads "caf%E9.py" as the name "caf%E9.py" and sends it back as "caf%25E9.py":
+    # its references were shown in a "caf%E9.py" at column 1 without their lines, and the
+    # symbol could not be looked up ("the language server could not answer: file not found").
+    h = lsp_harness("py_project")
+    name = os.fsdecode(b"caf\xe9.py")
+    (h.root / name).write_text("def cafefn() -> int:\n    return 1\n\n\nx = cafefn()\n")
+    expected = ["caf\\xe9.py:1:5  def cafefn() -> int:", "caf\\xe9.py:5:5  x = cafefn()"]
+    text, meta = await lsp(h, operation="findReferences", filePath=name, line=5, character=5)
+    assert text.splitlines()[-2:] == expected, text
+    text, meta = await lsp(h, operation="findReferences", symbol="cafefn")
+    assert text.splitlines()[-2:] == expected, text
+    assert meta["target"] == {"path": "caf\\xe9.py", "line": 1, "character": 5, "name": "cafefn"}
 
 
 async def test_locations_sort_by_name_even_where_uris_sort_otherwise(
