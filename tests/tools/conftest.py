@@ -81,6 +81,12 @@ def harness(tmp_path: Path) -> Harness:
     return make_harness(root, tmp_path / "data")
 
 
+@pytest.fixture
+def h(harness: Harness) -> Harness:
+    """``harness`` by the short name the edit tests use."""
+    return harness
+
+
 MakeHarness = Callable[..., Harness]
 
 

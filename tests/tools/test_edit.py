@@ -12,16 +12,9 @@ from tools import Applied, FileChange, PermissionRequest, Reply, Rule, ToolConte
 from tools.base import ToolError
 from tools.changes import DiskChanges, commit
 
-from .conftest import Harness, make_harness
+from .conftest import Harness
 
 ONCE = Reply("once")
-
-
-@pytest.fixture
-def h(tmp_path: Path) -> Harness:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return make_harness(root, tmp_path / "data")
 
 
 async def seen(h: Harness, name: str, data: bytes | str) -> Path:

@@ -10,17 +10,10 @@ import pytest
 
 from tools import Reply
 
-from .conftest import Harness, make_harness
+from .conftest import Harness
 
 ONCE = Reply("once")
 IN_WORD = "Note: oldString matched part of a longer word (line {}). Check the diff: is that the place"
-
-
-@pytest.fixture
-def h(tmp_path: Path) -> Harness:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return make_harness(root, tmp_path / "data")
 
 
 async def seen(h: Harness, name: str, text: str) -> Path:

@@ -9,16 +9,9 @@ import pytest
 
 from tools import Reply
 
-from .conftest import Harness, make_harness
+from .conftest import Harness
 
 ONCE = Reply("once")
-
-
-@pytest.fixture
-def h(tmp_path: Path) -> Harness:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return make_harness(root, tmp_path / "data")
 
 
 def seen(h: Harness, name: str, text: str) -> Path:
