@@ -99,6 +99,7 @@ class Loop:
     listeners: list[Listener] = field(default_factory=list[Listener])
     retry: Retry = field(default_factory=Retry)
     _recent: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
+    _step_failed: bool = False  # a call of the running step failed, so the others were cancelled
     _specs: tuple[tuple[int, ...], list[dict[str, Any]]] = ((), [])
 
     def emit(self, kind: str, **data: Any) -> None:
@@ -271,9 +272,22 @@ class Loop:
         for call in calls:
             self.emit("tool", callId=call.id, tool=call.name, state="pending", input=call.arguments)
         cut = calls[-1] if cut_off and not _is_json(calls[-1].arguments) else None
-        results = await asyncio.gather(
-            *(self._run_tool(call, part, cut=call is cut) for call, part in zip(calls, parts, strict=True))
-        )
+        self._step_failed = False
+        tasks = [
+            asyncio.ensure_future(self._run_tool(call, part, cut=call is cut))
+            for call, part in zip(calls, parts, strict=True)
+        ]
+        try:
+            results = await asyncio.gather(*tasks)
+        except BaseException:
+            # One call failed (the session could not be written, ...) or the turn was cancelled:
+            # the others are stopped and finished too, before the turn ends, so none of them
+            # goes on changing the workspace or the session after it.
+            self._step_failed = True
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
         return any(results)
 
     async def _run_tool(self, call: ToolCall, part: int, *, cut: bool = False) -> bool:
@@ -296,14 +310,20 @@ class Loop:
             self._finish(call, part, "error", f"Error: {CUT_CALL} ({came}).", {})
             return False
         try:
-            await self._doom_loop_check(call, ctx)
-        except ToolError as error:
-            self._finish(call, part, "error", f"Error: {error}", {})
-            return isinstance(error, PermissionRejected) and error.stops_turn
-        try:
+            try:
+                await self._doom_loop_check(call, ctx)
+            except ToolError as error:
+                self._finish(call, part, "error", f"Error: {error}", {})
+                return isinstance(error, PermissionRejected) and error.stops_turn
+            except Exception as error:  # the question went unanswered (an editor answered it with an error)
+                log.exception("asking about a repeated %s call failed", call.name)
+                why = f"asking the user whether to go on failed ({describe(error)})"
+                self._finish(call, part, "error", f"Error: {DOOM_LOOP_REPEATS} identical calls; {why}.", {})
+                return True
             outcome = await execute(self.registry, call.name, call.arguments, ctx)
         except asyncio.CancelledError:
-            self._finish(call, part, "error", "Error: cancelled by the user.", {})
+            why = ": another call of this step failed" if self._step_failed else " by the user"
+            self._finish(call, part, "error", f"Error: cancelled{why}.", {})
             raise
         result = outcome.result
         state = "completed" if result is not None else "error"

@@ -3,6 +3,7 @@ calls (parallel, malformed, repeated), agents and subagents."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 from daemon import scripted_openai
 from daemon.scripted_model import ScriptedModel, Turn
-from tools import Reply
+from tools import PermissionRequest, Reply
 
 from .looping import Human, make_loop, script, tool_parts, workspace
 
@@ -178,6 +179,53 @@ async def test_doom_loop_asks_before_the_third_identical_call(workspace: Path, f
     assert [a.permission for a in human.asked] == ["doom_loop"]
     assert result.stop_reason == "rejected"
     assert [p["state"] for p in tool_parts(loop)] == ["completed", "completed", "error"]
+
+
+class AskFails(Human):
+    """An editor that answers the doom-loop question with a JSON-RPC error, or a user who
+    leaves it open until they cancel the turn."""
+
+    def __init__(self, *, hang: bool) -> None:
+        super().__init__()
+        self.hang = hang
+        self.waiting = asyncio.Event()
+
+    async def permission(self, request: PermissionRequest) -> Reply:
+        self.waiting.set()
+        if self.hang:
+            await asyncio.Event().wait()
+        raise RuntimeError("the editor answered lspilot/requestPermission with an error")
+
+
+async def test_a_doom_loop_question_that_fails_or_is_cancelled_finishes_its_call(
+    workspace: Path, fake: ScriptedModel
+) -> None:
+    # The question was asked outside the call's error handling: a failed one ended the turn with
+    # "The turn failed: RuntimeError" while the step's other calls ran on, and a cancelled one left
+    # the call "running" for good (the editor's spinner with it).
+    same = ("read", {"filePath": "a.py"})
+    script(fake, Turn(tool_calls=[same]), Turn(tool_calls=[same]), Turn(tool_calls=[same]))
+    loop, events = make_loop(workspace, fake, AskFails(hang=False))
+    result = await loop.run_turn("loop")
+    assert (result.stop_reason, result.error) == ("rejected", None)
+    assert [p["state"] for p in tool_parts(loop)] == ["completed", "completed", "error"]
+    assert tool_parts(loop)[2]["output"] == (
+        "Error: 3 identical calls; asking the user whether to go on failed "
+        "(RuntimeError: the editor answered lspilot/requestPermission with an error)."
+    )
+
+    script(fake, Turn(tool_calls=[same]), Turn(tool_calls=[same]), Turn(tool_calls=[same]))
+    human = AskFails(hang=True)
+    loop, events = make_loop(workspace, fake, human)
+    turn = asyncio.create_task(loop.run_turn("loop again"))
+    await asyncio.wait_for(human.waiting.wait(), 60)
+    turn.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await turn
+    last = tool_parts(loop)[-1]
+    assert (last["state"], last["output"]) == ("error", "Error: cancelled by the user.")
+    said = [e.data["state"] for e in events if e.type == "tool" and e.data["callId"] == last["call_id"]]
+    assert said[-1] == "error"
 
 
 async def test_plan_agent_cannot_edit(workspace: Path, fake: ScriptedModel) -> None:

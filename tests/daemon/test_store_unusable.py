@@ -4,7 +4,9 @@ and what to do."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,9 +14,11 @@ from typing import Any
 
 from daemon.scripted_model import ScriptedModel, Turn
 from daemon.store import Store
+from daemon.store_errors import BUSY_SECONDS
+from tools import Reply
 
 from .conftest import lspilot
-from .looping import Human, make_loop, workspace
+from .looping import Human, make_loop, tool_parts, workspace
 
 __all__ = ["workspace"]
 
@@ -94,3 +98,28 @@ def test_a_database_damaged_inside_is_named_in_one_line(empty_workspace: Path, t
         "malformed): move it away if it is damaged, check that its folder is writable and the disk not "
         "full, or set LSPILOT_DATA_DIR to use another place\n"
     )
+
+
+async def test_a_call_that_cannot_be_stored_stops_the_other_calls_of_its_step(
+    workspace: Path, fake: ScriptedModel, tmp_path: Path
+) -> None:
+    # The turn ended as an error while the step's other call ran on: its command wrote into the
+    # workspace after the turn's end, and its part was left "running".
+    database = tmp_path / "data" / "lspilot.db"
+    quick = ("bash", {"command": "sleep 1", "description": "Wait"})
+    slow = ("bash", {"command": "sleep 8; echo late > marker", "description": "Wait, then write"})
+    fake.turns.append(Turn(tool_calls=[quick, slow]))
+    loop, events = make_loop(workspace, fake, Human(Reply("always"), Reply("always")))
+    await loop.initialize()
+    turn = asyncio.create_task(loop.run_turn("wait"))
+    await events.until(lambda _e: sum(e.type == "tool" and e.data["state"] == "running" for e in events) == 2)
+    holder = sqlite3.connect(database, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN EXCLUSIVE")  # until the quick call's end has waited out the busy timeout
+    threading.Timer(BUSY_SECONDS + 1.5, holder.close).start()
+    result = await turn
+    assert result.stop_reason == "error" and result.error is not None and "database is locked" in result.error
+    await asyncio.sleep(9 - BUSY_SECONDS)  # past the slow command's end
+    assert not (workspace / "marker").exists()
+    assert [p["state"] for p in tool_parts(loop)] == ["running", "error"]  # the quick one's end was lost
+    assert tool_parts(loop)[1]["output"] == "Error: cancelled: another call of this step failed."
+    loop.store.close()
