@@ -186,6 +186,10 @@ def _cut(text: str, limit: int) -> str:
     return f"{text[:half]}\n[... {len(text) - 2 * half} characters left out ...]\n{text[-half:]}"
 
 
+class SummaryUnusable(Exception):
+    """The model's summary is empty or cut short: not stored, the turn fails."""
+
+
 async def compact(store: Store, session_id: str, model: ModelSettings) -> bool:
     """Summarise all but the current turn; False when there is nothing older to summarise."""
     rows = store.messages(session_id)
@@ -210,6 +214,10 @@ async def compact(store: Store, session_id: str, model: ModelSettings) -> bool:
         except Exception as error:
             if classify(error) != "overflow" or budget == BUDGETS[-1]:
                 raise
+    if not summary.text.strip() or summary.finish in ("length", "content_filter"):
+        # stored, it would stand for the whole earlier conversation in every later request
+        why = {"length": "cut off at the output limit", "content_filter": "stopped by a content filter"}
+        raise SummaryUnusable(f"the summary came back {why.get(summary.finish or '', 'empty')}")
     turn = rows[-1]["turn_id"] if rows else "compaction"
     message = store.add_message(session_id, "summary", turn, model.model)
     store.add_part(message, "summary", summary.text, metadata={"covers": last_user - 1})

@@ -253,12 +253,13 @@ class Loop:
         raise TurnFailed("The model call failed after compaction.")
 
     async def _compact(self) -> bool:
+        failed = "The conversation is too long for the model, and summarising it failed"
         try:
             return await history.compact(self.store, self.env.session.id, self.model)
+        except history.SummaryUnusable as error:
+            raise TurnFailed(f"{failed}: {error}") from error
         except Exception as error:
-            raise TurnFailed(
-                f"The conversation is too long for the model, and summarising it failed: {describe(error)}"
-            ) from error
+            raise TurnFailed(f"{failed}: {describe(error)}") from error
 
     async def _run_tools(self, message: str, calls: list[ToolCall], *, cut_off: bool = False) -> bool:
         """Run a step's calls concurrently; True if the user rejected one and the turn must stop.

@@ -215,6 +215,34 @@ async def test_a_failed_compaction_ends_the_turn_as_an_error(workspace: Path, fa
     assert (await loop.run_turn("and now?")).text == "second answer"
 
 
+@pytest.mark.parametrize(
+    ("summary", "said"),
+    [
+        (Turn(text=""), "empty"),
+        (Turn(text="The user asked to rena", finish_reason="length"), "cut off at the output limit"),
+        (Turn(text="", finish_reason="content_filter"), "stopped by a content filter"),
+    ],
+)
+async def test_an_empty_or_cut_off_summary_is_not_stored(
+    workspace: Path, fake: ScriptedModel, summary: Turn, said: str
+) -> None:
+    # It was stored: the earlier conversation was replaced, in every later request of the
+    # session, by "(Summary of the earlier conversation)" and nothing else.
+    script(fake, Turn(text="Noted: rename area() to surface()."))
+    loop, _ = make_loop(workspace, fake, Human())
+    await loop.run_turn("Remember the plan: rename area() to surface().")
+    script(fake, Turn.context_overflow(), summary)
+    result = await loop.run_turn("Carry out the plan.")
+    assert result.stop_reason == "error"
+    assert result.error == (
+        f"The conversation is too long for the model, and summarising it failed: the summary came back {said}"
+    )
+    assert not [m for m in loop.store.messages(loop.env.session.id) if m["role"] == "summary"]
+    script(fake, Turn(text="Renamed."))
+    await loop.run_turn("Go on.")
+    assert "surface()" in json.dumps(fake.requests[-1]["messages"])  # the earlier turns are still sent
+
+
 async def test_a_session_whose_first_prompt_overflowed_stays_usable(
     workspace: Path, fake: ScriptedModel
 ) -> None:
