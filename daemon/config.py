@@ -182,6 +182,17 @@ INTEGERS = ("max_tokens", "max_completion_tokens", "seed")
 #: An api_key of another type failed every request inside litellm ("'int' object has no attribute
 #: 'strip'"), which the loop took for a server error and retried.
 OPTION_STRINGS = ("api_key", "api_version", "organization")
+#: What lspilot sets in every request itself; from provider_options they replaced it without a
+#: word (``messages = []`` sent no conversation, ``stream = false`` failed every call).
+RESERVED_OPTIONS = {
+    "model": "set `model` (or an agent's `model`) instead",
+    "messages": "lspilot sends the conversation",
+    "tools": "lspilot sends the agent's tools",
+    "stream": "lspilot streams every answer",
+    "stream_options": "lspilot asks for the usage with every streamed answer",
+    "num_retries": "lspilot retries itself, visibly",
+    "n": "lspilot reads one answer",
+}
 #: ``[lsp.servers.NAME]`` fields (``lsp_bridge.registry``) and what each must be: the registry
 #: converted what it got (``command = "gopls serve"`` became one letter per word, ``enabled =
 #: "false"`` true) or failed with a traceback.
@@ -208,6 +219,8 @@ def _check_types(file: Path, table: dict[str, Any]) -> None:
 
 def _check_provider_options(file: Path, options: dict[str, Any]) -> None:
     for key, value in options.items():
+        if key in RESERVED_OPTIONS:
+            raise ConfigError(f"{file}: provider_options.{key} cannot be set: {RESERVED_OPTIONS[key]}")
         number = isinstance(value, int | float) and not isinstance(value, bool)
         if key in NUMBERS and not number:
             raise ConfigError(f"{file}: provider_options.{key} must be a number, not {value!r}")

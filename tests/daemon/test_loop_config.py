@@ -74,6 +74,10 @@ def test_config_errors_name_the_file_and_key(workspace: Path) -> None:
         ),
         # failed inside litellm ("'int' object has no attribute 'strip'"), retried as a server error
         ("[provider_options]\napi_key = 12345", "provider_options.api_key must be a string, not 12345"),
+        # replaced what lspilot sends: no conversation, another model, no tools, a failing call
+        ("[provider_options]\nmessages = []", "provider_options.messages cannot be set: lspilot sends the"),
+        ("[provider_options]\nmodel = 'openai/x'", "provider_options.model cannot be set: set `model`"),
+        ("[provider_options]\nstream = false", "provider_options.stream cannot be set: lspilot streams"),
         # a traceback, or taken as something else: one letter per word, "false" as true
         ("[lsp.servers]\nmine = 3", "lsp.servers.mine must be a table \\(\\[lsp.servers.mine\\]\\), not 3"),
         ("[lsp.servers.mine]\ncommand = 3", "lsp.servers.mine.command must be a list of strings"),
