@@ -130,6 +130,7 @@ class Loop:
         """Run one turn. ``SessionBusy``, before anything is stored, when another process is
         running a turn in this session."""
         async with self.store.claim(self.env.session.id):
+            self.store.set_run(self.env.session.id, self.env.root, self.agent.name)
             return await self._turn(prompt)
 
     async def _turn(self, prompt: str) -> TurnResult:

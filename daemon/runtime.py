@@ -62,10 +62,7 @@ class Runtime:
                 f"session {session_id} ran with the agent {stored!r}, which the config no longer "
                 f"defines: name one to go on with (--agent; agents: {', '.join(sorted(self.agents()))})"
             )
-        agent = self.agent(agent_name or stored)
-        if agent.name != stored:
-            self.store.set_agent(session_id, agent.name)
-        return agent
+        return self.agent(agent_name or stored)
 
     def model(self, agent: Agent, model: str | None = None, api_base: str | None = None) -> ModelSettings:
         """The model named for this turn, else the agent's own, else LSPILOT_MODEL, else the config's."""
@@ -98,7 +95,8 @@ class Runtime:
         parent: ToolEnv | None = None,
     ) -> Loop:
         """A loop for a new or stored session. A stored session goes on with the agent it ran with
-        unless another is named (then it runs with that one from now on). A subagent's loop
+        unless another is named (then it runs with that one from now on), in this workspace if
+        its own was moved; both are stored by its next turn, once that holds the session. A subagent's loop
         (``parent`` set) shares its parent's language servers, edit review and model."""
         if session_id is None:
             agent = agent or self.agent(agent_name)
@@ -111,8 +109,6 @@ class Runtime:
                 raise UsageError(
                     f"session {session_id} belongs to {shown}; continue it there (--root {shown})"
                 )
-            if root != self.cfg.workspace:  # the project was moved or renamed: it goes on here
-                self.store.set_root(session_id, self.cfg.workspace)
             agent = agent or self._continuing(session_id, agent_name)
         if parent is not None:
             bridge = parent.bridge if parent.bridge_factory else None

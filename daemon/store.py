@@ -212,8 +212,13 @@ class Store:
     def set_root(self, session_id: str, root: Path) -> None:
         self.db.execute("UPDATE sessions SET root = ? WHERE id = ?", (_path_key(root), session_id))
 
-    def set_agent(self, session_id: str, agent: str) -> None:
-        self.db.execute("UPDATE sessions SET agent = ? WHERE id = ?", (agent, session_id))
+    def set_run(self, session_id: str, root: Path, agent: str) -> None:
+        """The project (moved or renamed since, it goes on there) and agent the session's turns
+        run with from now on; written by a turn that holds the session (``claim``)."""
+        self.db.execute(
+            "UPDATE sessions SET root = ?, agent = ? WHERE id = ? AND (root != ? OR agent != ?)",
+            (_path_key(root), agent, session_id, _path_key(root), agent),
+        )
 
     def sessions(self, root: Path) -> list[Row]:
         """The sessions of ``root``, the latest first."""

@@ -70,7 +70,7 @@ def test_a_second_process_is_refused_while_a_turn_runs_and_a_killed_one_leaves_n
         while len(fake.requests) < 3 and time.monotonic() < deadline:  # its answer is streaming
             time.sleep(0.05)
         assert len(fake.requests) == 3
-        refused = run(workspace, fake, "three", "--session", session)
+        refused = run(workspace, fake, "three", "--session", session, "--agent", "plan")
         assert refused.returncode == 1 and "Traceback" not in refused.stderr
         assert refused.stderr.startswith(f"lspilot: session {session} is in use by pid {holder.pid}, ")
         assert len(fake.requests) == 3
@@ -84,6 +84,8 @@ def test_a_second_process_is_refused_while_a_turn_runs_and_a_killed_one_leaves_n
         )
         assert listed.stdout.splitlines()[0].startswith(session)
         assert listed.stdout.splitlines()[0].endswith("  (running)")
+        # the refused turn wrote nothing: its session would have gone on as the read-only plan agent
+        assert listed.stdout.splitlines()[0].split()[3] == "build"
     finally:
         os.kill(holder.pid, signal.SIGKILL)
         holder.wait(timeout=30)
