@@ -109,6 +109,13 @@ class Runtime:
                 raise UsageError(
                     f"session {session_id} belongs to {shown}; continue it there (--root {shown})"
                 )
+            owner = self.store.session_parent(session_id)
+            if parent is not None and owner != parent.session.id:  # not the user's, nor another's
+                raise UsageError(f"no subagent session {session_id!r} of this session")
+            if parent is None and owner is not None:  # its subagent's agent, without the parent's limits
+                raise UsageError(
+                    f"session {session_id} is a subagent's, of session {owner}: continue that one"
+                )
             agent = agent or self._continuing(session_id, agent_name)
         if parent is not None:
             bridge = parent.bridge if parent.bridge_factory else None
@@ -140,7 +147,9 @@ class Runtime:
             )
         _check_permissions(env.permissions.rules, self.registry, self.cfg)
         if not session.id:  # only now: a turn refused above left an empty session behind
-            session.id = self.store.create_session(self.cfg.workspace, agent.name)
+            session.id = self.store.create_session(
+                self.cfg.workspace, agent.name, parent=parent.session.id if parent is not None else None
+            )
         self.models[session.id] = settings
         return Loop(
             store=self.store,

@@ -84,6 +84,10 @@ MIGRATIONS: list[str] = [
     ALTER TABLE file_reads ADD COLUMN size INTEGER;
     ALTER TABLE file_reads ADD COLUMN digest TEXT;
     """,
+    # a subagent's session: continued only by the session that made it, listed under it
+    """
+    ALTER TABLE sessions ADD COLUMN parent_id TEXT REFERENCES sessions (id) ON DELETE CASCADE;
+    """,
 ]
 
 
@@ -191,14 +195,23 @@ class Store:
         """The sessions in which a process (this one included) is running a turn now."""
         return lease.held(self.path.with_name("session-locks"))
 
-    def create_session(self, root: Path, agent: str = "build", title: str = "") -> str:
+    def create_session(
+        self, root: Path, agent: str = "build", title: str = "", parent: str | None = None
+    ) -> str:
+        """A new session; ``parent``: the session whose subagent works in it."""
         session_id = f"ses_{time.strftime('%Y%m%d')}_{uuid.uuid4().hex[:12]}"
         now = time.time()
         self.db.execute(
-            "INSERT INTO sessions (id, root, title, agent, created, updated) VALUES (?, ?, ?, ?, ?, ?)",
-            (session_id, _path_key(root), title, agent, now, now),
+            "INSERT INTO sessions (id, root, title, agent, created, updated, parent_id) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (session_id, _path_key(root), title, agent, now, now, parent),
         )
         return session_id
+
+    def session_parent(self, session_id: str) -> str | None:
+        """The session whose subagent works in ``session_id``; None for a session of its own."""
+        row = self.db.execute("SELECT parent_id FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        return row[0] if row else None
 
     def session_root(self, session_id: str) -> Path | None:
         row = self.db.execute("SELECT root FROM sessions WHERE id = ?", (session_id,)).fetchone()
@@ -221,8 +234,10 @@ class Store:
         )
 
     def sessions(self, root: Path) -> list[Row]:
-        """The sessions of ``root``, the latest first."""
-        rows = self._json_rows("sessions", SESSION_COLUMNS, "root = ?", (_path_key(root),))
+        """The sessions of ``root``, the latest first; not its subagents' sessions."""
+        rows = self._json_rows(
+            "sessions", SESSION_COLUMNS, "root = ? AND parent_id IS NULL", (_path_key(root),)
+        )
         return sorted(rows, key=lambda row: row["updated"], reverse=True)
 
     def touch(self, session_id: str, title: str | None = None) -> None:

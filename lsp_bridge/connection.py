@@ -78,6 +78,10 @@ class ServerConnection:
         # document sent before the latest change may be stale.
         self.changes = 0
         self.file_created_at = 0.0  # when the watcher last reported a file it handles created (monotonic)
+        #: Changes under the root that no didChangeWatchedFiles registration covered when they were
+        #: seen: sent once a registration covers them (see ``Synchronizer.refresh``).
+        self.unwatched: dict[Path, lsp.FileChangeType] = {}
+        self.watch_registered = False  # a didChangeWatchedFiles registration came since the last pass
         # the document store's latest version when open_documents were last brought up to date
         self.synced_version = 0
         self.process: ServerProcess | None = None
@@ -374,6 +378,8 @@ class ServerConnection:
     def _on_register(self, params: lsp.RegistrationParams) -> None:
         for registration in params.registrations:
             self.registrations[registration.id] = registration
+            if registration.method == "workspace/didChangeWatchedFiles":
+                self.watch_registered = True
             self.loading.on_register(registration.method)
 
     def _on_unregister(self, params: lsp.UnregistrationParams) -> None:

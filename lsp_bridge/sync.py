@@ -25,6 +25,7 @@ from .watch import Watcher, merge_change, watch
 log = logging.getLogger(__name__)
 
 OVERFLOW = Path("/")  # the watcher lost events: re-read every document
+MAX_UNWATCHED = 10_000  # changes kept per server until a registration covers them
 
 
 class Synchronizer:
@@ -101,6 +102,10 @@ class Synchronizer:
             changes.pop(OVERFLOW, None)
             if changes:
                 self._notify_watched(connections, changes)
+        for conn in connections:
+            if conn.watch_registered:
+                conn.watch_registered = False
+                self._notify_unwatched(conn)
         doc = self.documents.load(path)
         latest = self.documents.latest_version
         for conn in connections:
@@ -170,22 +175,43 @@ class Synchronizer:
             if any(k == lsp.FileChangeType.Created and conn.spec.handles(p.name) for p, k in under.items()):
                 conn.file_created_at = time.monotonic()
             globs = watched_file_globs(conn) if under else []
-            events = [
-                lsp.FileEvent(uri=path.as_uri(), type=kind)
-                for path, kind in under.items()
-                if _matches(globs, path, conn.root)
-            ]
-            if events:
-                log.debug("%s: %d watched files changed", conn.spec.name, len(events))
-                if any(
-                    kind != lsp.FileChangeType.Changed and conn.spec.handles(path.name)
-                    for path, kind in changes.items()
-                ):  # only source files change what the server counts (and logs it has loaded)
-                    conn.loading.expect_rescan()  # before the change: see its docstring
-                conn.notify(
-                    "workspace/didChangeWatchedFiles",
-                    lsp.DidChangeWatchedFilesParams(changes=events),
-                )
+            matched: dict[Path, lsp.FileChangeType] = {}
+            for path, kind in under.items():
+                if _matches(globs, path, conn.root):
+                    matched[path] = kind
+                    conn.unwatched.pop(path, None)  # this event supersedes a kept one
+                elif len(conn.unwatched) < MAX_UNWATCHED:
+                    # A server registers its watchers when it has built a project (tsgo, in the
+                    # background and glob by glob): a change it did not watch yet is kept, not
+                    # dropped, or the server would never learn of it.
+                    merge_change(conn.unwatched, path, kind)
+            self._send_watched(conn, matched)
+
+    def _notify_unwatched(self, conn: ServerConnection) -> None:
+        """Send the kept changes that the server's registrations now cover."""
+        if not conn.unwatched:
+            return
+        globs = watched_file_globs(conn)
+        covered = {p: k for p, k in conn.unwatched.items() if _matches(globs, p, conn.root)}
+        for path in covered:
+            del conn.unwatched[path]
+        self._send_watched(conn, covered)
+
+    def _send_watched(self, conn: ServerConnection, changes: dict[Path, lsp.FileChangeType]) -> None:
+        if not changes:
+            return
+        log.debug("%s: %d watched files changed", conn.spec.name, len(changes))
+        if any(
+            kind != lsp.FileChangeType.Changed and conn.spec.handles(path.name)
+            for path, kind in changes.items()
+        ):  # only source files change what the server counts (and logs it has loaded)
+            conn.loading.expect_rescan()  # before the change: see its docstring
+        conn.notify(
+            "workspace/didChangeWatchedFiles",
+            lsp.DidChangeWatchedFilesParams(
+                changes=[lsp.FileEvent(uri=path.as_uri(), type=kind) for path, kind in changes.items()]
+            ),
+        )
 
 
 def _unsaved_in_editor(doc: Document) -> bool:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from daemon import scripted_openai
+from daemon.config import ConfigError
 from daemon.scripted_model import ScriptedModel, Turn
 from tools import PermissionRequest, Reply
 
@@ -280,3 +281,40 @@ async def test_task_runs_a_subagent_in_a_child_session(workspace: Path, fake: Sc
     await loop.run_turn("again")
     [bad] = [m for m in fake.requests[-1]["messages"] if m["role"] == "tool"][-1:]
     assert "There is no subagent 'wizard'; use one of: explore, general." in bad["content"]
+    assert [row["id"] for row in loop.store.sessions(workspace)] == [loop.env.session.id]  # not the child
+
+
+async def test_a_subagent_goes_on_only_in_a_session_its_parent_made(
+    workspace: Path, fake: ScriptedModel
+) -> None:
+    # session_id named any session of the workspace: a subagent wrote into the user's own
+    # session and was sent its history; and a subagent's session continued on its own ran its
+    # agent without the parent's limits.
+    script(fake, Turn(text="the user's own answer"))
+    own, _ = make_loop(workspace, fake, Human())
+    await own.run_turn("a private question")
+    task = {"description": "look", "prompt": "Look around.", "subagent_type": "explore"}
+    script(
+        fake,
+        Turn(tool_calls=[("task", {**task, "session_id": own.env.session.id})]),
+        Turn(tool_calls=[("task", task)]),
+        Turn(text="looked"),
+        Turn(text="done"),
+    )
+    loop, _ = make_loop(workspace, fake, Human())
+    await loop.run_turn("delegate")
+    tool_messages = [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "tool"]
+    assert tool_messages[0] == f"Error: no subagent session {own.env.session.id!r} of this session"
+    assert len(own.store.messages(own.env.session.id)) == 2  # untouched
+    assert "a private question" not in json.dumps(fake.requests[-2:])
+    child = tool_messages[1].split("session_id: ")[1].split(";")[0]
+    script(
+        fake, Turn(tool_calls=[("task", {**task, "session_id": child})]), Turn(text="again"), Turn(text="ok")
+    )
+    await loop.run_turn("go on with it")
+    assert fake.requests[-2]["messages"][-1] == {"role": "user", "content": "Look around."}
+    assert len(loop.store.messages(child)) == 4  # its first turn and this one
+    with pytest.raises(
+        ConfigError, match=f"session {child} is a subagent's, of session {loop.env.session.id}"
+    ):
+        make_loop(workspace, fake, Human(), session_id=child)

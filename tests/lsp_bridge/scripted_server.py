@@ -6,7 +6,9 @@ the client's answers, and only then answers N with a location at the top of the 
 ids are per sender, so this is legal; a client that keeps its own pending requests and the
 server's requests in one table keyed by id loses its request and waits forever.
 
-It also registers a ``**/*.py`` file watcher and answers ``scripted/received`` with the
+It also registers a ``**/*.py`` file watcher (with ``--late-watch``, only when asked
+``scripted/watch``, as tsgo registers its watchers once it has built a project) and answers
+``scripted/received`` with the
 didChange and didChangeWatchedFiles notifications it got, as ``[method, uris]`` pairs (the URI
 of a deleted file with a ``-`` before it).
 
@@ -185,6 +187,16 @@ def hover(msg_id: int | str, uri: str) -> None:
     send({"id": msg_id, "result": {"contents": {"kind": "plaintext", "value": value}}})
 
 
+def watch(message: dict[str, Any]) -> None:
+    """Register the watcher when initialized, or when asked ``scripted/watch`` with ``--late-watch``."""
+    if (message["method"] == "scripted/watch") == ("--late-watch" in sys.argv):
+        ask_client("register", "client/registerCapability", WATCH_PY)
+    if message["method"] == "initialized":
+        log_found()
+    else:
+        send({"id": message["id"], "result": None})
+
+
 def symbols(message: dict[str, Any]) -> None:
     if message["method"] == "textDocument/documentSymbol":
         send({"id": message["id"], "result": []})
@@ -217,9 +229,8 @@ def main() -> None:
         if method == "initialize":
             assert msg_id is not None
             initialize(msg_id, message["params"]["rootUri"])
-        elif method == "initialized":
-            ask_client("register", "client/registerCapability", WATCH_PY)
-            log_found()
+        elif method in ("initialized", "scripted/watch"):
+            watch(message)
         elif method == "textDocument/didOpen":
             opened(message["params"]["textDocument"])
         elif method == "textDocument/didChange":

@@ -164,3 +164,23 @@ async def test_a_buffer_with_a_lone_surrogate_is_synced_and_its_positions_counte
     bridge.update_document(app, 's = "\udcff"; bad: int = "yy"; ok: str = 1\n')
     answer = await bridge.diagnostics_after_change(app)
     assert [(d.range.start.character, d.range.end.character) for d in answer.value] == [(20, 24), (36, 37)]
+
+
+async def test_a_change_no_watcher_covered_yet_is_sent_once_one_does(
+    tmp_path: Path, bridge_factory: Factory
+) -> None:
+    # tsgo registers its watchers as it builds a project, in the background: a file created
+    # before the registration that covers it was dropped, never reported, and tsgo answered
+    # "Cannot find module './b'" from then on.
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_text("x = 1\n")
+    bridge = bridge_factory(tmp_path, servers=scripted_servers("--late-watch"))
+    await bridge.definition(a, lsp.Position(line=0, character=0))
+    b.write_text("y = 1\n")
+    await bridge.definition(a, lsp.Position(line=0, character=0))  # seen; no watcher covers it yet
+    conn = bridge.connections[0]
+    assert await conn.request("scripted/received", None, 10.0) == []
+    await conn.request("scripted/watch", None, 10.0)  # now it registers **/*.py
+    await bridge.definition(a, lsp.Position(line=0, character=0))
+    received = await conn.request("scripted/received", None, 10.0)
+    assert received == [["workspace/didChangeWatchedFiles", [b.as_uri()]]]

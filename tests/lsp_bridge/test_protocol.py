@@ -29,11 +29,11 @@ Factory = Callable[..., Bridge]
 SCRIPTED = Path(__file__).with_name("scripted_server.py")
 
 
-def scripted_servers() -> dict[str, dict[str, object]]:
-    """Server config with only the scripted server (for .py files)."""
+def scripted_servers(*flags: str) -> dict[str, dict[str, object]]:
+    """Server config with only the scripted server (for .py files), run with ``flags``."""
     return {
         "basedpyright": {"enabled": False},
-        "scripted": {"command": [sys.executable, str(SCRIPTED)], "extensions": [".py"]},
+        "scripted": {"command": [sys.executable, str(SCRIPTED), *flags], "extensions": [".py"]},
     }
 
 
