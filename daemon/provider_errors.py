@@ -6,9 +6,12 @@ tell the user why, in words they can act on (a missing key, a used-up quota, not
 
 from __future__ import annotations
 
+import email.utils
 import errno
+import math
 import re
 import socket
+import time
 from collections.abc import Callable
 from typing import Literal
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
@@ -196,16 +199,27 @@ def retry_after(error: BaseException) -> float | None:
     for headers in (getattr(error, "litellm_response_headers", None), getattr(error, "headers", None)):
         if headers is not None and hasattr(headers, "get"):
             value = value or headers.get("retry-after")
-    try:
-        if value is not None:
-            return float(value)
-    except ValueError:
-        pass
+    if value is not None and (seconds := _header_seconds(str(value))) is not None:
+        return seconds
     said = WAIT_IN_MESSAGE.search(str(error)) if getattr(error, "status_code", None) == 429 else None
     if said is None:
         return None
     amount, unit = (said[1], said[2]) if said[1] else (said[3], "s")
     return float(amount) / (1000 if unit.lower() == "ms" else 1)
+
+
+def _header_seconds(value: str) -> float | None:
+    """A Retry-After header in seconds: a number of them (not NaN, infinite or negative, which
+    ``asyncio.sleep`` takes as no wait or as forever), or an HTTP date (RFC 9110)."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        return max(when.timestamp() - time.time(), 0.0)  # a date without a zone is taken as UTC
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
 WAIT_IN_MESSAGE = re.compile(

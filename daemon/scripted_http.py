@@ -120,7 +120,7 @@ class _Handler(BaseHTTPRequestHandler):
             if turn.delay and model.stopping.wait(turn.delay):
                 return  # stopped meanwhile: drop the connection unanswered
             if turn.error is not None:
-                headers = {} if turn.retry_after is None else {"Retry-After": f"{turn.retry_after:g}"}
+                headers = {} if turn.retry_after is None else {"Retry-After": _header(turn.retry_after)}
                 self._json(
                     turn.error, openai.error_body(turn.error, turn.error_message, turn.error_code), headers
                 )
@@ -142,7 +142,7 @@ class _Handler(BaseHTTPRequestHandler):
             elif (problem := anthropic.check(body)) is not None:
                 self._json(400, anthropic.error_body(400, problem))
             elif turn.error is not None:
-                headers = {} if turn.retry_after is None else {"Retry-After": f"{turn.retry_after:g}"}
+                headers = {} if turn.retry_after is None else {"Retry-After": _header(turn.retry_after)}
                 self._json(turn.error, anthropic.error_body(turn.error, turn.error_message), headers)
             elif body.get("stream"):
                 self._open_stream()
@@ -196,3 +196,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send_chunked(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+
+
+def _header(retry_after: float | str) -> str:
+    return retry_after if isinstance(retry_after, str) else f"{retry_after:g}"

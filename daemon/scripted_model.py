@@ -83,13 +83,13 @@ class Turn:
     error: int | None = None
     error_message: str | None = None
     error_code: str | None = None
-    retry_after: float | None = None  # sent as a Retry-After header
+    retry_after: float | str | None = None  # sent as a Retry-After header (a str as it is)
     delay: float = 0.0
     stall_after_chunks: int | None = None
     cut_after_chunks: int | None = None
 
     @classmethod
-    def rate_limited(cls, retry_after: float | None = 1.0) -> Turn:
+    def rate_limited(cls, retry_after: float | str | None = 1.0) -> Turn:
         return cls(error=429, retry_after=retry_after)
 
     @classmethod

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import datetime
+import email.utils
 import io
 import json
 import socket
@@ -33,6 +35,24 @@ async def test_rate_limit_is_retried_visibly(workspace: Path, fake: ScriptedMode
     assert [r["attempt"] for r in retries] == [1, 2]
     assert retries[0]["wait"] == 0.05 and retries[0]["error"].startswith("RateLimitError")
     assert len(fake.requests) == 3
+
+
+@pytest.mark.parametrize("header", ["nan", "-3", "inf", "soon", "date"])
+async def test_a_retry_after_that_is_no_wait_is_not_waited(
+    workspace: Path, fake: ScriptedModel, header: str
+) -> None:
+    # "nan" reached asyncio.sleep (no wait at all); "inf" would have waited for ever. An HTTP
+    # date (RFC 9110 allows one) was ignored.
+    soon = email.utils.format_datetime(datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=2))
+    script(fake, Turn.rate_limited(retry_after=soon if header == "date" else header), Turn(text="ok"))
+    loop, events = make_loop(workspace, fake, Human())
+    result = await asyncio.wait_for(loop.run_turn("hi"), 60)
+    assert (result.stop_reason, result.text) == ("end", "ok")
+    [wait] = [e.data["wait"] for e in events if e.type == "retry"]
+    if header == "date":
+        assert 0.5 < wait <= 2  # the date is kept to the second
+    else:
+        assert wait == loop.retry.base_delay  # the backoff's own first wait
 
 
 async def test_a_retry_after_a_broken_stream_tells_listeners_to_drop_its_text(
