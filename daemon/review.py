@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import reprlib
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -210,6 +211,15 @@ class EditorChanges:
 
     async def _settle(self, ctx: ToolContext, proposal: Proposal, answer: dict[str, Any]) -> Applied:
         change, decision = proposal.change, answer["decision"]
+        if (problem := _unreadable(answer)) is not None:
+            log.warning("the editor's review answer could not be read: %s", problem)
+            return Applied(
+                change,
+                None,
+                "rejected",
+                f"The editor's answer to the review of {ctx.relative(change.target)} could not be read "
+                f"({problem}), so nothing of the change was made.",
+            )
         feedback = answer.get("feedback")
         if decision == "reject":
             note = f"The user rejected the change to {ctx.relative(change.target)}"
@@ -371,3 +381,16 @@ def _note(
     if feedback:
         parts.append(f"The user said: {feedback}")
     return " ".join(parts)
+
+
+def _unreadable(answer: dict[str, Any]) -> str | None:
+    """What in an editor's reviewEdit answer does not follow docs/protocol.md, if anything: a
+    string of hunk ids was read as one id per character. (An unknown decision is a rejection.)"""
+    accepted = answer.get("acceptedHunkIds")
+    ids = isinstance(accepted, list) and all(isinstance(h, str) for h in accepted)
+    if accepted is not None and not ids:
+        return f"acceptedHunkIds {reprlib.repr(accepted)} is no list of hunk ids"
+    for key in ("finalText", "feedback"):
+        if answer.get(key) is not None and not isinstance(answer[key], str):
+            return f"{key} {reprlib.repr(answer[key])} is no string"
+    return None

@@ -58,6 +58,33 @@ async def test_accepting_one_hunk_of_two_applies_only_it_to_the_open_buffer(
     assert "undefined_pi" in told and "ERROR" in told
 
 
+async def test_a_review_answer_that_does_not_follow_the_protocol_changes_nothing(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    # acceptedHunkIds as one string was read one id per character: none accepted, and the model
+    # told of hunks "h" and "1".
+    source = workspace / "a.py"
+    source.write_text(TWO_FUNCTIONS)
+    proposal = TWO_FUNCTIONS.replace("'circle'", "'disc'")
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("read", {"filePath": "a.py"})]),
+            Turn(tool_calls=[("write", {"filePath": "a.py", "content": proposal})]),
+            Turn(text="done"),
+        ]
+    )
+    editor: Editor = await connect("visual-studio-code", FULL)
+    editor.open(source)
+    editor.review_answers.append({"decision": "partial", "acceptedHunkIds": "h1"})
+    result = await editor.command("lspilot.ask", {"prompt": "rename"})
+    assert result["stopReason"] == "end"
+    assert not editor.applied and source.read_text() == TWO_FUNCTIONS
+    assert tool_results(fake)[-1] == "Nothing was changed.\n" + (
+        "a.py is unchanged: The editor's answer to the review of a.py could not be read (acceptedHunkIds "
+        "'h1' is no list of hunk ids), so nothing of the change was made."
+    )
+
+
 async def test_the_agent_reads_and_edits_the_unsaved_buffer_not_the_disk(
     connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
 ) -> None:
