@@ -84,7 +84,7 @@ MIGRATIONS: list[str] = [
     ALTER TABLE file_reads ADD COLUMN size INTEGER;
     ALTER TABLE file_reads ADD COLUMN digest TEXT;
     """,
-    # a subagent's session: continued only by the session that made it, listed under it
+    # a subagent's session: continued only from the session that made it, and not listed
     """
     ALTER TABLE sessions ADD COLUMN parent_id TEXT REFERENCES sessions (id) ON DELETE CASCADE;
     """,
