@@ -274,6 +274,7 @@ class Loop:
         for call in calls:
             self.emit("tool", callId=call.id, tool=call.name, state="pending", input=call.arguments)
         cut = calls[-1] if cut_off and not _is_json(calls[-1].arguments) else None
+        self.env.tools = frozenset(tool.id for tool in self.allowed_tools())  # held to them by execute
         self._step_failed = False
         tasks = [
             asyncio.ensure_future(self._run_tool(call, part, cut=call is cut))
@@ -302,11 +303,6 @@ class Loop:
             self.emit("tool", callId=call.id, tool=call.name, state="running", title=title, metadata=metadata)
 
         ctx = ToolContext(self.env, call.id, on_metadata=progress)
-        tool = self.registry.get(call.name)
-        if tool is not None and tool not in self.allowed_tools():
-            message = f"Error: the {tool.id} tool is not available to the {self.agent.name} agent."
-            self._finish(call, part, "error", message, {})
-            return False
         if cut:  # not a mistake in the JSON, which the model would only repeat
             came = f"{len(call.arguments)} characters of arguments came"
             self._finish(call, part, "error", f"Error: {CUT_CALL} ({came}).", {})

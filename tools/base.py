@@ -39,6 +39,9 @@ class ToolResult:
     output: str
     metadata: dict[str, Any] = field(default_factory=dict[str, Any])
     attachments: list[Attachment] = field(default_factory=list[Attachment])
+    #: The user rejected part of the work without feedback (a call in a batch): the turn ends
+    #: after this call, as when a rejection is raised.
+    stops_turn: bool = False
 
 
 class Tool(Generic[P]):

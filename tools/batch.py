@@ -62,4 +62,5 @@ class Batch(Tool[BatchParams]):
                     for o in outcomes
                 ]
             },
+            stops_turn=any(o.stops_turn for o in outcomes),
         )

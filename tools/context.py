@@ -232,6 +232,9 @@ class ToolEnv:
     data_dir: Path
     limits: OutputLimits = field(default_factory=OutputLimits)
     agent: str = "build"
+    #: The tools ``agent`` may call, by id (the agent loop sets them each step); None: every tool
+    #: whose permission is not denied outright. Calls through batch are held to them too.
+    tools: frozenset[str] | None = None
     bridge_factory: Callable[[], Bridge] | None = None
     #: False when the bridge is shared with other sessions (the editor server's): ``close`` leaves it up.
     owns_bridge: bool = True

@@ -20,7 +20,7 @@ from typing import Any, Union, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 
 from .base import Tool, ToolError, ToolResult
-from .context import ToolContext
+from .context import ToolContext, ToolEnv
 from .permission import PermissionRejected
 from .registry import HookCall, ToolRegistry, ToolVetoed
 from .truncate import truncate
@@ -98,6 +98,9 @@ async def _execute(
         error = f"There is no tool called {name!r}. The tools you can call are: {names}."
         tool, raw_args = invalid, {"tool": name, "error": error}
     outcome.tool = tool.id
+    if tool.id != "invalid" and not _may_call(tool, ctx.env):
+        outcome.error = f"the {tool.id} tool is not available to the {ctx.env.agent} agent."
+        return
     if isinstance(raw_args, str):
         try:
             raw_args = json.loads(raw_args or "{}")
@@ -140,6 +143,14 @@ async def _execute(
             log.exception("after-hook failed for %s", tool.id)
 
 
+def _may_call(tool: Tool[Any], env: ToolEnv) -> bool:
+    """Whether the agent may call ``tool``: one it is offered (a call in a batch too; todowrite,
+    question, skill and task ask no permission of their own, not being offered is their rule)."""
+    if env.tools is not None:
+        return tool.id in env.tools
+    return not (tool.permission and env.permissions.denied_outright(tool.permission))
+
+
 async def _nested(
     registry: ToolRegistry, parent: ToolContext, name: str, args: dict[str, Any], call_id: str
 ) -> Outcome:
@@ -158,6 +169,7 @@ async def _run(tool: Tool[Any], params: BaseModel, ctx: ToolContext, outcome: Ou
     ctx.abort.guard(task)
     try:
         outcome.result = await tool.run(params, ctx)
+        outcome.stops_turn = outcome.result.stops_turn
     except asyncio.CancelledError:
         outcome.error = "Cancelled by the user." if ctx.abort.is_set() else "Cancelled."
         outcome.stops_turn = True

@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lsp_bridge.documents import lsp_lines
-from tools import Reply
+from tools import Reply, Rule
 
-from .conftest import Harness
+from .conftest import Harness, make_harness
 
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
@@ -257,6 +257,32 @@ async def test_batch_runs_calls_concurrently_and_reports_each(harness: Harness) 
     assert nested.error == "batch cannot contain batch; list the tools directly."
     too_many = await harness.call("batch", {"tool_calls": [calls[2]] * 11})
     assert too_many.error is not None and "at most 10 items" in too_many.error
+
+
+async def test_batch_calls_only_what_the_agent_may_and_a_rejection_in_it_ends_the_turn(
+    tmp_path: Path,
+) -> None:
+    # batch ran any tool: todowrite and question with their permissions denied outright (never
+    # offered), a subagent's task through an agent not given it; and a rejection without feedback
+    # inside it did not end the turn.
+    root = tmp_path / "ws"
+    root.mkdir()
+    h = make_harness(root, tmp_path / "data", [Rule("todo", "*", "deny", "agent")])
+    todo = {"tool": "todowrite", "parameters": {"todos": [{"id": "1", "content": "x", "status": "pending"}]}}
+    outcome = await h.ok("batch", {"tool_calls": [todo, {"tool": "todoread", "parameters": {}}]})
+    assert outcome.result is not None and outcome.result.title == "0/2 calls succeeded"
+    assert "Error: the todowrite tool is not available to the build agent." in outcome.result.output
+    assert h.env.session.todos() == []
+    h.env.tools = frozenset({"read", "batch"})  # as the agent loop sets them: an agent's own list
+    outcome = await h.ok("batch", {"tool_calls": [{"tool": "glob", "parameters": {"pattern": "*"}}]})
+    assert outcome.result is not None and "the glob tool is not available" in outcome.result.output
+    assert not outcome.stops_turn
+    (root / ".env").write_text("TOKEN=abc\n")
+    h.human.replies = [Reply("reject")]
+    read_env = {"tool": "read", "parameters": {"filePath": ".env"}}
+    missing = {"tool": "read", "parameters": {"filePath": "x"}}
+    outcome = await h.ok("batch", {"tool_calls": [read_env, missing]})
+    assert outcome.stops_turn
 
 
 async def test_question_goes_to_whoever_answers(harness: Harness) -> None:
