@@ -150,7 +150,7 @@ async def authorize_search(
     await ctx.authorize(str(start), "read", title)
     reads = ReadCheck()
     if target.is_dir():
-        reads = read_check(ctx, start, len(names[0]) + 1 if names else 0, contents)
+        reads = read_check(ctx, start, len(os.fsencode(names[0])) + 1 if names else 0, contents)
     return Search(target, folder, names, chosen, reads)
 
 

@@ -8,6 +8,8 @@ this tool's description so the model knows what it can load.
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,11 +29,32 @@ class SkillFile:
     name: str
     description: str
     path: Path
+    inside: Path | None  # the folder a project skill must stay in (``skill_text``)
 
 
-def parse(path: Path) -> tuple[dict[str, str], str]:
+#: Longest SKILL.md read, in bytes: a skill is instructions, not a data file.
+MAX_SKILL = 256 * 1024
+
+
+def skill_text(path: Path, inside: Path | None) -> str | None:
+    """A SKILL.md's text; None for one that is no regular file, is longer than ``MAX_SKILL``, or
+    (``inside`` set: a project's skills) leads out of ``inside`` through a symlink, as a cloned
+    repository's may, to its ``.env`` or a file outside the workspace, which ``read`` would ask for."""
+    real = os.path.realpath(path)
+    if inside is not None and not Path(real).is_relative_to(os.path.realpath(inside)):
+        return None
+    try:
+        with open(real, "rb") as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                return None
+            data = file.read(MAX_SKILL + 1)
+    except OSError:
+        return None
+    return data.decode("utf-8", errors="replace") if len(data) <= MAX_SKILL else None
+
+
+def parse(text: str) -> tuple[dict[str, str], str]:
     """The ``key: value`` front matter between ``---`` lines, and the body after it."""
-    text = path.read_text(encoding="utf-8", errors="replace")
     lines = text.splitlines(keepends=True)
     if not lines or lines[0].strip() != "---":
         return {}, text
@@ -45,15 +68,19 @@ def parse(path: Path) -> tuple[dict[str, str], str]:
     return {}, text  # no closing line: not front matter
 
 
-def discover(folders: list[Path]) -> dict[str, SkillFile]:
-    """Skills by name; earlier folders win."""
+def discover(folders: list[tuple[Path, bool]]) -> dict[str, SkillFile]:
+    """Skills by name from (folder, whether it is the project's); earlier folders win."""
     found: dict[str, SkillFile] = {}
-    for folder in folders:
+    for folder, project in folders:
         for path in sorted(folder.glob("*/SKILL.md")):
-            meta, _body = parse(path)
+            inside = folder if project else None
+            text = skill_text(path, inside)
+            if text is None:
+                continue
+            meta, _body = parse(text)
             name = meta.get("name") or path.parent.name
             description = meta.get("description") or "(no description)"
-            found.setdefault(name, SkillFile(name, description, path))
+            found.setdefault(name, SkillFile(name, description, path, inside))
     return found
 
 
@@ -67,8 +94,8 @@ class Skill(Tool[SkillParams]):
         self.skills: dict[str, SkillFile] = {}
 
     async def init(self, ctx: InitContext) -> None:
-        folders = [ctx.root / ".lspilot" / "skills", *([self.user_skills] if self.user_skills else [])]
-        self.skills = discover(folders)
+        project = [(ctx.root / ".lspilot" / "skills", True)]
+        self.skills = discover([*project, *([(self.user_skills, False)] if self.user_skills else [])])
         listing = "\n".join(f"- {s.name}: {s.description}" for s in self.skills.values())
         self.description = (
             type(self).description + "\n\nAvailable skills:\n" + (listing or "(none installed)")
@@ -79,7 +106,10 @@ class Skill(Tool[SkillParams]):
         if skill is None:
             names = ", ".join(sorted(self.skills)) or "none are installed"
             raise ToolError(f"There is no skill {params.name!r}; available: {names}.")
-        _meta, body = parse(skill.path)
+        text = skill_text(skill.path, skill.inside)
+        if text is None:
+            raise ToolError(f"The skill {skill.name!r} cannot be read any more ({skill.path}).")
+        _meta, body = parse(text)
         output = f'<skill name="{skill.name}" base="{skill.path.parent}">\n{body.rstrip()}\n</skill>'
         note = "\nFiles the skill mentions are relative to its base directory."
         return ToolResult(title=skill.name, output=output + note, metadata={"path": str(skill.path)})

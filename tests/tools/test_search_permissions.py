@@ -76,6 +76,21 @@ async def test_grep_leaves_out_files_a_read_rule_denies(tmp_path: Path) -> None:
     assert not h.human.asked
 
 
+async def test_a_leading_folder_whose_name_is_not_ascii_keeps_the_read_rules(tmp_path: Path) -> None:
+    # The folder's part of each found name was cut in characters from rg's bytes: the rules saw
+    # "données//prod.txt" and glob listed, grep showed, what they deny.
+    root = tmp_path / "ws"
+    write(root, "données/prod.txt", "password=hunter2\n")
+    write(root, "données/ok.txt", "password=fine\n")
+    h = make_harness(root, tmp_path / "data", [Rule("read", "données/prod.txt", "deny")])
+    listed = await h.ok("glob", {"pattern": "données/*.txt"})
+    assert listed.result is not None and "prod.txt" not in listed.result.output
+    assert "données/ok.txt" in listed.result.output
+    found = await h.ok("grep", {"pattern": "password", "include": "données/*.txt"})
+    assert found.result is not None and "hunter2" not in found.result.output
+    assert "password=fine" in found.result.output
+
+
 async def test_grep_withholds_files_a_read_rule_asks_for(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     write(root, "config.env", "API=sekret\n")

@@ -47,3 +47,27 @@ async def test_an_unknown_skill_names_the_ones_there_are(tmp_path: Path) -> None
 async def test_without_skills_the_description_says_so(harness: Harness) -> None:
     await harness.registry.initialize(InitContext(harness.root, "build", {}))
     assert "(none installed)" in harness.registry.tools["skill"].description
+
+
+async def test_a_project_skill_leading_out_of_its_folder_is_not_loaded(tmp_path: Path) -> None:
+    # A cloned repository's SKILL.md, a symlink to its .env or to a file outside the workspace,
+    # went to the model whole with nothing asked; a link to /dev/zero was read without end.
+    harness = await harness_with_skills(tmp_path)
+    skills = harness.root / ".lspilot" / "skills"
+    (harness.root / ".env").write_text("DB_PASSWORD=hunter2\n")
+    (tmp_path / "outside.md").write_text("---\nname: outside\n---\nAWS_SECRET=x\n")
+    for name, target in (("dotenv", harness.root / ".env"), ("notes", tmp_path / "outside.md")):
+        (skills / name).mkdir()
+        (skills / name / "SKILL.md").symlink_to(target)
+    (skills / "zero").mkdir()
+    (skills / "zero" / "SKILL.md").symlink_to("/dev/zero")
+    write_skill(skills, "huge", "too long", "x" * 300_000)
+    (skills / "inner").mkdir()  # a link that stays inside the skills folder is fine
+    (skills / "inner" / "SKILL.md").symlink_to(skills / "release" / "SKILL.md")
+    await harness.registry.initialize(InitContext(harness.root, "build", {}))
+    description = harness.registry.tools["skill"].description
+    for name in ("dotenv", "notes", "outside", "zero", "huge"):
+        assert f"- {name}:" not in description
+        outcome = await harness.call("skill", {"name": name})
+        assert outcome.error is not None and outcome.error.startswith(f"There is no skill {name!r}")
+    assert "- release:" in description and "- review:" in description
