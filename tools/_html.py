@@ -24,8 +24,14 @@ class _Markdown(MarkdownConverter):
 
 
 def html_to_markdown(html: str) -> str:
-    """Readable markdown: ATX headings, links kept, scripts, styles and embeds dropped."""
-    markdown = _Markdown(heading_style=ATX, bullets="-", escape_underscores=False).convert(html)
+    """Readable markdown: ATX headings, links kept, scripts, styles and embeds dropped. A page
+    nested deeper than markdownify's recursion goes (~400 ``<div>``, or ~500 unclosed ``<p>``,
+    ``<li>`` or ``<td>`` of an old page) is plain text instead, saying so."""
+    try:
+        markdown = _Markdown(heading_style=ATX, bullets="-", escape_underscores=False).convert(html)
+    except RecursionError:
+        note = "(The page nests too deeply to be made markdown; here it is as plain text.)"
+        return f"{note}\n\n{html_to_text(html)}"
     return re.sub(r"\n{3,}", "\n\n", markdown).strip()
 
 

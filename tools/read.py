@@ -149,10 +149,11 @@ def _text(text: str, path: Path, shown: str, params: ReadParams, ctx: ToolContex
         entry = f"{number:>6}\t{line}"
         if len(line) > MAX_LINE_CHARS:
             entry = f"{number:>6}\t{line[:MAX_LINE_CHARS]}... (line cut at {MAX_LINE_CHARS} characters)"
-        if size + len(entry) + 1 > ctx.env.limits.max_bytes:
+        length = len(entry) if entry.isascii() else len(entry.encode("utf-8", "surrogatepass"))
+        if size + length + 1 > ctx.env.limits.max_bytes:  # bytes, as the limit is said
             break
         out.append(entry)
-        size += len(entry) + 1
+        size += length + 1
         end = number
         if len(line) > MAX_LINE_CHARS:
             cut_lines.append(number)

@@ -146,6 +146,10 @@ async def test_limits_long_lines_and_bytes(harness: Harness) -> None:
     assert 400 < shown < 2000  # the 50 KB cap stops it before the 2000-line limit
     assert f"Use offset={shown + 1} to continue" in big.result.output
     assert len(big.result.output.encode()) <= 50 * 1024 + 200
+    # counted in bytes: a CJK file came back three times over the cap
+    (harness.root / "wide.txt").write_text("".join("漢字" * 40 + "\n" for _ in range(3000)))
+    cjk = await harness.ok("read", {"filePath": "wide.txt"})
+    assert cjk.result is not None and 50 * 1024 - 300 < len(cjk.result.output.encode()) <= 50 * 1024 + 200
     past = await harness.call("read", {"filePath": "big.txt", "offset": 5000})
     assert past.error == "offset 5000 is past the end of big.txt, which has 3000 lines."
 

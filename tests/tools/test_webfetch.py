@@ -73,6 +73,15 @@ async def test_text_format_strips_tags_and_scripts(harness: Harness, server: Ser
     assert "color: red" not in text
 
 
+async def test_a_page_nested_too_deeply_for_markdown_is_plain_text(harness: Harness, server: Server) -> None:
+    # markdownify recursed once per level: "The webfetch tool failed unexpectedly (RecursionError)".
+    outcome = await fetch(harness, url=server.url("/old.html"))
+    assert outcome.result is not None, outcome.error
+    text = outcome.result.output
+    assert text.startswith("(The page nests too deeply to be made markdown; here it is as plain text.)")
+    assert "item" in text and "THE END" in text
+
+
 async def test_html_format_returns_the_page_as_served(harness: Harness, server: Server) -> None:
     outcome = await fetch(harness, url=server.url("/page.html"), format="html")
     assert outcome.result is not None, outcome.error

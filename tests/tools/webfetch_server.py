@@ -104,6 +104,11 @@ def _utf16(h: Any, s: Server) -> None:
     h.send(200, "caf\u00e9 \u2713\n".encode("utf-16"), "text/plain; charset=utf-8")
 
 
+def _old_page(h: Any, s: Server) -> None:
+    """An old page's 600 unclosed list items, each nested in the one before by the parser."""
+    h.send(200, ("<ul>" + "<li>item" * 600 + "</ul><p>THE END</p>").encode(), "text/html")
+
+
 def _png(h: Any, s: Server) -> None:
     h.send(200, PNG, "image/png")
 
@@ -171,6 +176,7 @@ ROUTES: dict[str, Callable[[Any, Server], None]] = {
     "/plain.txt": _plain,
     "/latin1": _latin1,
     "/utf16": _utf16,
+    "/old.html": _old_page,
     "/pixel.png": _png,
     "/doc.pdf": _pdf,
     "/redirect": _redirect,
