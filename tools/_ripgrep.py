@@ -100,6 +100,8 @@ def file_filter(glob: str | None, folder: Path) -> FileFilter:
     name = parts[-1]
     flags = [] if name in ("*", "**") else [f"--type-add=lspilot:{name}", "--type=lspilot"]
     simple = len(parts) == 1 or (len(parts) == 2 and parts[0] == "**")
+    if roots and len(parts) == 1:  # "src/*.py": src's own files (the name alone matches at any depth)
+        flags.append("--max-depth=1")
     regex = None if simple else re.compile(glob_pattern("/".join([*roots, *parts])).encode())
     return FileFilter(flags, ["/".join(roots)] if roots else [], regex)
 

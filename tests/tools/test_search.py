@@ -56,6 +56,14 @@ async def test_glob_pattern_with_folder_and_path_param(harness: Harness) -> None
     inside = await harness.ok("glob", {"pattern": "*.ts", "path": "src"})
     assert inside.result is not None
     assert paths(inside.result.output) == ["src/a/x.ts", "src/b.ts"]  # still workspace-relative
+    # "src/*.ts" is src's own files: it matched at any depth under src, as "src/**/*.ts"
+    own = await harness.ok("glob", {"pattern": "src/*.ts"})
+    assert own.result is not None and paths(own.result.output) == ["src/b.ts"]
+    write(harness.root, "src/a/x.ts", "needle\n")
+    write(harness.root, "src/b.ts", "needle\n")
+    found = await harness.ok("grep", {"pattern": "needle", "include": "src/*.ts"})
+    assert found.result is not None and found.result.metadata["files"] == 1, found.result.output
+    assert "src/b.ts" in found.result.output and "src/a/x.ts" not in found.result.output
 
 
 async def test_glob_folder_wildcards_and_absolute_pattern(harness: Harness) -> None:
