@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from . import jsontext
-from .model import ModelSettings, Step, complete
+from .model import ModelSettings, Step, complete, litellm
 from .provider_errors import classify
 from .store import Store
 
@@ -100,7 +100,48 @@ def _message(row: Any, parts: list[Any], model: str | None) -> list[dict[str, An
         {"role": "tool", "tool_call_id": call_id, "content": _result(p)}
         for p, call_id in zip(calls, ids, strict=True)
     ]
-    return [assistant, *results]
+    attached = [p for p in parts if p["kind"] == "attachment"]
+    if not attached:
+        return [assistant, *results]
+    return [assistant, *results, *_attachments(attached, calls, results, model)]
+
+
+def _attachments(
+    attached: list[Any], calls: list[Any], results: list[dict[str, Any]], model: str | None
+) -> list[dict[str, Any]]:
+    """The images and PDFs the calls attached (read, webfetch), for the model to see: a user
+    message after the tool results (a tool message carries only text in OpenAI's API, which
+    litellm speaks). One the model cannot take is left out, its call's result saying so. None
+    in a summary's transcript (no ``model``), which is text."""
+    if model is None:
+        return []
+    shown: list[dict[str, Any]] = []
+    for part in attached:
+        info = json.loads(part["metadata"] or "{}")
+        if _can_see(model, info["mime"]):
+            name, url = info["filename"], part["text"]
+            shown.append({"type": "text", "text": f"{name}:"})
+            if info["mime"] == "application/pdf":
+                shown.append({"type": "file", "file": {"file_data": url, "filename": name}})
+            else:
+                shown.append({"type": "image_url", "image_url": {"url": url}})
+            continue
+        for call, result in zip(calls, results, strict=True):
+            if call["call_id"] == info["callId"]:
+                what = "a PDF" if info["mime"] == "application/pdf" else "an image"
+                result["content"] += f"\n(Not sent: this model ({model}) cannot be given {what}.)"
+    if not shown:
+        return []
+    return [{"role": "user", "content": [{"type": "text", "text": "Attached by the calls above:"}, *shown]}]
+
+
+def _can_see(model: str, mime: str) -> bool:
+    utils = litellm().utils
+    check = utils.supports_pdf_input if mime == "application/pdf" else utils.supports_vision
+    try:
+        return bool(check(model=model))
+    except Exception:  # a model litellm does not know: not said to see anything
+        return False
 
 
 def _portable(call_id: str) -> str:

@@ -7,6 +7,7 @@ events. Cancel the task running ``run_turn`` to stop a turn at any point.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import logging
 import time
@@ -277,7 +278,7 @@ class Loop:
         self.env.tools = frozenset(tool.id for tool in self.allowed_tools())  # held to them by execute
         self._step_failed = False
         tasks = [
-            asyncio.ensure_future(self._run_tool(call, part, cut=call is cut))
+            asyncio.ensure_future(self._run_tool(message, call, part, cut=call is cut))
             for call, part in zip(calls, parts, strict=True)
         ]
         try:
@@ -293,7 +294,7 @@ class Loop:
             raise
         return any(results)
 
-    async def _run_tool(self, call: ToolCall, part: int, *, cut: bool = False) -> bool:
+    async def _run_tool(self, message: str, call: ToolCall, part: int, *, cut: bool = False) -> bool:
         started = asyncio.get_running_loop().time()
         self.store.update_part(part, state="running", started=time.time())
         self.emit("tool", callId=call.id, tool=call.name, state="running")
@@ -326,6 +327,10 @@ class Loop:
         result = outcome.result
         state = "completed" if result is not None else "error"
         meta = result.metadata if result else {}
+        for attachment in result.attachments if result else []:  # sent with the history (history.py)
+            data = f"data:{attachment.mime};base64,{base64.b64encode(attachment.data).decode()}"
+            info = {"callId": call.id, "mime": attachment.mime, "filename": attachment.filename}
+            self.store.add_part(message, "attachment", data, metadata=info)
         self._finish(call, part, state, outcome.model_text, meta, title=result.title if result else None)
         log.debug("%s took %.3fs", call.name, asyncio.get_running_loop().time() - started)
         return outcome.stops_turn

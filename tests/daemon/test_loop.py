@@ -4,6 +4,8 @@ calls (parallel, malformed, repeated), agents and subagents."""
 from __future__ import annotations
 
 import asyncio
+import base64
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -227,6 +229,39 @@ async def test_a_doom_loop_question_that_fails_or_is_cancelled_finishes_its_call
     assert (last["state"], last["output"]) == ("error", "Error: cancelled by the user.")
     said = [e.data["state"] for e in events if e.type == "tool" and e.data["callId"] == last["call_id"]]
     assert said[-1] == "error"
+
+
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6300010000050001a5f645400000000049454e44ae426082"
+)
+
+
+async def test_an_image_read_reaches_a_model_that_sees_and_is_said_missing_to_one_that_does_not(
+    workspace: Path, fake: ScriptedModel
+) -> None:
+    # read said "Image shot.png (67 bytes) is attached." and the loop sent only that text: the
+    # model was told of an image it never got, and guessed.
+    (workspace / "shot.png").write_bytes(PNG)
+    script(fake, Turn(tool_calls=[("read", {"filePath": "shot.png"})]), Turn(text="a red pixel"))
+    loop, _ = make_loop(workspace, fake, Human())
+    loop.model = dataclasses.replace(loop.model, model="openai/gpt-4o")  # litellm: it sees images
+    assert (await loop.run_turn("what is in shot.png?")).text == "a red pixel"
+    sent = fake.requests[-1]["messages"]
+    assert sent[-2]["role"] == "tool" and sent[-2]["content"].startswith("Image shot.png (")
+    assert sent[-1]["role"] == "user"
+    url = "data:image/png;base64," + base64.b64encode(PNG).decode()
+    assert sent[-1]["content"][1:] == [
+        {"type": "text", "text": "shot.png:"},
+        {"type": "image_url", "image_url": {"url": url}},
+    ]
+    script(fake, Turn(text="I cannot see it"))
+    loop.model = dataclasses.replace(loop.model, model="openai/scripted")  # unknown to litellm
+    await loop.run_turn("and now?")
+    history = fake.requests[-1]["messages"]
+    assert not [m for m in history if isinstance(m.get("content"), list)]
+    [result] = [m["content"] for m in history if m["role"] == "tool"]
+    assert result.endswith("\n(Not sent: this model (openai/scripted) cannot be given an image.)")
 
 
 async def test_plan_agent_cannot_edit(workspace: Path, fake: ScriptedModel) -> None:
