@@ -139,16 +139,25 @@ def real_path(path: Path) -> Path:
     try:
         fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
     except (OSError, AttributeError):  # missing, not searchable, or no O_PATH here
-        return path.resolve()
+        return _resolve(path)
     try:
         real = os.readlink(f"/proc/self/fd/{fd}")
     except OSError:  # no /proc
-        return path.resolve()
+        return _resolve(path)
     finally:
         os.close(fd)
     if not real.startswith("/") or real.endswith(" (deleted)"):
-        return path.resolve()
+        return _resolve(path)
     return Path(real)
+
+
+def _resolve(path: Path) -> Path:
+    """``path.resolve()``, a symlink loop an OSError (ELOOP) as the system calls say it, not
+    Python 3.11's RuntimeError."""
+    try:
+        return path.resolve()
+    except RuntimeError:
+        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(path)) from None
 
 
 #: A byte of a file name that is not UTF-8, as ``os.fsdecode`` keeps it: a lone surrogate.

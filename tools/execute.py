@@ -12,9 +12,11 @@ import contextlib
 import functools
 import json
 import logging
+import os
 import time
 import types
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
@@ -178,6 +180,9 @@ async def _run(tool: Tool[Any], params: BaseModel, ctx: ToolContext, outcome: Ou
         outcome.stops_turn = rejected.stops_turn
     except ToolError as error:
         outcome.error = str(error)
+    except OSError as error:  # the file system's answer (a symlink loop, no permission, a name too long)
+        where = f": {ctx.relative(Path(os.fsdecode(error.filename)))}" if error.filename is not None else ""
+        outcome.error = f"{error.strerror or error}{where}"
     except Exception as error:
         log.exception("tool %s failed", tool.id)
         outcome.error = (

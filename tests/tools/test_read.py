@@ -154,6 +154,23 @@ async def test_limits_long_lines_and_bytes(harness: Harness) -> None:
     assert past.error == "offset 5000 is past the end of big.txt, which has 3000 lines."
 
 
+async def test_what_the_file_system_refuses_is_said_as_it_is_not_as_a_fault(harness: Harness) -> None:
+    # "The read tool failed unexpectedly (RuntimeError: Symlink loop ...). This is a fault in
+    # lspilot", and the same for a path through a file or a name too long.
+    (harness.root / "loop").symlink_to("loop")
+    (harness.root / "file.txt").write_text("x\n")
+    cases = {
+        "loop": "Too many levels of symbolic links: loop",
+        "file.txt/child": "Not a directory: file.txt/child",
+        "n" * 300: f"File name too long: {'n' * 300}",
+    }
+    for name, said in cases.items():
+        outcome = await harness.call("read", {"filePath": name})
+        assert outcome.error == said
+    listed = await harness.call("list", {"path": "loop"})
+    assert listed.error is not None and "fault in lspilot" not in listed.error
+
+
 async def test_directories_binaries_images(harness: Harness) -> None:
     (harness.root / "pkg").mkdir()
     (harness.root / "pkg" / "mod.py").write_text("")
