@@ -95,12 +95,12 @@ class Allow:
 
 
 async def raw_rg(args: list[str], cwd: Path) -> int:
-    """The baseline: rg as a subprocess, all of stdout read and split into lines."""
+    """The baseline: rg as a subprocess, all of stdout read and split into lines (names)."""
     proc = await asyncio.create_subprocess_exec(
         find_rg(), *args, cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE
     )
     out, _ = await proc.communicate()
-    return len(out.splitlines())
+    return out.count(b"\0") if "--null" in args and "--files" in args else len(out.splitlines())
 
 
 def rg_args(tool: str, args: dict[str, str], root: Path) -> list[str]:

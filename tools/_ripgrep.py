@@ -157,9 +157,14 @@ async def _drain(stream: asyncio.StreamReader) -> str:
 
 
 async def stream_rg(
-    args: Sequence[str], cwd: Path, abort: asyncio.Event, consume: Callable[[list[bytes]], None]
+    args: Sequence[str],
+    cwd: Path,
+    abort: asyncio.Event,
+    consume: Callable[[list[bytes]], None],
+    end: bytes = b"\n",
 ) -> RgExit:
-    """Run ``rg args`` in ``cwd`` and hand its stdout, in batches of whole lines, to ``consume``.
+    """Run ``rg args`` in ``cwd`` and hand its stdout, in batches of whole records (lines, or with
+    ``--files --null`` names ending in ``end`` = NUL, as a name may hold a newline), to ``consume``.
 
     Batches are consumed one at a time: on the event loop when small (a read rarely returns
     more than a pipe buffer, 64 KiB), in a worker thread when large. rg is killed (and reaped) if
@@ -183,7 +188,7 @@ async def stream_rg(
     try:
         tail = b""
         while chunk := await proc.stdout.read(_READ_SIZE):
-            lines = (tail + chunk).split(b"\n")
+            lines = (tail + chunk).split(end)
             tail = lines.pop()
             if len(lines) <= _INLINE_LINES:
                 consume(lines)  # a pipe's worth: a few ms at most, cheaper than a thread hop

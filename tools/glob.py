@@ -33,7 +33,7 @@ class Params(BaseModel):
 def glob_args(chosen: FileFilter) -> list[str]:
     """rg's arguments for a file search (also used by bench/search.py for its baseline)."""
     threads = f"--threads={walker_threads()}"
-    return ["--files", threads, *search_flags(), *chosen.flags, "--", *chosen.roots]
+    return ["--files", "--null", threads, *search_flags(), *chosen.flags, "--", *chosen.roots]
 
 
 #: A container's CPU quota (cgroup v2): "max 100000", or "200000 100000" for two CPUs.
@@ -94,7 +94,7 @@ class Glob(Tool[Params]):
             newest = heapq.nsmallest(LIMIT, [*newest, *where.newest_first(lines)])
 
         try:
-            done = await stream_rg(glob_args(chosen), folder, ctx.abort, consume)
+            done = await stream_rg(glob_args(chosen), folder, ctx.abort, consume, end=b"\0")
         finally:
             where.close()
         if done.failed and not found and not reads.blocked:

@@ -62,6 +62,7 @@ class Matches:
         self.files: dict[bytes, list[bytes]] = {}
         self.keys: list[tuple[int, bytes]] = []  # (-mtime, path): ascending order is newest first
         self.count = 0
+        self.pending = b""  # the lines of a record so far, whose file name holds newlines
 
     def consume(self, lines: list[bytes]) -> None:
         current: bytes | None = None
@@ -69,7 +70,12 @@ class Matches:
         for line in lines:
             name, sep, rest = line.partition(b"\0")
             if not sep:
-                continue  # "binary file matches" notices for files named explicitly
+                # The start of a name that holds a newline (its record goes on in the next line),
+                # or a "binary file matches" notice for a file named explicitly (nothing follows).
+                self.pending += line + b"\n"
+                continue
+            if self.pending:
+                name, self.pending = self.pending + name, b""
             if name != current:
                 current = name
                 hits = self.files.get(name)

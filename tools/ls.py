@@ -136,7 +136,8 @@ class List(Tool[Params]):
                 folders += root.add(shown_name(line).split("/"))  # not UTF-8: \xNN, as read takes it
 
         ignores = [f"--glob=!{name}/" for name in NOISE] + [f"--glob=!{glob}" for glob in params.ignore or []]
-        done = await stream_rg(["--files", *search_flags(), *ignores], folder, ctx.abort, consume)
+        args = ["--files", "--null", *search_flags(), *ignores]
+        done = await stream_rg(args, folder, ctx.abort, consume, end=b"\0")
         if done.failed and not root.total and not reads.blocked:
             raise rg_failure(done.stderr, " ".join(params.ignore or []), "listing")
         title = ctx.relative(folder)

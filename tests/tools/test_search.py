@@ -62,7 +62,8 @@ async def test_glob_pattern_with_folder_and_path_param(harness: Harness) -> None
     write(harness.root, "src/a/x.ts", "needle\n")
     write(harness.root, "src/b.ts", "needle\n")
     found = await harness.ok("grep", {"pattern": "needle", "include": "src/*.ts"})
-    assert found.result is not None and found.result.metadata["files"] == 1, found.result.output
+    assert found.result is not None
+    assert found.result.metadata["files"] == 1, found.result.output
     assert "src/b.ts" in found.result.output and "src/a/x.ts" not in found.result.output
 
 
@@ -110,13 +111,17 @@ async def test_glob_keeps_the_newest_over_all_batches(
     real = ripgrep.stream_rg
 
     async def in_small_batches(
-        args: list[str], cwd: Path, abort: asyncio.Event, consume: Callable[[list[bytes]], None]
+        args: list[str],
+        cwd: Path,
+        abort: asyncio.Event,
+        consume: Callable[[list[bytes]], None],
+        end: bytes = b"\n",
     ) -> ripgrep.RgExit:
         def split(lines: list[bytes]) -> None:
             for start in range(0, len(lines), 7):
                 consume(lines[start : start + 7])
 
-        return await real(args, cwd, abort, split)
+        return await real(args, cwd, abort, split, end)
 
     monkeypatch.setattr(glob_tool, "stream_rg", in_small_batches)
     outcome = await harness.ok("glob", {"pattern": "*.txt"})

@@ -91,6 +91,24 @@ async def test_a_leading_folder_whose_name_is_not_ascii_keeps_the_read_rules(tmp
     assert "password=fine" in found.result.output
 
 
+async def test_a_file_name_holding_a_newline_is_one_name(tmp_path: Path) -> None:
+    # rg's output was split at every newline: glob and list named a "notes.txt" that is not
+    # there, and grep showed the denied file's lines under that name.
+    root = tmp_path / "ws"
+    write(root, "secrets/prod\nnotes.txt", "password=hunter2\n")
+    write(root, "app.txt", "password=fine\n")
+    h = make_harness(root, tmp_path / "data", [Rule("read", "secrets/*", "deny")])
+    found = await h.ok("grep", {"pattern": "password"})
+    assert found.result is not None and "hunter2" not in found.result.output
+    assert "notes.txt" not in found.result.output and found.result.metadata["skipped"] == 1
+    h = make_harness(root, tmp_path / "data")
+    found = await h.ok("grep", {"pattern": "hunter2"})
+    assert found.result is not None
+    assert "secrets/prod\nnotes.txt:\n  line 1: password=hunter2" in found.result.output
+    listed = await h.ok("glob", {"pattern": "secrets/*"})
+    assert listed.result is not None and listed.result.output.startswith("secrets/prod\nnotes.txt")
+
+
 async def test_grep_withholds_files_a_read_rule_asks_for(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     write(root, "config.env", "API=sekret\n")
