@@ -34,6 +34,9 @@ MAX_BYTES = 5 * 1024 * 1024
 DEFAULT_TIMEOUT = 30.0
 MAX_TIMEOUT = 120.0
 MAX_REDIRECTS = 10
+#: Longest HTML made markdown (markdownify takes seconds a megabyte, and cannot be stopped);
+#: a longer page is made plain text, which takes a fraction of that.
+MAX_MARKDOWN_HTML = 1_000_000
 
 USER_AGENT = "Mozilla/5.0 (compatible; lspilot-webfetch/0.1)"
 ACCEPT: dict[Format, str] = {
@@ -110,11 +113,11 @@ class WebFetch(Tool[Params]):
         ctx.metadata(url, {"url": url})
         timeout = params.timeout or DEFAULT_TIMEOUT
         try:
-            async with asyncio.timeout(timeout):
+            async with asyncio.timeout(timeout):  # the conversion too: "the whole fetch"
                 page = await _download(url, params.format, timeout)
+                return await _result(page, params.format)
         except TimeoutError:
             raise ToolError(_timed_out(url, timeout)) from None
-        return await _result(page, params.format)
 
 
 def _check_url(url: str) -> SplitResult:
@@ -284,10 +287,11 @@ async def _result(page: Page, fmt: Format) -> ToolResult:
             f"{len(page.body)} bytes); webfetch returns web pages, text and images only."
         )
     text = _decode(page.body, page.charset, html=kind == "html")
-    if kind == "html" and fmt == "markdown":
+    if kind == "html" and fmt == "markdown" and len(text) <= MAX_MARKDOWN_HTML:
         text = await asyncio.to_thread(html_to_markdown, text)
-    elif kind == "html" and fmt == "text":
-        text = await asyncio.to_thread(html_to_text, text)
+    elif kind == "html" and fmt != "html":
+        note = "" if fmt == "text" else "(The page is over 1 MB of HTML: shown as plain text.)\n\n"
+        text = note + await asyncio.to_thread(html_to_text, text)
     if page.final_url != page.url:
         text = f"(Redirected to {page.final_url})\n\n{text}"
     return ToolResult(title, text if text.strip() else f"{page.final_url} returned no text.", metadata)

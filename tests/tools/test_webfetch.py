@@ -82,6 +82,14 @@ async def test_a_page_nested_too_deeply_for_markdown_is_plain_text(harness: Harn
     assert "item" in text and "THE END" in text
 
 
+async def test_a_page_over_a_megabyte_of_html_is_plain_text(harness: Harness, server: Server) -> None:
+    # markdownify took 9 s a megabyte here, past the fetch's timeout, in a thread no one could stop.
+    outcome = await fetch(harness, url=server.url("/huge.html"))
+    assert outcome.result is not None, outcome.error
+    note = "(The page is over 1 MB of HTML: shown as plain text.)"
+    assert outcome.result.output.startswith(f"{note}\n\npara bold")
+
+
 async def test_html_format_returns_the_page_as_served(harness: Harness, server: Server) -> None:
     outcome = await fetch(harness, url=server.url("/page.html"), format="html")
     assert outcome.result is not None, outcome.error

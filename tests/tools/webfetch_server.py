@@ -109,6 +109,12 @@ def _old_page(h: Any, s: Server) -> None:
     h.send(200, ("<ul>" + "<li>item" * 600 + "</ul><p>THE END</p>").encode(), "text/html")
 
 
+def _huge_page(h: Any, s: Server) -> None:
+    """1.2 MB of HTML: seconds of markdownify on a slow machine."""
+    body = "<html><body>" + "<p>para <b>bold</b></p>" * 50_000 + "</body></html>"
+    h.send(200, body.encode(), "text/html")
+
+
 def _png(h: Any, s: Server) -> None:
     h.send(200, PNG, "image/png")
 
@@ -177,6 +183,7 @@ ROUTES: dict[str, Callable[[Any, Server], None]] = {
     "/latin1": _latin1,
     "/utf16": _utf16,
     "/old.html": _old_page,
+    "/huge.html": _huge_page,
     "/pixel.png": _png,
     "/doc.pdf": _pdf,
     "/redirect": _redirect,
