@@ -46,9 +46,15 @@ class ReadParams(BaseModel):
     limit: int | None = Field(default=None, ge=1, description="How many lines to read (default 2000)")
 
 
+#: Control bytes text has: tab, line breaks, form feed, backspace, escape (colours in logs).
+_TEXT_CONTROLS = frozenset(b"\t\n\r\f\b\x1b")
+
+
 def is_binary(sample: bytes) -> bool:
-    """A NUL byte (outside UTF-16 with a BOM), or mostly bytes that are neither printable text nor
-    valid UTF-8."""
+    """A NUL byte (outside UTF-16 with a BOM), or, in what is not UTF-8, more than 5% control
+    bytes (random bytes have ~10%). Bytes from 0x80 up are no sign: they are the letters of every
+    8-bit encoding (CP1251, GBK, Latin-1) and of a UTF-8 file with one stray byte, which were
+    refused as binary, and so could not be edited either."""
     if not sample or sample.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return False
     if b"\0" in sample:
@@ -59,8 +65,8 @@ def is_binary(sample: bytes) -> bool:
     except UnicodeDecodeError as error:
         if error.start >= len(sample) - 4:  # a multi-byte character cut at the sample's end
             return False
-    printable = sum(32 <= b < 127 or b in b"\t\n\r\f\b" for b in sample)
-    return printable / len(sample) < 0.7
+    controls = sum((b < 32 and b not in _TEXT_CONTROLS) or b == 127 for b in sample)
+    return controls / len(sample) > 0.05
 
 
 class Read(Tool[ReadParams]):

@@ -154,6 +154,24 @@ async def test_limits_long_lines_and_bytes(harness: Harness) -> None:
     assert past.error == "offset 5000 is past the end of big.txt, which has 3000 lines."
 
 
+async def test_text_in_an_8_bit_encoding_is_text_and_random_bytes_are_not(harness: Harness) -> None:
+    # Russian in CP1251, Chinese in GBK, or UTF-8 with one stray byte were "a binary file":
+    # every byte from 0x80 up counted against them, and the edit tools need a read first.
+    russian = "Привет, мир! Это текстовый файл.\n" * 20
+    for name, data in {
+        "cp1251.txt": russian.encode("cp1251"),
+        "gbk.txt": ("你好世界。这是一个文本文件。\n" * 20).encode("gbk"),
+        "stray.txt": russian.encode() + b"\xff\n",
+    }.items():
+        (harness.root / name).write_bytes(data)
+        outcome = await harness.call("read", {"filePath": name})
+        assert outcome.error is None, (name, outcome.error)
+    noise = bytes((i * 7919 + 13) % 255 + 1 for i in range(4000))  # no NUL, not UTF-8
+    (harness.root / "noise.dat").write_bytes(noise)
+    refused = await harness.call("read", {"filePath": "noise.dat"})
+    assert refused.error is not None and "binary" in refused.error
+
+
 async def test_what_the_file_system_refuses_is_said_as_it_is_not_as_a_fault(harness: Harness) -> None:
     # "The read tool failed unexpectedly (RuntimeError: Symlink loop ...). This is a fault in
     # lspilot", and the same for a path through a file or a name too long.
