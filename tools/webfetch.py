@@ -324,6 +324,19 @@ def _decode(body: bytes, charset: str | None, html: bool) -> str:
         found = _META_CHARSET.search(body[:4096])
         charset = found.group(1).decode("ascii") if found else None
     try:
-        return body.decode(charset or "utf-8", errors="replace")
-    except LookupError:
+        return body.decode(_web_encoding(charset), errors="replace")
+    except (LookupError, UnicodeError):  # "idna" and "punycode" refuse errors="replace"
         return body.decode("utf-8", errors="replace")
+
+
+#: Python codecs that are no character set of the web: they rewrite the text (``unicode_escape``
+#: turned ``C:\new`` into a newline) or fail on it.
+_NOT_CHARSETS = {"idna", "punycode", "unicode-escape", "raw-unicode-escape", "undefined"}
+
+
+def _web_encoding(charset: str | None) -> str:
+    """The codec for a page's charset: UTF-8 when none is named, or what is named is no charset."""
+    if not charset:
+        return "utf-8"
+    info = codecs.lookup(charset)  # LookupError for an unknown name
+    return "utf-8" if info.name in _NOT_CHARSETS or not getattr(info, "_is_text_encoding", True) else charset

@@ -90,6 +90,17 @@ async def test_a_page_over_a_megabyte_of_html_is_plain_text(harness: Harness, se
     assert outcome.result.output.startswith(f"{note}\n\npara bold")
 
 
+@pytest.mark.parametrize("route", ["/idna", "/escape"])
+async def test_a_charset_that_is_no_web_charset_is_read_as_utf8(
+    harness: Harness, server: Server, route: str
+) -> None:
+    # charset=idna failed ("The webfetch tool failed unexpectedly (UnicodeError"), and
+    # charset=unicode_escape turned the backslashes of C:\new\table into a newline and a tab.
+    outcome = await fetch(harness, url=server.url(route))
+    assert outcome.result is not None, outcome.error
+    assert outcome.result.output == "C:\\new\\table café"
+
+
 async def test_html_format_returns_the_page_as_served(harness: Harness, server: Server) -> None:
     outcome = await fetch(harness, url=server.url("/page.html"), format="html")
     assert outcome.result is not None, outcome.error

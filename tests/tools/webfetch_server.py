@@ -115,6 +115,13 @@ def _huge_page(h: Any, s: Server) -> None:
     h.send(200, body.encode(), "text/html")
 
 
+def _charset(name: str) -> Callable[[Any, Server], None]:
+    def send(h: Any, s: Server) -> None:
+        h.send(200, b"C:\\new\\table caf\xc3\xa9", f"text/plain; charset={name}")
+
+    return send
+
+
 def _png(h: Any, s: Server) -> None:
     h.send(200, PNG, "image/png")
 
@@ -183,6 +190,8 @@ ROUTES: dict[str, Callable[[Any, Server], None]] = {
     "/latin1": _latin1,
     "/utf16": _utf16,
     "/old.html": _old_page,
+    "/idna": _charset("idna"),
+    "/escape": _charset("unicode_escape"),
     "/huge.html": _huge_page,
     "/pixel.png": _png,
     "/doc.pdf": _pdf,
