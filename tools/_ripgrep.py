@@ -113,16 +113,24 @@ class RgExit:
 
     @property
     def failed(self) -> bool:
-        """rg stopped on an error (not "nothing matched", nor "no file passed the filters")."""
-        return self.code not in (0, 1) and "No files were searched" not in self.stderr
+        """rg stopped on an error (not "nothing matched", nor "no file passed the filters", nor
+        only paths it could not read: the rest was searched)."""
+        if self.code in (0, 1) or "No files were searched" in self.stderr:
+            return False
+        lines = self.stderr.strip().splitlines()
+        return not (self.code == 2 and lines and all(_PATH_ERROR.match(line) for line in lines))
 
     @property
     def skipped_some(self) -> bool:
-        """rg found results but could not read some paths (exit 2 with output)."""
-        return self.code == 2
+        """rg could not read some paths (and searched the rest)."""
+        return self.code == 2 and any(_PATH_ERROR.match(line) for line in self.stderr.splitlines())
 
 
+#: Said when rg could not read some paths (exit 2) and searched the rest.
+SKIPPED = "(Some paths could not be read and were skipped.)"
 _ERROR_LINE = re.compile(r"^error: (.*)$", re.MULTILINE)
+#: rg's word on one path it could not read: "rg: ./locked: Permission denied (os error 13)".
+_PATH_ERROR = re.compile(r"rg: .+: .+ \(os error \d+\)$")
 
 
 def rg_failure(stderr: str, pattern: str, what: str) -> ToolError:

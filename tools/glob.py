@@ -10,7 +10,17 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._ripgrep import LIMIT, DirFd, FileFilter, capped_note, displayer, rg_failure, search_flags, stream_rg
+from ._ripgrep import (
+    LIMIT,
+    SKIPPED,
+    DirFd,
+    FileFilter,
+    capped_note,
+    displayer,
+    rg_failure,
+    search_flags,
+    stream_rg,
+)
 from ._search_access import authorize_search
 from .base import Tool, ToolError, ToolResult
 from .context import ToolContext
@@ -103,12 +113,13 @@ class Glob(Tool[Params]):
         notes = reads.notes("matching file", "matching files", show)
         metadata = {"count": found, "truncated": found > LIMIT, **reads.counts()}
         if not found:
-            return ToolResult(title, "\n\n".join(["No files found", *notes]), metadata)
+            skipped = [SKIPPED] if done.skipped_some else []
+            return ToolResult(title, "\n\n".join(["No files found", *notes, *skipped]), metadata)
         lines = [show(name) for _, name in newest]
         if found > LIMIT:
             lines += ["", capped_note(LIMIT, found, "files", "pattern or path")]
         if done.skipped_some:
-            lines += ["", "(Some paths could not be read and were skipped.)"]
+            lines += ["", SKIPPED]
         for note in notes:
             lines += ["", note]
         return ToolResult(title, "\n".join(lines), metadata)

@@ -8,7 +8,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._ripgrep import LIMIT, DirFd, FileFilter, capped_note, displayer, rg_failure, search_flags, stream_rg
+from ._ripgrep import (
+    LIMIT,
+    SKIPPED,
+    DirFd,
+    FileFilter,
+    capped_note,
+    displayer,
+    rg_failure,
+    search_flags,
+    stream_rg,
+)
 from ._search_access import ReadCheck, authorize_search
 from .base import Tool, ToolError, ToolResult
 from .context import ToolContext
@@ -134,6 +144,8 @@ class Grep(Tool[Params]):
         if not matches.count:
             notes = reads.notes("file with matches", "files with matches", displayer(folder, ctx.relative))
             head = "No matches to show" if notes else "No matches found"
+            if done.skipped_some:
+                notes.append(SKIPPED)
             metadata = {"matches": 0, "files": 0, "truncated": False, **reads.counts()}
             return ToolResult(title, "\n\n".join([head, *notes]), metadata)
         return ToolResult(title, *_report(matches, ctx, folder, done.skipped_some))
@@ -168,7 +180,7 @@ def _report(matches: Matches, ctx: ToolContext, folder: Path, skipped: bool) -> 
     if truncated:
         parts.append(capped_note(shown, matches.count, "matches", "pattern, path or include"))
     if skipped:
-        parts.append("(Some paths could not be read and were skipped.)")
+        parts.append(SKIPPED)
     parts += matches.reads.notes("file with matches", "files with matches", show)
     metadata: dict[str, Any] = {"matches": matches.count, "files": len(matches.files), "truncated": truncated}
     metadata.update(matches.reads.counts())

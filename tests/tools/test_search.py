@@ -294,3 +294,13 @@ async def test_grep_pattern_starting_with_dash(harness: Harness) -> None:
     outcome = await harness.ok("grep", {"pattern": "--verbose"})
     assert outcome.result is not None
     assert "line 1: --verbose flag" in outcome.result.output
+
+
+def test_paths_rg_could_not_read_are_no_failure_of_the_search() -> None:
+    # One unreadable folder turned "no matches" into "The search failed: ./locked: Permission
+    # denied (os error 13)", though the rest of the tree was searched. (Tests run as root, who
+    # reads every folder, so rg's exit is written here as rg gives it.)
+    unreadable = "rg: ./locked: Permission denied (os error 13)\nrg: ./b/c: Permission denied (os error 13)\n"
+    assert not ripgrep.RgExit(2, unreadable).failed and ripgrep.RgExit(2, unreadable).skipped_some
+    assert ripgrep.RgExit(2, "rg: regex parse error:\n    (\n    ^\nerror: unclosed group\n").failed
+    assert ripgrep.RgExit(2, unreadable + "rg: something else broke\n").failed
