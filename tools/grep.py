@@ -141,6 +141,10 @@ class Grep(Tool[Params]):
             where.close()
         if done.failed and not matches.count and not reads.blocked:
             raise rg_failure(done.stderr, params.pattern, "search")
+        if not matches.count and b": binary file matches (" in matches.pending:  # a file named as path
+            said = f"{ctx.relative(search.target)} is a binary file that matches"
+            output = f"{said}; grep shows lines of text files only (`strings` or `xxd` in bash look inside)."
+            return ToolResult(title, output, {"matches": 0, "files": 1, "truncated": False, "binary": True})
         if not matches.count:
             notes = reads.notes("file with matches", "files with matches", displayer(folder, ctx.relative))
             head = "No matches to show" if notes else "No matches found"

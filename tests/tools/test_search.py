@@ -274,8 +274,12 @@ async def test_grep_skips_binary_files(harness: Harness) -> None:
     assert outcome.result is not None
     assert "blob.bin" not in outcome.result.output
     assert outcome.result.metadata["files"] == 1
+    # named as path: rg says it matches (it said "No matches found" then)
     explicit = await harness.ok("grep", {"pattern": "needle", "path": "blob.bin"})
-    assert explicit.result is not None and explicit.result.output == "No matches found"
+    assert explicit.result is not None
+    assert explicit.result.output.startswith("blob.bin is a binary file that matches; grep shows lines")
+    missing = await harness.ok("grep", {"pattern": "absent", "path": "blob.bin"})
+    assert missing.result is not None and missing.result.output == "No matches found"
 
 
 async def test_grep_survives_non_utf8_and_cuts_long_lines(harness: Harness) -> None:
