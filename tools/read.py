@@ -235,7 +235,10 @@ def _missing(path: Path, ctx: ToolContext) -> str:
     if folder.is_relative_to(ctx.root):
         candidates += _same_name(ctx.root, path.name)
     wanted = ctx.relative(path)
-    choices = {ctx.relative(c): c for c in candidates}
+    permissions = ctx.env.permissions
+    choices = {  # not the names of files the read rules deny: read would not show even those
+        shown: c for c in candidates if permissions.action("read", shown := ctx.relative(c)) != "deny"
+    }
     best = process.extract(wanted, list(choices), scorer=fuzz.WRatio, limit=3, score_cutoff=60)
     message = f"File not found: {wanted}"
     if best:

@@ -154,6 +154,18 @@ async def test_limits_long_lines_and_bytes(harness: Harness) -> None:
     assert past.error == "offset 5000 is past the end of big.txt, which has 3000 lines."
 
 
+async def test_a_missing_file_suggests_no_file_the_read_rules_deny(tmp_path: Path) -> None:
+    # "File not found: secrets/prod.tx. Did you mean: secrets/prod.txt": a denied file's name.
+    root = tmp_path / "ws"
+    (root / "secrets").mkdir(parents=True)
+    (root / "secrets/prod.txt").write_text("x\n")
+    (root / "secrets/prod.txt.example").write_text("x\n")
+    h = make_harness(root, tmp_path / "data", [Rule("read", "secrets/prod.txt", "deny")])
+    outcome = await h.call("read", {"filePath": "secrets/prod.tx"})
+    assert outcome.error is not None and outcome.error.startswith("File not found: secrets/prod.tx\n")
+    assert "secrets/prod.txt.example" in outcome.error and "secrets/prod.txt\n" not in outcome.error + "\n"
+
+
 async def test_text_in_an_8_bit_encoding_is_text_and_random_bytes_are_not(harness: Harness) -> None:
     # Russian in CP1251, Chinese in GBK, or UTF-8 with one stray byte were "a binary file":
     # every byte from 0x80 up counted against them, and the edit tools need a read first.
