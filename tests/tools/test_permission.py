@@ -245,7 +245,9 @@ async def test_lsp_questions_about_the_whole_workspace_ask_for_pattern_star(tmp_
     [asked] = harness.human.asked
     assert (asked.permission, asked.patterns) == ("lsp", ["*"])
     assert asked.title == "workspaceSymbol 'area' in the workspace"
-    denied = make_harness(root, tmp_path / "data", [Rule("lsp", "*", "allow"), Rule("lsp", "*", "deny")])
+    # (a deny of every lsp question would leave the tool unoffered; this one lets src/ through)
+    rules = [Rule("lsp", "*", "deny"), Rule("lsp", "src/*", "allow")]
+    denied = make_harness(root, tmp_path / "data", rules)
     outcome = await denied.call("lsp", {"operation": "findReferences", "symbol": "area"})
     assert outcome.error is not None and outcome.error.startswith("Permission denied: lsp *"), outcome.error
 
