@@ -181,7 +181,8 @@ async def _run(tool: Tool[Any], params: BaseModel, ctx: ToolContext, outcome: Ou
     except ToolError as error:
         outcome.error = str(error)
     except OSError as error:  # the file system's answer (a symlink loop, no permission, a name too long)
-        where = f": {ctx.relative(Path(os.fsdecode(error.filename)))}" if error.filename is not None else ""
+        named = isinstance(error.filename, str | bytes)
+        where = f": {ctx.relative(Path(os.fsdecode(error.filename)))}" if named else ""
         outcome.error = f"{error.strerror or error}{where}"
     except Exception as error:
         log.exception("tool %s failed", tool.id)

@@ -43,8 +43,8 @@ def skill_text(path: Path, inside: Path | None) -> str | None:
     real = os.path.realpath(path)
     if inside is not None and not Path(real).is_relative_to(os.path.realpath(inside)):
         return None
-    try:
-        with open(real, "rb") as file:
+    try:  # without blocking: a FIFO would stall the daemon as it starts
+        with open(os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as file:
             if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
                 return None
             data = file.read(MAX_SKILL + 1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from tools import InitContext, load_registry
@@ -61,12 +62,14 @@ async def test_a_project_skill_leading_out_of_its_folder_is_not_loaded(tmp_path:
         (skills / name / "SKILL.md").symlink_to(target)
     (skills / "zero").mkdir()
     (skills / "zero" / "SKILL.md").symlink_to("/dev/zero")
+    (skills / "fifo").mkdir()
+    os.mkfifo(skills / "fifo" / "SKILL.md")  # opened, it would wait for a writer
     write_skill(skills, "huge", "too long", "x" * 300_000)
     (skills / "inner").mkdir()  # a link that stays inside the skills folder is fine
     (skills / "inner" / "SKILL.md").symlink_to(skills / "release" / "SKILL.md")
     await harness.registry.initialize(InitContext(harness.root, "build", {}))
     description = harness.registry.tools["skill"].description
-    for name in ("dotenv", "notes", "outside", "zero", "huge"):
+    for name in ("dotenv", "notes", "outside", "zero", "fifo", "huge"):
         assert f"- {name}:" not in description
         outcome = await harness.call("skill", {"name": name})
         assert outcome.error is not None and outcome.error.startswith(f"There is no skill {name!r}")
