@@ -4,16 +4,28 @@ in words that say what to do next."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from lsp_bridge import Bridge
-from tests.lsp_bridge.test_protocol import SCRIPTED
-from tests.tools.conftest import make_harness
+from tests.lsp_bridge.test_protocol import scripted_servers
+from tests.tools.conftest import Harness, make_harness
 from tests.tools.test_lsp_tool import error, lsp
+
+
+def scripted_harness(
+    tmp_path: Path, bridge_factory: Callable[..., Bridge], text: str, *flags: str, **overrides: object
+) -> Harness:
+    """A harness on a workspace holding ``a.py`` (``text``), served by the scripted server only."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.py").write_text(f"{text}\n")
+    h = make_harness(root, tmp_path / "data")
+    servers = scripted_servers(*flags)
+    h.env.bridge_factory = lambda: bridge_factory(root, servers=servers, **overrides)
+    return h
 
 
 @pytest.mark.parametrize(
@@ -41,15 +53,7 @@ async def test_a_failed_request_says_what_to_do_next(
 ) -> None:
     # The model read only the bridge's words ("exited with code 3 during ..."), not that the
     # server is started again on the next call, nor what to do instead.
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "a.py").write_text("x = 1\n")
-    servers = {
-        "basedpyright": {"enabled": False},
-        "scripted": {"command": [sys.executable, str(SCRIPTED), fault], "extensions": [".py"]},
-    }
-    h = make_harness(root, tmp_path / "data")
-    h.env.bridge_factory = lambda: bridge_factory(root, servers=servers, request_timeout=2.0)
+    h = scripted_harness(tmp_path, bridge_factory, "x = 1", fault, request_timeout=2.0)
     message = await error(h, operation="goToDefinition", filePath="a.py", line=1, character=1)
     assert message.startswith(f"The language server could not answer goToDefinition: {said}")
     assert message.endswith(f"\n{way_out}")
@@ -61,15 +65,7 @@ async def test_a_location_whose_line_cannot_be_read_keeps_the_servers_column(
     # A location in a file that is not there (basedpyright names a file whose name is not UTF-8
     # by another name), or past the end of its file, was shown at column 1: the column was
     # clamped to the length of the line, which is unknown there.
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "a.py").write_text("ELSEWHERE = 1\n")
-    servers = {
-        "basedpyright": {"enabled": False},
-        "scripted": {"command": [sys.executable, str(SCRIPTED)], "extensions": [".py"]},
-    }
-    h = make_harness(root, tmp_path / "data")
-    h.env.bridge_factory = lambda: bridge_factory(root, servers=servers)
+    h = scripted_harness(tmp_path, bridge_factory, "ELSEWHERE = 1")
     text, meta = await lsp(h, operation="goToDefinition", filePath="a.py", line=1, character=1)
     found = [(loc["path"], loc["line"], loc["character"], loc["endCharacter"]) for loc in meta["locations"]]
     assert found == [("a.py", 51, 8, 10), ("a.py.gone", 4, 4, 6)]
@@ -81,15 +77,8 @@ async def test_a_file_a_server_names_that_cannot_be_read_is_said_to_be_lspilots_
 ) -> None:
     # A symbol the server declared in a file that is gone was "The language server could not
     # answer findReferences: file not found": the server was blamed for lspilot's own read.
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "a.py").write_text("x = 1\n")
-    servers = {
-        "basedpyright": {"enabled": False},
-        "scripted": {"command": [sys.executable, str(SCRIPTED)], "extensions": [".py"]},
-    }
-    h = make_harness(root, tmp_path / "data")
-    h.env.bridge_factory = lambda: bridge_factory(root, servers=servers)
+    h = scripted_harness(tmp_path, bridge_factory, "x = 1")
+    root = h.root
     message = await error(h, operation="findReferences", symbol="vanished")
     needs = "lspilot could not read a file it needs for findReferences"
     assert message == f"{needs}: file not found: {root}/gone.py"
