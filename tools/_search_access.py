@@ -16,6 +16,7 @@ from typing import Literal
 from ._ripgrep import FileFilter, file_filter
 from .context import ToolContext, is_within, real_path, relative_text, shown_path
 from .permission import AnyPattern, PermissionEngine, Rule, evaluate, nfc, wildcard_any, wildcard_match
+from .truncate import fitting
 
 Verdict = Literal["show", "deny", "ask"]
 
@@ -101,9 +102,11 @@ class ReadCheck:
             what, them = (f"{one} was", "it") if denied == 1 else (f"{many} were", "them")
             notes.append(f"({denied} {what} skipped: read rules deny {them}.)")
         if withheld:
-            named = ", ".join(sorted(withheld)[:10])
-            if len(withheld) > 10:
-                named += f" and {len(withheld) - 10} more"
+            first = sorted(withheld)[:10]
+            first = first[: max(1, fitting(first, 2048))]  # paths can be 4 KB long
+            named = ", ".join(first)
+            if len(withheld) > len(first):
+                named += f" and {len(withheld) - len(first)} more"
             notes.append(
                 f"(Matches in {named} were withheld: read rules ask the user before "
                 f"{'this file is' if len(withheld) == 1 else 'these files are'} read. "

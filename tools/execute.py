@@ -13,6 +13,7 @@ import functools
 import json
 import logging
 import os
+import sys
 import time
 import types
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from .base import Tool, ToolError, ToolResult
 from .context import ToolContext, ToolEnv
 from .permission import PermissionRejected
 from .registry import HookCall, ToolRegistry, ToolVetoed
-from .truncate import truncate
+from .truncate import NOTES_ROOM, OutputLimits, truncate
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +138,7 @@ async def _execute(
     ctx.run_tool = functools.partial(_nested, registry, ctx)
     await _run(tool, params, ctx, outcome)
     if outcome.result is not None:
-        _bound(outcome.result, ctx)
+        _bound(outcome.result, ctx, tool.id)
     for after in registry.after:
         try:
             await after(call, outcome)
@@ -207,12 +208,19 @@ async def _settle_abort(task: asyncio.Task[Any], before: int, aborted: bool) -> 
         raise asyncio.CancelledError
 
 
-def _bound(result: ToolResult, ctx: ToolContext) -> None:
-    """Truncate unless the tool bounded its own output (it then sets ``metadata['truncated']``)."""
+def _bound(result: ToolResult, ctx: ToolContext, tool: str) -> None:
+    """Truncate unless the tool bounded its own output (it then sets ``metadata['truncated']``);
+    what such a tool returns beyond ``max_bytes`` and ``NOTES_ROOM`` is cut all the same (its
+    own count of lines stands), so no output is ever unbounded."""
+    limits = ctx.env.limits
     if "truncated" in result.metadata:
-        return
-    cut = truncate(result.output, ctx.env.limits, ctx.env.output_dir, f"{ctx.call_id or 'call'}")
+        room = limits.max_bytes + NOTES_ROOM
+        if len(result.output) * 4 <= room or len(result.output.encode("utf-8", "surrogatepass")) <= room:
+            return
+        log.warning("the %s tool bounded its output but returned over %d bytes", tool, room)
+        limits = OutputLimits(max_lines=sys.maxsize, max_bytes=limits.max_bytes)
+    cut = truncate(result.output, limits, ctx.env.output_dir, f"{ctx.call_id or 'call'}")
     result.output = cut.output
-    result.metadata["truncated"] = cut.path is not None
+    result.metadata["truncated"] = result.metadata.get("truncated") or cut.path is not None
     if cut.path is not None:
         result.metadata["outputPath"] = str(cut.path)

@@ -24,6 +24,7 @@ from ._ripgrep import (
 from ._search_access import authorize_search
 from .base import Tool, ToolError, ToolResult
 from .context import ToolContext
+from .truncate import fitting
 
 
 class Params(BaseModel):
@@ -111,13 +112,14 @@ class Glob(Tool[Params]):
             raise rg_failure(done.stderr, params.pattern, "file search")
         show = displayer(folder, ctx.relative)
         notes = reads.notes("matching file", "matching files", show)
-        metadata = {"count": found, "truncated": found > LIMIT, **reads.counts()}
+        lines = [show(name) for _, name in newest]
+        lines = lines[: fitting(lines, ctx.env.limits.max_bytes - 512)]  # by count and by size
+        metadata = {"count": found, "truncated": found > len(lines), **reads.counts()}
         if not found:
             skipped = [SKIPPED] if done.skipped_some else []
             return ToolResult(title, "\n\n".join(["No files found", *notes, *skipped]), metadata)
-        lines = [show(name) for _, name in newest]
-        if found > LIMIT:
-            lines += ["", capped_note(LIMIT, found, "files", "pattern or path")]
+        if found > len(lines):
+            lines += ["", capped_note(len(lines), found, "files", "pattern or path")]
         if done.skipped_some:
             lines += ["", SKIPPED]
         for note in notes:

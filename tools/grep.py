@@ -163,6 +163,7 @@ def _report(matches: Matches, ctx: ToolContext, folder: Path, skipped: bool) -> 
     show = displayer(folder, ctx.relative)
     for _, name in heapq.nsmallest(LIMIT, matches.keys):
         lines = [f"{show(name)}:"]
+        budget -= len(lines[0].encode()) + 2  # and the blank line before it
         for raw in matches.files[name]:
             if shown == LIMIT:
                 break

@@ -10,6 +10,7 @@ from ._ripgrep import LIMIT, displayer, rg_failure, search_flags, stream_rg
 from ._search_access import authorize_search
 from .base import Tool, ToolError, ToolResult
 from .context import ToolContext, shown_name
+from .truncate import fitting
 
 #: Folders that are never worth listing (dependencies, caches, build output), besides .gitignore's.
 NOISE = (
@@ -116,6 +117,20 @@ def _render(node: Node, shown: dict[int, list[tuple[str, Node | None]]], indent:
         out.append(f"{indent}... {hidden} more {noun}{below}")
 
 
+def _tree(root: Node, title: str, budget: int) -> tuple[list[str], int]:
+    """The tree's lines and how many entries they show: up to ``LIMIT``, fewer when their names
+    are so long that the lines would pass ``budget`` bytes."""
+    limit = LIMIT
+    while True:
+        shown, count = _choose(root, limit)
+        lines = [f"{title}/"]
+        _render(root, shown, "  ", lines)
+        fits = fitting(lines, budget)
+        if fits == len(lines) or limit == 1:
+            return lines, count
+        limit = max(1, min(limit - 1, limit * fits // len(lines)))
+
+
 class List(Tool[Params]):
     id = "list"
     Params = Params
@@ -142,9 +157,7 @@ class List(Tool[Params]):
             raise rg_failure(done.stderr, " ".join(params.ignore or []), "listing")
         title = ctx.relative(folder)
         total = root.total + folders
-        shown, count = _choose(root, LIMIT)
-        lines = [f"{title}/"]
-        _render(root, shown, "  ", lines)
+        lines, count = _tree(root, title, ctx.env.limits.max_bytes - 512)
         if not root.total:
             lines.append("  (no files)")
         truncated = count < total

@@ -20,6 +20,7 @@ from ._search_access import ReadCheck, read_check
 from ._text import BOM, decode
 from .base import Attachment, Tool, ToolError, ToolResult
 from .context import FileStamp, ToolContext, read_file, shown_name, shown_path
+from .truncate import fitting
 
 MAX_LINE_CHARS = 2000
 MAX_ENTRIES = 500
@@ -78,7 +79,7 @@ class Read(Tool[ReadParams]):
         path = await ctx.authorize(params.filePath, "read", f"Read {params.filePath}")
         shown = ctx.relative(path)
         if path.is_dir():
-            return _directory(path, shown, read_check(ctx, path, 0, contents=False))
+            return _directory(path, shown, read_check(ctx, path, 0, contents=False), ctx.env.limits.max_bytes)
         unsaved = ctx.env.changes.unsaved(path)
         if unsaved is not None:  # open in the user's editor: what they see, saved or not
             result = _text(unsaved, path, shown, params, ctx)
@@ -189,21 +190,22 @@ def _text(text: str, path: Path, shown: str, params: ReadParams, ctx: ToolContex
     )
 
 
-def _directory(path: Path, shown: str, reads: ReadCheck) -> ToolResult:
+def _directory(path: Path, shown: str, reads: ReadCheck, max_bytes: int) -> ToolResult:
     """The entries, folders first; files a ``read`` rule denies are left out, as list leaves them."""
     entries = sorted(os.scandir(path), key=lambda e: (not e.is_dir(), e.name))
     files = set(reads.keep([os.fsencode(e.name) for e in entries if not e.is_dir()]))
     kept = [e for e in entries if e.is_dir() or os.fsencode(e.name) in files]
     names = [f"{shown_path(e.name)}/" if e.is_dir() else shown_path(e.name) for e in kept]
-    body = "\n".join(names[:MAX_ENTRIES]) or "(empty directory)"
-    if len(names) > MAX_ENTRIES:
-        body += f"\n... and {len(names) - MAX_ENTRIES} more entries (use glob or list to narrow down)"
+    listed = names[: fitting(names[:MAX_ENTRIES], max_bytes - 512)]  # by count and by size
+    body = "\n".join(listed) or "(empty directory)"
+    if len(names) > len(listed):
+        body += f"\n... and {len(names) - len(listed)} more entries (use glob or list to narrow down)"
     for note in reads.notes("file", "files", shown_name):
         body += f"\n\n{note}"
     return ToolResult(
         title=f"{shown}/",
         output=body,
-        metadata={"entries": len(names), "truncated": len(names) > MAX_ENTRIES, **reads.counts()},
+        metadata={"entries": len(names), "truncated": len(names) > len(listed), **reads.counts()},
     )
 
 

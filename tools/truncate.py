@@ -9,6 +9,7 @@ import logging
 import os
 import re
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,24 @@ _cleaned: set[Path] = set()
 class OutputLimits:
     max_lines: int = 2000
     max_bytes: int = 50 * 1024
+
+
+#: What a tool that bounds its own output (and says so with ``metadata["truncated"]``) may add
+#: to ``max_bytes`` of content for its closing notes; the wrapper cuts anything longer.
+NOTES_ROOM = 4 * 1024
+
+
+def fitting(lines: Iterable[str], budget: int) -> int:
+    """How many of ``lines``, from the first, fit in ``budget`` bytes of UTF-8, each with its
+    newline: what a tool that caps its entries by count also caps by size (a hundred paths
+    4 KB long are 400 KB)."""
+    count = 0
+    for line in lines:
+        budget -= (len(line) if line.isascii() else len(line.encode("utf-8", "surrogatepass"))) + 1
+        if budget < 0:
+            break
+        count += 1
+    return count
 
 
 @dataclass(frozen=True)

@@ -128,6 +128,32 @@ async def test_byte_limit_is_configurable(echo: Harness) -> None:
     assert small.result is not None and small.result.metadata == {"truncated": False}
 
 
+class SaysBounded(Tool[EchoParams]):
+    """A tool that says it bounded its own output (``truncated`` set), rightly or not."""
+
+    id = "bounded"
+    Params = EchoParams
+    description = "Repeats text, claiming to bound it."
+
+    async def run(self, params: EchoParams, ctx: ToolContext) -> ToolResult:
+        return ToolResult("bounded", "\n".join([params.text] * params.times), {"truncated": False})
+
+
+async def test_a_tool_that_bounds_its_output_keeps_its_lines_but_not_more_bytes(echo: Harness) -> None:
+    echo.registry.register(SaysBounded())
+    lines = await echo.ok("bounded", {"text": "x", "times": 3000})  # its own count of lines stands
+    assert lines.result is not None and lines.result.output.count("\n") == 2999
+    assert lines.result.metadata == {"truncated": False}
+    noted = await echo.ok("bounded", {"text": "y" * 100, "times": 530})  # 53 KB: the notes' room
+    assert noted.result is not None and noted.result.output.count("\n") == 529
+    over = await echo.ok("bounded", {"text": "z" * 1000, "times": 100})  # 100 KB
+    assert over.result is not None
+    output, meta = over.result.output, over.result.metadata
+    assert len(output.encode()) < echo.env.limits.max_bytes + 1024
+    assert output.startswith("z" * 1000 + "\n") and "49 more lines" in output
+    assert meta["truncated"] is True and Path(meta["outputPath"]).read_text() == "\n".join(["z" * 1000] * 100)
+
+
 def test_limits_count_lines_and_utf8_bytes_exactly(tmp_path: Path) -> None:
     from tools.truncate import truncate  # noqa: PLC0415
 

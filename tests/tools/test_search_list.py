@@ -12,7 +12,7 @@ import psutil
 import pytest
 
 from tests.fifos import opened_for_writing
-from tools import Reply, Rule, ToolContext, ToolError, execute
+from tools import OutputLimits, Reply, Rule, ToolContext, ToolError, execute
 from tools import _ripgrep as ripgrep
 
 from .conftest import Harness
@@ -190,3 +190,66 @@ async def test_stream_abort_kills_rg(tmp_path: Path) -> None:
         with pytest.raises(ToolError, match="cancelled"):
             await asyncio.wait_for(run, 20)
         assert rg_children() == []
+
+
+# Outputs a tool caps by count are capped by size too: a hundred paths can be 100 KB.
+
+
+@pytest.fixture
+def long_paths(harness: Harness) -> Path:
+    """100 matching files with 850-byte paths, each with one 390-byte line holding NEEDLE."""
+    deep = harness.root / ("d" * 200) / ("e" * 200) / ("f" * 200)
+    for i in range(100):
+        write(deep, f"{i:03d}_" + "n" * 240, "NEEDLE " + "z" * 380 + "\n", mtime=1_000_000 + i)
+    return deep
+
+
+async def test_grep_counts_each_file_header_against_the_byte_limit(
+    harness: Harness, long_paths: Path
+) -> None:
+    outcome = await harness.ok("grep", {"pattern": "NEEDLE"})
+    assert outcome.result is not None
+    output = outcome.result.output
+    assert len(output.encode()) <= harness.env.limits.max_bytes
+    shown = output.count("  line 1: NEEDLE")
+    assert 30 < shown < 100  # 1.25 KB a match with its header: about 40 fit
+    assert f"Showing {shown} of 100 matches" in output
+    assert outcome.result.metadata["truncated"] is True and "outputPath" not in outcome.result.metadata
+
+
+async def test_glob_shows_as_many_long_paths_as_fit(harness: Harness, long_paths: Path) -> None:
+    outcome = await harness.ok("glob", {"pattern": "*"})
+    assert outcome.result is not None
+    output = outcome.result.output
+    assert len(output.encode()) <= harness.env.limits.max_bytes
+    shown = paths(output)
+    assert 50 < len(shown) < 100 and shown[0].endswith("099_" + "n" * 240)  # newest first
+    assert f"Showing {len(shown)} of 100 files" in output
+    assert outcome.result.metadata == {"count": 100, "truncated": True}
+
+
+async def test_read_of_a_folder_lists_as_many_long_names_as_fit(harness: Harness) -> None:
+    for i in range(500):
+        write(harness.root, f"flat/{i:03d}_" + "w" * 200)
+    outcome = await harness.ok("read", {"filePath": "flat"})
+    assert outcome.result is not None
+    output = outcome.result.output
+    assert len(output.encode()) <= harness.env.limits.max_bytes
+    names = output.splitlines()[:-1]
+    assert 200 < len(names) < 500 and names[0] == "000_" + "w" * 200
+    assert output.endswith(f"\n... and {500 - len(names)} more entries (use glob or list to narrow down)")
+    assert outcome.result.metadata == {"entries": 500, "truncated": True}
+
+
+async def test_list_shows_fewer_entries_when_their_lines_pass_the_byte_limit(harness: Harness) -> None:
+    harness.env.limits = OutputLimits(max_bytes=8 * 1024)
+    for i in range(60):
+        write(harness.root, f"{i:02d}_" + "w" * 200)
+    outcome = await harness.ok("list", {})
+    assert outcome.result is not None
+    output = outcome.result.output
+    assert len(output.encode()) <= 8 * 1024
+    listed = [line for line in output.splitlines() if line.startswith("  ") and "w" * 200 in line]
+    assert 20 < len(listed) < 60
+    assert f"(Showing {len(listed)} of 60 entries." in output
+    assert outcome.result.metadata == {"count": 60, "files": 60, "truncated": True}

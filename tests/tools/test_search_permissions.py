@@ -140,6 +140,19 @@ async def test_grep_withholds_files_a_read_rule_asks_for(tmp_path: Path) -> None
     )
 
 
+async def test_the_withheld_note_names_no_more_paths_than_fit_in_2_kb(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    deep = "d" * 200 + "/" + "e" * 210
+    for i in range(8):
+        write(root, f"{deep}/{i}.env", "API=sekret\n")  # 417-byte paths: 4 fit in 2 KB
+    h = make_harness(root, tmp_path / "data")
+    out = await h.ok("grep", {"pattern": "API"})
+    assert out.result is not None
+    shown = [f"{deep}/{i}.env" for i in range(4)]
+    assert f"(Matches in {', '.join(shown)} and 4 more were withheld" in out.result.output
+    assert out.result.metadata["withheld"] == 8
+
+
 async def test_one_ask_for_a_search_when_reads_ask(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     write(root, "src/app.py", "token = 1\n")
