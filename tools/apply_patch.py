@@ -19,8 +19,10 @@ class ApplyPatchParams(BaseModel):
     patchText: str = Field(description="The patch: '*** Begin Patch' ... '*** End Patch' (or a unified diff)")
 
 
-def _change(ctx: ToolContext, patch: FilePatch, file: Target, moved: Target | None) -> tuple[FileChange, str]:
-    """The change one file section asks for, and a line saying what it does."""
+def _change(
+    ctx: ToolContext, patch: FilePatch, file: Target, moved: Target | None
+) -> list[tuple[FileChange, str]]:
+    """The changes one file section asks for, each with a line saying what it does."""
     current = load(ctx, file)
     if moved is not None and moved.path == file.entry:  # "Move to" the file's own name
         moved = None
@@ -29,21 +31,29 @@ def _change(ctx: ToolContext, patch: FilePatch, file: Target, moved: Target | No
             raise PatchError(
                 f"Add File {file.shown}: it already exists. Use '*** Update File:' to change it."
             )
-        return FileChange(file.path, None, FileText.created(patch.content).raw), f"A {file.shown}"
+        return [(FileChange(file.path, None, FileText.created(patch.content).raw), f"A {file.shown}")]
     if current is None:
         raise PatchError(f"{patch.kind.title()} File {file.shown}: no such file.")
     if patch.kind == "delete":  # a symlink: the link goes, not the file it points to
-        return FileChange(file.entry, current.raw, None, encoding=current.encoding), f"D {file.shown}"
+        return [(FileChange(file.entry, current.raw, None, encoding=current.encoding), f"D {file.shown}")]
     before = current.raw
     current.replace(replacements(current.body, patch.chunks, file.shown))
-    if moved is not None:  # a symlink: the link moves (the new text goes to the file it points to)
+    if moved is not None:
         if moved.path.exists() and moved.path != file.entry:
             raise PatchError(f"Move to {moved.shown}: a file already exists there.")
-        change = FileChange(file.entry, before, current.raw, moved.path, current.encoding)
-        return change, f"R {file.shown} -> {moved.shown}"
+        if file.entry == file.path:
+            change = FileChange(file.path, before, current.raw, moved.path, current.encoding)
+            return [(change, f"R {file.shown} -> {moved.shown}")]
+        # A symlink: the link moves, and the new text goes to the file it points to, as a change
+        # of that file's own, which the rules and the protected check see by its own name.
+        link = FileChange(file.entry, before, before, moved.path, current.encoding)
+        if current.raw == before:
+            return [(link, f"R {file.shown} -> {moved.shown}")]
+        pointed = FileChange(file.path, before, current.raw, encoding=current.encoding)
+        return [(pointed, f"M {ctx.relative(file.path)}"), (link, f"R {file.shown} -> {moved.shown}")]
     if current.raw == before:
         raise PatchError(f"Update File {file.shown}: the patch changes nothing in it.")
-    return FileChange(file.path, before, current.raw, encoding=current.encoding), f"M {file.shown}"
+    return [(FileChange(file.path, before, current.raw, encoding=current.encoding), f"M {file.shown}")]
 
 
 def _touches(patch: FilePatch, file: Target, moved: Target | None) -> set[Path]:
@@ -76,7 +86,9 @@ class ApplyPatch(Tool[ApplyPatchParams]):
                 "The patch names a file more than once; put all changes to a file in one section."
             )
         async with locked([*paths, *(f.path for f in files)]):
-            built = [_change(ctx, p, f, m) for p, f, m in zip(patches, files, moves, strict=True)]
+            built = [
+                pair for p, f, m in zip(patches, files, moves, strict=True) for pair in _change(ctx, p, f, m)
+            ]
             changes = [change for change, _line in built]
             summary = [line for _change, line in built]
             proposal = await propose(ctx, changes, f"Apply patch ({len(changes)} files)", others=True)
