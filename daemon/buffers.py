@@ -8,6 +8,8 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lsp_bridge.documents import BOM
+
 log = logging.getLogger(__name__)
 
 SETTLE_TIMEOUT = 2.0  # editors may debounce didChange (VS Code by 250 ms; Neovim by 150 ms by default)
@@ -58,7 +60,12 @@ class Buffers:
         return data != disk and data.replace(b"\r\n", b"\n") == disk.replace(b"\r\n", b"\n")
 
     def update(self, path: Path, version: int, text: str) -> None:
-        self.open[path] = (version, text)
+        """``text`` as the editor sends it. Editors hide the BOM a file starts with (and write it
+        back when they save): it is kept here as U+FEFF at the start of the text, as the tools
+        read the file, so the buffer and the disk compare as the same text."""
+        entry = self.open.get(path)
+        bom = entry[1].startswith(BOM) if entry is not None else _starts_with_bom(path)
+        self.open[path] = (version, BOM + text if bom and not text.startswith(BOM) else text)
         self._wake(path)
 
     def close(self, path: Path) -> bool:
@@ -96,6 +103,14 @@ class Buffers:
                 if path in self.open:
                     self.open[path] = (current, text)
                 return
+
+
+def _starts_with_bom(path: Path) -> bool:
+    try:
+        with path.open("rb") as file:
+            return file.read(3) == BOM.encode()
+    except OSError:  # not on disk (yet), or not a file
+        return False
 
 
 def _differs(path: Path, text: str | None) -> bool:

@@ -18,7 +18,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lsp_bridge import Bridge, BridgeConfig, BridgeError
-from lsp_bridge.documents import from_utf16, lsp_lines, uri_to_path, utf16_length
+from lsp_bridge.documents import BOM, from_utf16, lsp_lines, uri_to_path, utf16_length
 from tools import ToolError
 from tools.context import shown_path
 from tools.lsp import Operation, navigate
@@ -308,7 +308,8 @@ class Hub:
     def _text(self, path: Path) -> str:
         """The editor's text of ``path``, saved or not; else the file's (OSError if unreadable)."""
         text = self.buffers.text(path)
-        return text if text is not None else path.read_text(errors="replace")
+        text = text if text is not None else path.read_text(errors="replace")
+        return text.removeprefix(BOM)  # the editor's positions count no BOM
 
     def _column(self, path: Path, at: Position) -> int:
         """The editor's UTF-16 column at ``at`` as the code point column the lsp tool takes."""

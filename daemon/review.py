@@ -22,6 +22,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from lsp_bridge.documents import BOM
 from tools import PermissionDenied, PermissionRejected, PermissionRequest, ToolContext, ToolError
 from tools.changes import Applied, FileChange, write_to_disk
 from tools.diff import Hunk, apply_hunks, hunks, with_endings
@@ -100,8 +101,9 @@ class EditorChanges:
         return await self._settle(ctx, *await self._review(ctx, change))
 
     async def _review(self, ctx: ToolContext, change: FileChange) -> tuple[Proposal, dict[str, Any]]:
-        before, after = change.before or "", change.after or ""
-        proposal = Proposal(f"p_{uuid.uuid4().hex[:12]}", change, hunks(before, after), None)
+        proposal = Proposal(
+            f"p_{uuid.uuid4().hex[:12]}", change, hunks(_bare(change.before), _bare(change.after)), None
+        )
         proposal.base_version = self.buffers.version(change.path)  # the text under review
         self.pending[proposal.id] = proposal
         update = {"kind": "status", "status": "waiting for review", "proposalId": proposal.id}
@@ -149,8 +151,8 @@ class EditorChanges:
             "baseVersion": proposal.base_version,
             "isNewFile": change.before is None,
             "isDeletion": change.after is None,
-            "oldText": change.before or "",
-            "newText": change.after or "",
+            "oldText": _bare(change.before),  # as editors hold a file: its BOM hidden
+            "newText": _bare(change.after),
             "hunks": [
                 {
                     "id": h.id,
@@ -235,10 +237,12 @@ class EditorChanges:
                 f"The user accepted none of the change to {ctx.relative(change.target)}.",
             )
         final: str | None = answer.get("finalText")
+        expected = _expected(proposal, decision, accepted)
         if final is None:  # accepting a deletion deletes the file (None), not its lines
-            final = _expected(proposal, decision, accepted)
-        else:  # the editor's text, in its one line ending: the lines of the file keep their own
-            final = with_endings(final, _expected(proposal, decision, accepted) or "", change.before or "")
+            final = expected
+        else:  # the editor's text, in its one line ending (the lines of the file keep their own), no BOM
+            bare = with_endings(final.removeprefix(BOM), _bare(expected), _bare(change.before))
+            final = _bom(expected) + bare
         by_client = bool(answer.get("appliedByClient"))
         # Refused before anything is approved when the user's typing and the change meet; the
         # file may have been opened meanwhile: fine. ``_write`` merges with the buffer as it is then.
@@ -279,7 +283,7 @@ class EditorChanges:
         landing = self._landing(ctx, change, text)  # on the buffer as it is now, in this loop step
         if landing.status == "rejected" or landing.written is None:
             return landing
-        edits = line_edits(hunks(self.buffers.text(change.target) or "", landing.written), None)
+        edits = line_edits(hunks(_bare(self.buffers.text(change.target)), _bare(landing.written)), None)
         applied, reason = await self.editor.apply_edit(document_edit(change.target, version, edits))
         if not applied:
             reason = reason or "the editor refused the edit"
@@ -311,7 +315,7 @@ class EditorChanges:
         parts: list[types.TextDocumentEdit | types.RenameFile] = [types.RenameFile(old_uri=old, new_uri=new)]
         if text != change.before:
             blind = self.buffers.endings_only(change.path)  # edits of lines, not of their endings
-            edits = line_edits(hunks(self.buffers.text(change.path) or "", text, blind), None)
+            edits = line_edits(hunks(_bare(self.buffers.text(change.path)), _bare(text), blind), None)
             renamed = types.OptionalVersionedTextDocumentIdentifier(new, None)  # its version is the editor's
             parts.append(types.TextDocumentEdit(renamed, edits))
         applied, reason = await self.editor.apply_edit(types.WorkspaceEdit(document_changes=parts))
@@ -361,9 +365,19 @@ async def _in_turn(steps: Sequence[tuple[FileChange, Callable[[], Awaitable[Appl
 
 def _expected(proposal: Proposal, decision: str, accepted: list[str]) -> str | None:
     """What the file holds after ``decision`` on the proposal's hunks (None: deleted)."""
+    change = proposal.change
     if decision == "accept":
-        return proposal.change.after
-    return apply_hunks(proposal.change.before or "", proposal.blocks, accepted)
+        return change.after
+    return _bom(change.after) + apply_hunks(_bare(change.before), proposal.blocks, accepted)
+
+
+def _bare(text: str | None) -> str:
+    """A file's text as editors show it: a BOM is hidden (and written back when they save)."""
+    return (text or "").removeprefix(BOM)
+
+
+def _bom(text: str | None) -> str:
+    return BOM if text and text.startswith(BOM) else ""
 
 
 def _note(

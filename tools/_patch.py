@@ -213,10 +213,7 @@ def replacements(body: str, chunks: list[Chunk], shown: str) -> list[Replacement
     for number, chunk in enumerate(chunks, 1):
         where = f"{shown}, chunk {number}"
         if chunk.context:
-            found = _context_line(bare, chunk.context, cursor)
-            if found is None:
-                raise PatchError(f"{where}: the line after @@ ({chunk.context!r}) is not in the file.")
-            cursor = found + 1
+            cursor = _after_context(bare, chunk, cursor, where)
         old, new = list(chunk.old), list(chunk.new)
         hint = None if chunk.hint is None else chunk.hint + shift
         if (
@@ -326,6 +323,17 @@ def _out_of_order(
 
 
 _WORD = re.compile(r"\w")
+
+
+def _after_context(bare: list[str], chunk: Chunk, cursor: int, where: str) -> int:
+    """Where a chunk with an ``@@`` line may start: after that line, or on it when the chunk
+    repeats it as its first line (models often do: the next line like it would be another
+    class's method of the same name)."""
+    found = _context_line(bare, chunk.context, cursor)
+    if found is None:
+        raise PatchError(f"{where}: the line after @@ ({chunk.context!r}) is not in the file.")
+    repeated = bool(chunk.old) and chunk.old[0].strip() == bare[found].strip()
+    return found if repeated else found + 1
 
 
 def _context_line(lines: list[str], context: str, start: int) -> int | None:

@@ -36,3 +36,40 @@ def test_accepting_one_hunk_and_saving_changes_only_that_line_of_a_mixed_file(
     assert "unsaved" not in read and "also edited" not in told, (read, told)
     editor.lua("vim.cmd('buffer c.py'); vim.cmd('write')")
     assert source.read_bytes() == MIXED.replace("return 4\r\n", "return 40\r\n").encode()
+
+
+BOM_TEXT = "\ufeffimport os\nx = 1\n\n\ny = 2\n"
+
+
+def test_a_file_with_a_bom_is_reviewed_and_saved_as_editors_hold_it(
+    editor: Editor, fake: ScriptedModel, workspace: Path
+) -> None:
+    """Neovim hides the BOM (and writes it back): the review's texts have none, and the buffer the
+    review opens is not taken for a user's edit of line 1 (the change was refused as clashing)."""
+    source = workspace / "bom.py"
+    source.write_bytes(BOM_TEXT.encode())
+    editor.lua("""
+        local c = require('lspilot.client')
+        c.ensure()
+    """)
+    editor.until("#vim.lsp.get_clients({name = 'lspilot'}) == 1")
+    editor.lua("""
+        local client = vim.lsp.get_clients({name = 'lspilot'})[1]
+        local show = client.handlers['lspilot/reviewEdit']
+        client.handlers['lspilot/reviewEdit'] = function(err, params, ctx, config)
+          _G.sent = {params.oldText, params.newText, params.hunks[1].oldText}
+          return show(err, params, ctx, config)
+        end
+    """)
+    read_then(fake, "bom.py", ("edit", {"filePath": "bom.py", "oldString": "x = 1", "newString": "x = 10"}))
+    editor.ask("bigger")
+    editor.pending(1)
+    assert editor.lua("return _G.sent") == [BOM_TEXT[1:], BOM_TEXT[1:].replace("x = 1", "x = 10"), "x = 1\n"]
+    editor.lua("vim.cmd('Lspilot accept-all')")
+    assert editor.finished() == "end"
+    _read, told = tool_results(fake)
+    assert told.startswith("Edited bom.py") and "changed in the editor" not in told, told
+    assert "also edited" not in told, told
+    assert editor.buffer("bom.py") == ["import os", "x = 10", "", "", "y = 2"]
+    editor.lua("vim.cmd('buffer bom.py'); vim.cmd('write')")
+    assert source.read_bytes() == BOM_TEXT.replace("x = 1", "x = 10").encode()

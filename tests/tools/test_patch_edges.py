@@ -60,3 +60,25 @@ async def test_a_move_to_the_files_own_name_is_an_update(h: Harness) -> None:
     outcome = await h.ok("apply_patch", {"patchText": patch})
     assert outcome.result is not None and outcome.result.output.startswith("Applied the patch:\n  M f.txt")
     assert path.read_text() == "x = 2\n"
+
+
+async def test_a_chunk_that_repeats_its_at_at_line_starts_on_that_line(h: Harness) -> None:
+    """Models write ``@@ def close(self):`` then `` def close(self):`` as the first context line:
+    the chunk was looked for after the named line, so it changed the next ``close`` (B's)."""
+    source = "class A:\n    def close(self):\n        self.f.close()\n\n\nclass B:\n"
+    source += "    def close(self):\n        self.f.close()\n"
+    path = seen(h, "x.py", source)
+    patch = (
+        "*** Begin Patch\n*** Update File: x.py\n@@     def close(self):\n     def close(self):\n"
+        "         self.f.close()\n+        self.closed = True\n*** End Patch"
+    )
+    h.human.replies = [ONCE]
+    await h.ok("apply_patch", {"patchText": patch})
+    assert path.read_text() == source.replace(
+        "self.f.close()\n", "self.f.close()\n        self.closed = True\n", 1
+    )
+    top = "*** Begin Patch\n*** Update File: x.py\n@@ class A:\n class A:\n"
+    top += "-    def close(self):\n+    def shut(self):\n"
+    h.human.replies = [ONCE]
+    await h.ok("apply_patch", {"patchText": top + "*** End Patch"})
+    assert path.read_text().startswith("class A:\n    def shut(self):\n")
