@@ -267,8 +267,26 @@ def find(content: Content, old: str, new: str, replace_all: bool = False) -> Fou
             for s, e in spans
             if _joined(body[s - 1 : s], body[s : s + 1]) or _joined(body[e - 1 : e], body[e : e + 1])
         ]
+        if len(in_words) == len(spans) and not replace_all:
+            _refuse_whole_lines_elsewhere(content, old, spans)
         return Found(replacements, name, [content.line_of(start) for start, _ in spans], in_words)
     raise MatchError(not_found(content, old))
+
+
+def _refuse_whole_lines_elsewhere(content: Content, old: str, in_words: list[Span]) -> None:
+    """An exact match that is only part of a longer word (``count = 0`` in ``account = 0``)
+    while whole lines elsewhere match but for their whitespace (``count = 0  ``): the lines
+    meant are the latter, most likely. Not guessed: refused, naming both."""
+    for name, matcher in (("line-trimmed", line_trimmed), ("whitespace-normalized", whitespace_normalized)):
+        apart = [s for s in set(matcher(content, old)) if not any(s[0] < e and b < s[1] for b, e in in_words)]
+        if apart:
+            raise MatchError(
+                f"oldString is exactly in line {_shown(content, in_words)}, but there only as part of a "
+                f"longer word, and whole lines match it at line {_shown(content, sorted(apart))} but for "
+                f"their whitespace ({name}); which is meant cannot be told, so nothing was changed. Copy "
+                "the exact lines of the one to change from read's output (without the line-number "
+                "prefix) into oldString."
+            )
 
 
 def _shown(content: Content, spans: list[Span]) -> str:

@@ -67,3 +67,19 @@ async def test_multiedit_marks_each_edit_that_was_not_an_exact_whole_word_match(
         "Note: some oldStrings did not match exactly (matcher in brackets). Check the diff.",
         "Note: some oldStrings matched part of a longer word (in brackets). Check the diff.",
     ]
+
+
+async def test_part_of_a_longer_word_is_refused_when_whole_lines_match_elsewhere(h: Harness) -> None:
+    """``count = 0`` is exactly in ``account = 0``, and whole lines match it but for trailing
+    spaces: the exact match used to win, and setup() was changed instead of run()."""
+    text = "def setup():\n    account = 0\n    limit = 5\n\n\ndef run():\n    count = 0  \n    limit = 5\n"
+    path = await seen(h, "w.py", text)
+    edit = {
+        "filePath": "w.py",
+        "oldString": "count = 0\n    limit = 5",
+        "newString": "count = 1\n    limit = 9",
+    }
+    outcome = await h.call("edit", edit)
+    assert outcome.error is not None and path.read_text() == text
+    assert "exactly in line 2, but there only as part of a longer word" in outcome.error
+    assert "whole lines match it at line 7 but for their whitespace (line-trimmed)" in outcome.error
