@@ -244,7 +244,12 @@ def replacements(body: str, chunks: list[Chunk], shown: str) -> list[Replacement
                 )
             at_end = chunk.at_end and found == len(bare) - len(old)  # else: as any other chunk
             if chunk.hint is None and not chunk.context and not at_end:
-                _refuse_ambiguous(bare, old, found, cursor, where)
+                _refuse_ambiguous(bare, old, found, spans, where)
+            if (
+                hint is not None
+                and (earlier := _nearer_before(bare, old, found, cursor, hint=hint, spans=spans)) is not None
+            ):
+                raise _out_of_order(shown, chunk, number, (earlier, earlier + len(old)), spans)
             at = found
             if chunk.hint is not None:
                 shift = at - (chunk.hint - 1)
@@ -353,14 +358,13 @@ def _context_line(lines: list[str], context: str, start: int) -> int | None:
     return next((i for i in range(start, len(lines)) if pattern.search(lines[i])), None)
 
 
-def _refuse_ambiguous(lines: list[str], old: list[str], found: int, start: int, where: str) -> None:
-    """A chunk with neither a line number nor an "@@" line must fit one place after ``start``:
-    of several, taking the first would as likely change the wrong one."""
-    n = len(old)
-    same = next(same for same in _LEVELS if all(same(lines[found + k], old[k]) for k in range(n)))
-    places = [
-        i for i in range(start, len(lines) - n + 1) if all(same(lines[i + k], old[k]) for k in range(n))
-    ]
+def _refuse_ambiguous(
+    lines: list[str], old: list[str], found: int, spans: list[tuple[int, int]], where: str
+) -> None:
+    """A chunk with neither a line number nor an "@@" line must fit one place in the lines no
+    earlier chunk changed: of several, taking the first after the chunk before it would as
+    likely change the wrong one (chunks written out of the file's order go there)."""
+    places = _places(lines, old, found, range(len(lines) - len(old) + 1), spans)
     if len(places) > 1:
         shown = ", ".join(str(i + 1) for i in places[:10]) + (" ..." if len(places) > 10 else "")
         raise PatchError(
@@ -368,6 +372,33 @@ def _refuse_ambiguous(lines: list[str], old: list[str], found: int, start: int, 
             "not clear which to change. Add an '@@' line naming the function or class it is in "
             "(e.g. '@@ def name'), or more unchanged context lines. Nothing was changed."
         )
+
+
+def _nearer_before(
+    lines: list[str], old: list[str], found: int, cursor: int, *, hint: int, spans: list[tuple[int, int]]
+) -> int | None:
+    """A place before ``cursor`` (in lines no earlier hunk changed) where a unified hunk's lines
+    fit nearer its own line number than ``found``: the hunks are out of order, and the one
+    after the cursor is not the place the hunk names."""
+    before = _places(lines, old, found, range(min(cursor, len(lines) - len(old) + 1)), spans)
+    nearest = min(before, key=lambda i: abs(i - (hint - 1)), default=None)
+    if nearest is not None and abs(nearest - (hint - 1)) < abs(found - (hint - 1)):
+        return nearest
+    return None
+
+
+def _places(
+    lines: list[str], old: list[str], found: int, starts: range, spans: list[tuple[int, int]]
+) -> list[int]:
+    """The starts where ``old`` fits as closely as at ``found``, in lines ``spans`` left alone."""
+    n = len(old)
+    same = next(same for same in _LEVELS if all(same(lines[found + k], old[k]) for k in range(n)))
+    return [
+        i
+        for i in starts
+        if all(same(lines[i + k], old[k]) for k in range(n))
+        and not any(i < e and s < i + n for s, e in spans)
+    ]
 
 
 def _seek(

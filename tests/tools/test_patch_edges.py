@@ -82,3 +82,36 @@ async def test_a_chunk_that_repeats_its_at_at_line_starts_on_that_line(h: Harnes
     h.human.replies = [ONCE]
     await h.ok("apply_patch", {"patchText": top + "*** End Patch"})
     assert path.read_text().startswith("class A:\n    def shut(self):\n")
+
+
+TWINS = (
+    "def load(path):\n    if not path:\n        return None\n    return read(path)\n\n\n"
+    "def parse(text):\n    return tokens(text)\n\n\n"
+    "def save(path):\n    if not path:\n        return None\n    return write(path)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("patch", "said"),
+    [
+        (  # chunk 2 fits load (line 2) and save (line 12); only save is after chunk 1
+            "*** Begin Patch\n*** Update File: m.py\n"
+            "@@\n-    return tokens(text)\n+    return tokens(text.strip())\n"
+            "@@\n     if not path:\n-        return None\n+        raise ValueError(path)\n*** End Patch",
+            "m.py, chunk 2: its lines fit 2 places (starting at lines 2, 12)",
+        ),
+        (  # hunk 2 names line 2 (load): it went to save, the only place after hunk 1
+            "--- a/m.py\n+++ b/m.py\n"
+            "@@ -8 +8 @@\n-    return tokens(text)\n+    return tokens(text.strip())\n"
+            "@@ -2,2 +2,2 @@\n     if not path:\n-        return None\n+        raise ValueError(path)\n",
+            "m.py: hunk 2 (lines 2-3) comes before hunk 1 in the file",
+        ),
+    ],
+)
+async def test_a_chunk_that_also_fits_before_the_one_before_it_is_refused(
+    h: Harness, patch: str, said: str
+) -> None:
+    path = seen(h, "m.py", TWINS)
+    outcome = await h.call("apply_patch", {"patchText": patch})
+    assert outcome.error is not None and said in outcome.error, outcome.error
+    assert path.read_text() == TWINS and h.human.asked == []
