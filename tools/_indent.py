@@ -193,14 +193,14 @@ def keep_unchanged(fitted: str, old: str, new: str, matched: str) -> str:
     for spaces, doubled or trailing spaces). Lines the model changed stay the model's."""
     old_lines, new_lines, file_lines = old.split("\n"), new.split("\n"), matched.split("\n")
     out = fitted.split("\n")
-    in_file = _same_lines(old_lines, file_lines)
+    in_file = same_lines(old_lines, file_lines)
     for k, olds in _counterparts(old_lines, new_lines):
         if len(olds) == 1 and new_lines[k] == old_lines[olds[0]] and olds[0] in in_file:
             out[k] = file_lines[in_file[olds[0]]]
     return "\n".join(out)
 
 
-def _same_lines(old: list[str], file: list[str]) -> dict[int, int]:
+def same_lines(old: list[str], file: list[str]) -> dict[int, int]:
     """Old line -> the file line that is the same line, but for the model's sloppiness: equal
     once whitespace is collapsed, or rewritten one for one and similar. Not by position alone: a
     matcher's block may pair an old line with a different file line (``if x:`` for ``store()``)."""

@@ -23,6 +23,7 @@ from functools import cached_property
 from rapidfuzz import fuzz, process
 
 from ._anchored import Anchored, block_anchored, context_aware, line_slack
+from ._block_merge import Unplaced, onto_block
 from ._indent import Unfitted, core, fit, keep_unchanged, reindent, shape
 from .base import ToolError
 from .diff import split_lines
@@ -220,6 +221,8 @@ def _disjoint(spans: list[Span]) -> list[Span]:
     return out
 
 
+#: The matchers whose block may hold lines oldString lacks or misremembers (``onto_block``).
+ANCHORED = ("context-aware", "block-anchored")
 CASCADE: tuple[tuple[str, Matcher], ...] = (
     ("exact", exact),
     ("escape-normalized", escape_normalized),
@@ -329,7 +332,16 @@ def _new_text(content: Content, old: str, new: str, span: Span, matcher: str) ->
     if matcher == "indentation-flexible":  # its spans are oldString shifted as a block
         return keep_unchanged(reindent(new, old, matched), old, new, matched)
     try:  # the other spans may be indented differently from old, even unevenly
+        if matcher in ANCHORED:
+            return onto_block(fit(new, old, matched), old, new, matched)
         return keep_unchanged(fit(new, old, matched), old, new, matched)
+    except Unplaced:
+        first, last = content.line_of(span[0]), content.line_of(max(span[0], span[1] - 1))
+        raise MatchError(
+            f"oldString matched lines {first}-{last} ({matcher}), but too many of its lines differ "
+            "from the file's to tell which file lines newString changes; nothing was changed. Copy "
+            "the lines from read's output (without the line-number prefix) into oldString."
+        ) from None
     except Unfitted as error:
         first, last = content.line_of(span[0]), content.line_of(max(span[0], span[1] - 1))
         raise MatchError(

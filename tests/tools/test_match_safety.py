@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from tools._block_merge import Unplaced, onto_block
+
 from .test_match import Case, check
 
 #: Two methods with the same first and last line sharing two of four middle lines.
@@ -99,8 +101,51 @@ CASES = [
         "def handle(request):\n    user = authenticate(request)\n"
         "    data = parse_body(request, strict=True)\n    result = process(user, data)\n    return result",
         "context-aware",
+        # and audit.record, which the model's copy lacks, stays (the block replaced whole lost it)
         "def handle(request):\n    user = authenticate(request)\n"
-        "    data = parse_body(request, strict=True)\n    result = process(user, data)\n    return result\n",
+        "    data = parse_body(request, strict=True)\n    audit.record(user)\n"
+        "    result = process(user, data)\n"
+        "    return result\n",
+    ),
+    Case(
+        # Replaced whole by newString, the block lost the audit and fraud lines the copy lacked.
+        "lines the model's copy lacks stay when it changes a line beside them (block-anchored)",
+        "def process_order(order, inventory, payments):\n    validate_order_fields(order)\n"
+        "    reserve_inventory_items(inventory, order.items)\n    audit_log.record('reserved', order.id)\n"
+        "    charge_customer_payment(payments, order.customer, order.total)\n"
+        "    verify_fraud_score(order, threshold=0.8)\n"
+        "    send_confirmation_email(order.customer, order.id)\n"
+        "    update_order_status(order, 'confirmed')\n    return order\n",
+        "def process_order(order, inventory, payments):\n    validate_order_fields(order)\n"
+        "    reserve_inventory_items(inventory, order.items)\n"
+        "    charge_customer_payment(payments, order.customer, order.total)\n"
+        "    send_confirmation_email(order.customer, order.id)\n"
+        "    update_order_status(order, 'confirmed')\n    return order",
+        "def process_order(order, inventory, payments):\n    validate_order_fields(order)\n"
+        "    reserve_inventory_items(inventory, order.items)\n"
+        "    charge_customer_payment(payments, order.customer, order.total)\n"
+        "    send_confirmation_email(order.customer, order.id)\n"
+        "    update_order_status(order, 'done')\n    return order",
+        "block-anchored",
+        "def process_order(order, inventory, payments):\n    validate_order_fields(order)\n"
+        "    reserve_inventory_items(inventory, order.items)\n    audit_log.record('reserved', order.id)\n"
+        "    charge_customer_payment(payments, order.customer, order.total)\n"
+        "    verify_fraud_score(order, threshold=0.8)\n"
+        "    send_confirmation_email(order.customer, order.id)\n"
+        "    update_order_status(order, 'done')\n    return order\n",
+    ),
+    Case(
+        # The model's two misremembered lines, which newString keeps, replaced the file's real ones.
+        "lines the model misremembers and keeps stay as the file has them (context-aware)",
+        "def configure(app):\n    app.name = 'svc'\n    app.timeout = compute_timeout(app.env, retries=5)\n"
+        "    app.debug = False\n    app.cache = build_cache(app.env)\n    app.port = 8080\n    return app\n",
+        "def configure(app):\n    app.name = 'svc'\n    app.workers = 4\n    app.debug = False\n"
+        "    app.log_level = 'info'\n    app.port = 8080\n    return app",
+        "def configure(app):\n    app.name = 'svc'\n    app.workers = 4\n    app.debug = False\n"
+        "    app.log_level = 'info'\n    app.port = 9090\n    return app",
+        "context-aware",
+        "def configure(app):\n    app.name = 'svc'\n    app.timeout = compute_timeout(app.env, retries=5)\n"
+        "    app.debug = False\n    app.cache = build_cache(app.env)\n    app.port = 9090\n    return app\n",
     ),
     Case(
         "an unchanged line keeps the file's inner whitespace",
@@ -227,3 +272,12 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_safety(case: Case) -> None:
     check(case)
+
+
+def test_changes_that_cannot_be_placed_on_the_file_s_lines_are_refused() -> None:
+    """Two changed lines apart, with no line between them that is in the file as the model
+    wrote it: which file lines each stands for cannot be told."""
+    old, new = "A\nX\nB\nY\nC", "A\nX2\nB\nY2\nC"
+    with pytest.raises(Unplaced):
+        onto_block(new, old, new, "A\nsomething else\nand other\nlines entirely\nC")
+    assert onto_block(new, old, new, "A\nX\nkept\nB\nY\nC") == "A\nX2\nkept\nB\nY2\nC"
