@@ -13,7 +13,7 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -146,6 +146,9 @@ class EditorAsker:
     editor: Editor
     session_id: str
     engine: PermissionEngine | None = None  # set once the session's engine exists
+    #: The session's "reject for this session" rules: kept by the hub for the session's later
+    #: turns (each turn has an engine of its own).
+    denied: list[Rule] = field(default_factory=list[Rule])
 
     async def permission(self, request: PermissionRequest) -> Reply:
         if self.editor.permissions:
@@ -186,6 +189,7 @@ class EditorAsker:
             for pattern in request.always or request.patterns:
                 rule = Rule(request.permission, pattern, "deny", "the editor, this session")
                 self.engine.rules.append(rule)
+                self.denied.append(rule)
         if choice in ("reject_once", "reject_always"):
             return Reply("reject", str(feedback) if feedback else None)
         log.warning("the editor answered %r, not one of the options; taken as a reject", choice)

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lsp_bridge import Bridge, BridgeConfig, BridgeError
 from lsp_bridge.documents import BOM, from_utf16, lsp_lines, uri_to_path, utf16_length
-from tools import ToolError
+from tools import Rule, ToolError
 from tools.context import shown_path
 from tools.lsp import Operation, navigate
 
@@ -129,6 +129,8 @@ class Hub:
     running: dict[str, Running] = field(default_factory=dict[str, Running])
     buffers: Buffers = field(default_factory=Buffers)
     proposals: dict[str, Proposal] = field(default_factory=dict[str, Proposal])
+    #: Each session's "reject for this session" rules, for its later turns.
+    denied: dict[str, list[Rule]] = field(default_factory=dict[str, list[Rule]])
     _runtime: Runtime | None = None
     _config: tuple[Any, ...] = ()  # configuration.stamp of what _runtime was read from
     _bridge: Bridge | None = None
@@ -229,6 +231,8 @@ class Hub:
             raise CommandError(str(error)) from None
         session_id = loop.env.session.id
         asker.session_id, asker.engine = session_id, loop.env.permissions
+        asker.denied = self.denied.setdefault(session_id, [])
+        loop.env.permissions.rules.extend(asker.denied)  # "reject for this session" of earlier turns
         try:
             await loop.initialize()
             self._refuse_if_running(session_id)  # another ask for it may have started meanwhile

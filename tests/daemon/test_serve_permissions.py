@@ -112,6 +112,25 @@ async def test_a_reject_with_feedback_reaches_the_model(
     assert "secrets stay private" in tool_results(fake)[-1]
 
 
+async def test_reject_for_this_session_lasts_for_the_session_s_later_turns(
+    connect: Callable[..., Any], fake: ScriptedModel
+) -> None:
+    """Each turn has an engine of its own: the deny rule was dropped when the turn ended."""
+    read_env = Turn(tool_calls=[("read", {"filePath": ".env"})])
+    fake.turns.extend([read_env, Turn(text="understood"), read_env, Turn(text="again"), read_env])
+    fake.turns.append(Turn(text="other"))
+    editor: Editor = await connect("neovim", FULL)
+    editor.permission_answers.append({"optionId": "reject_always", "feedback": "never"})
+    first = await editor.command("lspilot.ask", {"prompt": "read .env"})
+    assert first["stopReason"] == "end" and len(editor.permission_asks) == 1
+    second = await editor.command("lspilot.ask", {"sessionId": first["sessionId"], "prompt": "again"})
+    assert second["stopReason"] == "end" and len(editor.permission_asks) == 1  # not asked again
+    assert "rule read '.env' = deny in the editor, this session" in tool_results(fake)[-1]
+    editor.permission_answers.append({"optionId": "reject_once"})
+    other = await editor.command("lspilot.ask", {"prompt": "read .env in a new session"})
+    assert other["sessionId"] != first["sessionId"] and len(editor.permission_asks) == 2
+
+
 async def test_without_lspilot_options_permissions_fall_back_to_message_requests(
     connect: Callable[..., Any], fake: ScriptedModel
 ) -> None:
