@@ -73,6 +73,7 @@ class Editor:
     server: LanguageServer
     review: bool = False
     permissions: bool = False
+    questions: bool = False  # answers lspilot/question (a free answer too), not only showMessageRequest
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
         self.server.protocol.notify(method, params)
@@ -196,7 +197,16 @@ class EditorAsker:
         return Reply("reject")
 
     async def question(self, question: str, options: list[str]) -> str:
-        picked = await self.editor.show_message_request(types.MessageType.Info, question, options)
-        if picked is None:
+        """The user's answer: one of ``options`` or their own words, where the editor asks with
+        ``lspilot/question``; else one of ``options`` (``window/showMessageRequest`` has no place
+        to type, and without options nothing to pick)."""
+        if self.editor.questions:
+            answer = await self.editor.request(
+                "lspilot/question", {"sessionId": self.session_id, "question": question, "options": options}
+            )
+            picked = None if answer is None or field_of(answer, "cancelled") else field_of(answer, "answer")
+        else:
+            picked = await self.editor.show_message_request(types.MessageType.Info, question, options)
+        if not isinstance(picked, str) or not picked.strip():
             raise ToolError("The user dismissed the question without answering.")
         return picked

@@ -211,7 +211,8 @@ def build() -> Server:
         folders = params.workspace_folders or []
         uri = folders[0].uri if folders else params.root_uri
         root = uri_to_path(uri) if uri else Path(params.root_path or Path.cwd())
-        editor = Editor(server, bool(options.get("review")), bool(options.get("permissions")))
+        flags = (bool(options.get(name)) for name in ("review", "permissions", "questions"))
+        editor = Editor(server, *flags)
         server.hub = Hub(root.resolve(), editor)
         if options.get("follow"):
             if editor.shows_documents():
@@ -219,10 +220,11 @@ def build() -> Server:
             else:
                 log.warning("follow is on, but this editor cannot show documents (window/showDocument)")
         log.info(
-            "serving %s (review=%s, permissions=%s, follow=%s)",
+            "serving %s (review=%s, permissions=%s, questions=%s, follow=%s)",
             root,
             editor.review,
             editor.permissions,
+            editor.questions,
             server.hub.follower.enabled,
         )
 

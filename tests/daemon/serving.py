@@ -48,6 +48,8 @@ class Editor:
         self.permission_answers: list[dict[str, Any]] = []
         self.message_requests: list[types.ShowMessageRequestParams] = []
         self.message_answers: list[str | None] = []
+        self.questions: list[dict[str, Any]] = []
+        self.question_answers: list[dict[str, Any]] = []
         self.reviews: list[dict[str, Any]] = []
         self.review_answers: list[dict[str, Any]] = []
         self.applied: list[dict[str, Any]] = []
@@ -69,6 +71,12 @@ class Editor:
             self.changed.set()
             return self.permission_answers.pop(0) if self.permission_answers else {"cancelled": True}
 
+        @client.feature("lspilot/question")
+        def question(params: Any) -> dict[str, Any]:
+            self.questions.append(params)
+            self.changed.set()
+            return self.question_answers.pop(0) if self.question_answers else {"cancelled": True}
+
         @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
         def message_request(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
             self.message_requests.append(params)
@@ -82,32 +90,33 @@ class Editor:
             self.while_reviewing()
             return self.review_answers.pop(0) if self.review_answers else {"decision": "cancelled"}
 
-        client.protocol.fm.features[types.WINDOW_SHOW_DOCUMENT] = self.show  # replaces pytest-lsp's
+        features = client.protocol.fm.features  # methods, which client.feature cannot mark
+        features[types.WINDOW_SHOW_DOCUMENT] = self.show  # replaces pytest-lsp's
+        features[types.WORKSPACE_APPLY_EDIT] = self.apply_edit
 
-        @client.feature(types.WORKSPACE_APPLY_EDIT)
-        def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
-            for change in params.edit.document_changes or []:
-                if isinstance(change, types.DeleteFile):  # as Neovim and VS Code do: file and buffer go
-                    uri_to_path(change.uri).unlink()
-                    if change.uri in self.buffers:
-                        self.close(change.uri)
-                    self.applied.append({"uri": change.uri, "deleted": True})
-                    continue
-                if isinstance(change, types.RenameFile):  # the file and its buffer move
-                    uri_to_path(change.old_uri).rename(uri_to_path(change.new_uri))
-                    if change.old_uri in self.buffers:
-                        self.open(uri_to_path(change.new_uri), self.close(change.old_uri))
-                    self.applied.append({"uri": change.old_uri, "renamed": change.new_uri})
-                    continue
-                assert isinstance(change, types.TextDocumentEdit)
-                uri = change.text_document.uri
-                if uri not in self.buffers:  # as VS Code does: opened to be edited
-                    self.open(uri_to_path(uri))
-                text, version = self.buffers[uri]
-                assert change.text_document.version in (version, None)
-                self.applied.append({"uri": uri, "edits": change.edits})
-                self.change(uri, _apply(text, change.edits), self.debounce)
-            return types.ApplyWorkspaceEditResult(applied=True)
+    def apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        for change in params.edit.document_changes or []:
+            if isinstance(change, types.DeleteFile):  # as Neovim and VS Code do: file and buffer go
+                uri_to_path(change.uri).unlink()
+                if change.uri in self.buffers:
+                    self.close(change.uri)
+                self.applied.append({"uri": change.uri, "deleted": True})
+                continue
+            if isinstance(change, types.RenameFile):  # the file and its buffer move
+                uri_to_path(change.old_uri).rename(uri_to_path(change.new_uri))
+                if change.old_uri in self.buffers:
+                    self.open(uri_to_path(change.new_uri), self.close(change.old_uri))
+                self.applied.append({"uri": change.old_uri, "renamed": change.new_uri})
+                continue
+            assert isinstance(change, types.TextDocumentEdit)
+            uri = change.text_document.uri
+            if uri not in self.buffers:  # as VS Code does: opened to be edited
+                self.open(uri_to_path(uri))
+            text, version = self.buffers[uri]
+            assert change.text_document.version in (version, None)
+            self.applied.append({"uri": uri, "edits": change.edits})
+            self.change(uri, _apply(text, change.edits), self.debounce)
+        return types.ApplyWorkspaceEditResult(applied=True)
 
     def show(self, params: types.ShowDocumentParams) -> types.ShowDocumentResult:
         self.shown.append(params)

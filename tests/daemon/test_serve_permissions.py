@@ -131,6 +131,30 @@ async def test_reject_for_this_session_lasts_for_the_session_s_later_turns(
     assert other["sessionId"] != first["sessionId"] and len(editor.permission_asks) == 2
 
 
+async def test_questions_take_a_free_answer_where_the_editor_asks_them_itself(
+    connect: Callable[..., Any], fake: ScriptedModel
+) -> None:
+    """Without options, a window/showMessageRequest has nothing to pick and nowhere to type:
+    the question was "dismissed" at once (Neovim) or a toast without buttons (VS Code)."""
+    which = Turn(tool_calls=[("question", {"question": "Which database?"})])
+    pick = Turn(tool_calls=[("question", {"question": "Port?", "options": ["5432", "3306"]})])
+    fake.turns.extend([which, pick, Turn(text="done")])
+    editor: Editor = await connect("neovim", {**FULL, "questions": True})
+    editor.question_answers += [{"answer": "SQLite, in a file"}, {"answer": "6543"}]
+    result = await editor.command("lspilot.ask", {"prompt": "set up the database"})
+    assert result["stopReason"] == "end"
+    assert [(q["question"], q["options"]) for q in editor.questions] == [
+        ("Which database?", []),
+        ("Port?", ["5432", "3306"]),
+    ]
+    assert editor.questions[0]["sessionId"] == result["sessionId"] and not editor.message_requests
+    assert ["SQLite, in a file" in text for text in tool_results(fake)[-2:]] == [True, False]
+    assert "6543" in tool_results(fake)[-1]
+    fake.turns.extend([which, Turn(text="ok")])
+    await editor.command("lspilot.ask", {"sessionId": result["sessionId"], "prompt": "again"})  # cancelled
+    assert tool_results(fake)[-1] == "Error: The user dismissed the question without answering."
+
+
 async def test_without_lspilot_options_permissions_fall_back_to_message_requests(
     connect: Callable[..., Any], fake: ScriptedModel
 ) -> None:

@@ -105,6 +105,38 @@ def test_a_permission_prompt_is_answered_through_vim_ui_select(editor: Editor, f
     assert editor.lua("return #_G.asked") == 2
 
 
+def test_the_agent_s_questions_take_an_option_or_the_user_s_own_words(
+    editor: Editor, fake: ScriptedModel
+) -> None:
+    """Through window/showMessageRequest, a question without options was "dismissed" at once
+    and one with options had nowhere to type."""
+    free = Turn(tool_calls=[("question", {"question": "Which database?"})])
+    pick = Turn(tool_calls=[("question", {"question": "Port?", "options": ["5432", "3306"]})])
+    fake.turns.extend([free, pick, pick, Turn(text="done")])
+    editor.lua("""
+        _G.seen, _G.picks = {}, {2, 3}
+        vim.ui.input = function(opts, on_confirm)
+          table.insert(_G.seen, opts.prompt)
+          on_confirm(#_G.seen == 1 and 'SQLite, in a file' or '6543')
+        end
+        vim.ui.select = function(items, opts, on_choice)
+          table.insert(_G.seen, opts.prompt .. ' | ' .. table.concat(items, ' | '))
+          local index = table.remove(_G.picks, 1)
+          on_choice(items[index], index)
+        end
+    """)
+    editor.ask("set up the database")
+    assert editor.finished() == "end"
+    assert editor.lua("return _G.seen") == [
+        "lspilot asks: Which database? ",
+        "lspilot asks: Port? | 5432 | 3306 | Answer in your own words...",
+        "lspilot asks: Port? | 5432 | 3306 | Answer in your own words...",
+        "lspilot asks: Port? ",
+    ]
+    results = tool_results(fake)
+    assert "SQLite, in a file" in results[-3] and "3306" in results[-2] and "6543" in results[-1]
+
+
 def test_two_permission_prompts_at_once_are_asked_one_after_the_other(
     editor: Editor, fake: ScriptedModel, workspace: Path
 ) -> None:

@@ -133,6 +133,11 @@ local function handlers()
         require('lspilot.permission').ask(params, answer, ctx.client_id)
       end, { cancelled = true })
     end,
+    ['lspilot/question'] = function(_, params, ctx)
+      return M.deferred('question', ctx, function(answer)
+        require('lspilot.permission').question(params, answer, ctx.client_id)
+      end, { cancelled = true })
+    end,
     ['workspace/applyEdit'] = function(err, params, ctx)
       return require('lspilot.apply').handler(err, params, ctx)
     end,
@@ -209,7 +214,7 @@ local function start_config(root)
     cmd_env = opts.cmd_env,
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fs.basename(root) } },
-    init_options = { lspilot = { review = true, permissions = true, follow = opts.follow } },
+    init_options = { lspilot = { review = true, permissions = true, questions = true, follow = opts.follow } },
     -- Every edit goes to the daemon at once. Neovim flushes debounced changes before a request
     -- or notification, but not before a reply: a review or permission answer sent within
     -- 150 ms of typing would be judged against the buffer's older text. (Neovim applies the

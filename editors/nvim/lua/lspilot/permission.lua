@@ -1,5 +1,6 @@
 -- Permission prompts (lspilot/requestPermission): the four options through vim.ui.select, and
--- for a reject an optional reason (vim.ui.input) that goes to the model. One prompt at a time:
+-- for a reject an optional reason (vim.ui.input) that goes to the model. The agent's questions
+-- (lspilot/question): its options and a free answer, or vim.ui.input alone. One prompt at a time:
 -- the agent's tool calls of one step run at once, and a picker opened over another closes it
 -- (telescope, fzf-lua, snacks...), which answered the first as dismissed and stopped the turn.
 local config = require('lspilot.config')
@@ -7,7 +8,7 @@ local util = require('lspilot.util')
 
 local M = {}
 
----@type {params: table, answer: fun(result: table), client_id?: integer}[] prompts not shown yet
+---@type {params: table, answer: fun(result: table), client_id?: integer, show: function}[] prompts not shown yet
 local waiting = {}
 local showing = false
 
@@ -50,6 +51,33 @@ local function prompt(params, answer)
   end))
 end
 
+local OWN_WORDS = 'Answer in your own words...'
+
+-- A question of the agent: vim.ui.select over its options and a last item to type an answer
+-- instead, or vim.ui.input alone when it has none.
+local function question(params, answer)
+  local text = 'lspilot asks: ' .. tostring(util.value(params.question) or '')
+  local function typed()
+    vim.ui.input({ prompt = text .. ' ' }, util.protect('question', function(input)
+      answer((input and input ~= '') and { answer = input } or { cancelled = true })
+    end))
+  end
+  local options = type(params.options) == 'table' and params.options or {}
+  if #options == 0 then
+    return typed()
+  end
+  local items = vim.list_extend(vim.deepcopy(options), { OWN_WORDS })
+  vim.ui.select(items, { prompt = text, kind = 'lspilot_question' }, util.protect('question', function(choice, index)
+    if not choice then
+      answer({ cancelled = true })
+    elseif index == #items then
+      typed()
+    else
+      answer({ answer = choice })
+    end
+  end))
+end
+
 local function show_next()
   if showing or #waiting == 0 then
     return
@@ -57,7 +85,7 @@ local function show_next()
   local item = table.remove(waiting, 1)
   showing = true
   local done = false
-  local ok, err = pcall(prompt, item.params, function(result)
+  local ok, err = pcall(item.show, item.params, function(result)
     if done then
       return
     end
@@ -77,7 +105,15 @@ end
 ---@param answer fun(result: table) replies to the server
 ---@param client_id? integer the daemon asking
 function M.ask(params, answer, client_id)
-  table.insert(waiting, { params = params, answer = answer, client_id = client_id })
+  table.insert(waiting, { params = params, answer = answer, client_id = client_id, show = prompt })
+  show_next()
+end
+
+---@param params table the request: {sessionId, question, options}
+---@param answer fun(result: table) replies to the server: {answer} or {cancelled = true}
+---@param client_id? integer the daemon asking
+function M.question(params, answer, client_id)
+  table.insert(waiting, { params = params, answer = answer, client_id = client_id, show = question })
   show_next()
 end
 
