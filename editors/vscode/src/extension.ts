@@ -6,6 +6,7 @@ import { ReviewQueue } from "./core/review";
 import { log } from "./log";
 import { navigationCommands } from "./navigation";
 import { quickPickPrompt } from "./permissions";
+import { quickPickQuestion } from "./questions";
 import { ReviewUi } from "./review";
 import { Server } from "./server";
 import { affectsFollow, affectsServer, settings, toggleFollow } from "./settings";
@@ -18,6 +19,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   server = new Server({
     review: queue,
     permissions: quickPickPrompt,
+    questions: quickPickQuestion,
     onUpdate: (update) => chat.onUpdate(update),
     onReview: (params) => chat.onReview(params),
   });

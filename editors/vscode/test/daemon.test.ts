@@ -10,7 +10,7 @@ import { CancellationTokenSource } from "vscode-jsonrpc/node";
 import { ChatState, STILL_RUNNING, Transcript } from "../src/core/chat";
 import { answerPlaces, utf16Column } from "../src/core/navigation";
 import type { PermissionChoice, PermissionPrompt } from "../src/core/permissions";
-import type { RequestPermissionParams, ReviewEditParams, Update } from "../src/core/protocol";
+import type { QuestionParams, RequestPermissionParams, ReviewEditParams, Update } from "../src/core/protocol";
 import { reviewTitle, ReviewQueue, type Proposal } from "../src/core/review";
 import { setUp, type Daemon, type ToolCall } from "./harness";
 
@@ -157,6 +157,33 @@ test("a rejected file writes nothing and the model reads the feedback", TIMEOUT,
     assert.equal((await t.daemon.client.ask({ prompt: "approximate pi" })).stopReason, "end");
     assert.deepEqual(t.daemon.applied, []);
     assert.match((await t.model.lastToolResults()).at(-1) ?? "", /use math\.pi instead/);
+  } finally {
+    await t.close();
+  }
+});
+
+test("questions: the user's own words and a suggested answer reach the model", TIMEOUT, async () => {
+  type Calls = [string, Record<string, unknown>][];
+  const t = await setUp({ "a.py": TWO_FUNCTIONS }, [
+    { tool_calls: [["question", { question: "Which database?" }]] as Calls },
+    { tool_calls: [["question", { question: "Port?", options: ["5432", "3306"] }]] as Calls },
+    { tool_calls: [["question", { question: "Sure?" }]] as Calls },
+    { text: "done" },
+  ]);
+  try {
+    const asked: QuestionParams[] = [];
+    const answers = ["SQLite, in a file", "3306", undefined];
+    const questions = { ask: async (params: QuestionParams) => (asked.push(params), answers.shift()) };
+    t.daemon.client.attach({ review: new ReviewQueue(), permissions: refuseAll, questions, onUpdate: () => undefined });
+    assert.equal((await t.daemon.client.ask({ prompt: "set up the database" })).stopReason, "end");
+    assert.deepEqual(
+      asked.map((q) => [q.question, q.options]),
+      [["Which database?", []], ["Port?", ["5432", "3306"]], ["Sure?", []]],
+    );
+    const told = await t.model.lastToolResults();
+    assert.match(told.at(-3) ?? "", /SQLite, in a file/);
+    assert.match(told.at(-2) ?? "", /3306/);
+    assert.match(told.at(-1) ?? "", /dismissed the question/);
   } finally {
     await t.close();
   }

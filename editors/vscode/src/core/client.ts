@@ -1,7 +1,7 @@
 /**
  * lspilot's commands and custom messages over any {@link Rpc}: typed `workspace/executeCommand`
- * calls, and the handlers for `lspilot/update`, `lspilot/reviewEdit` and
- * `lspilot/requestPermission`. The extension and the node tests share this wiring.
+ * calls, and the handlers for `lspilot/update`, `lspilot/reviewEdit`, `lspilot/requestPermission`
+ * and `lspilot/question`. The extension and the node tests share this wiring.
  */
 import { answerPermission, type PermissionPrompt } from "./permissions";
 import {
@@ -15,6 +15,8 @@ import {
   type NavigateAnswer,
   type NavigateArgs,
   type PermissionReply,
+  type QuestionParams,
+  type QuestionReply,
   type RequestPermissionParams,
   type ResolveArgs,
   type ReviewEditParams,
@@ -24,9 +26,16 @@ import {
 } from "./protocol";
 import type { ReviewQueue } from "./review";
 
+/** Asks the user the agent's question: one of its options or their own words; undefined if dismissed. */
+export interface QuestionPrompt {
+  ask(params: QuestionParams, token?: CancellationLike): Promise<string | undefined>;
+}
+
 export interface Handlers {
   review: ReviewQueue;
   permissions: PermissionPrompt;
+  /** Without it, questions are answered as dismissed. */
+  questions?: QuestionPrompt;
   onUpdate(update: Update): void;
   /** Told of each review request as it arrives (before it is queued). */
   onReview?(params: ReviewEditParams): void;
@@ -59,29 +68,47 @@ class Withdrawal implements CancellationLike {
 }
 
 export class LspilotClient {
-  /** The permission prompt shown last (settled once it is answered): prompts go one at a time. */
+  /** The prompt shown last (settled once it is answered): prompts go one at a time. */
   private prompting: Promise<unknown> = Promise.resolve();
-  /** Permission prompts open or waiting in line. */
+  /** Prompts open or waiting in line. */
   private readonly prompts = new Set<Withdrawal>();
 
   constructor(private readonly rpc: Rpc) {}
 
   /**
-   * One permission prompt at a time, in arrival order: the model's tool calls of one step run
-   * at once, and VS Code shows one quick pick, so a second prompt would dismiss the first (a
-   * dismissed prompt stops the turn). A request withdrawn while it waits is never shown.
+   * One prompt (a permission, a question) at a time, in arrival order: the model's tool calls of
+   * one step run at once, and VS Code shows one quick pick, so a second prompt would dismiss the
+   * first (a dismissed permission prompt stops the turn). A request withdrawn while it waits is
+   * never shown.
    */
-  private askPermission(params: RequestPermissionParams, prompt: PermissionPrompt, token?: CancellationLike): Promise<PermissionReply> {
+  private inLine<T>(token: CancellationLike | undefined, show: (withdrawal: Withdrawal) => Promise<T>, withdrawn: T): Promise<T> {
     const withdrawal = new Withdrawal(token);
     this.prompts.add(withdrawal);
     const reply = this.prompting
-      .then(() => (withdrawal.isCancellationRequested ? { cancelled: true as const } : answerPermission(params, prompt, withdrawal)))
+      .then(() => (withdrawal.isCancellationRequested ? withdrawn : show(withdrawal)))
       .finally(() => this.prompts.delete(withdrawal));
     this.prompting = reply.catch(() => undefined);
     return reply;
   }
 
-  /** The daemon is gone (stopped, crashed, restarting): close its permission prompts. */
+  private askPermission(params: RequestPermissionParams, prompt: PermissionPrompt, token?: CancellationLike): Promise<PermissionReply> {
+    const cancelled: PermissionReply = { cancelled: true };
+    return this.inLine(token, (withdrawal) => answerPermission(params, prompt, withdrawal), cancelled);
+  }
+
+  private askQuestion(params: QuestionParams, prompt: QuestionPrompt | undefined, token?: CancellationLike): Promise<QuestionReply> {
+    const cancelled: QuestionReply = { cancelled: true };
+    return this.inLine(
+      token,
+      async (withdrawal) => {
+        const answer = await prompt?.ask(params, withdrawal);
+        return answer?.trim() ? { answer } : cancelled;
+      },
+      cancelled,
+    );
+  }
+
+  /** The daemon is gone (stopped, crashed, restarting): close its prompts. */
   withdrawPrompts(): void {
     for (const withdrawal of [...this.prompts]) withdrawal.cancel();
   }
@@ -98,6 +125,7 @@ export class LspilotClient {
       this.rpc.onRequest(Methods.requestPermission, (params, token) =>
         this.askPermission(params as RequestPermissionParams, handlers.permissions, token),
       ),
+      this.rpc.onRequest(Methods.question, (params, token) => this.askQuestion(params as QuestionParams, handlers.questions, token)),
     ];
   }
 

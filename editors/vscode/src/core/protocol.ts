@@ -7,6 +7,7 @@ export const Methods = {
   update: "lspilot/update",
   reviewEdit: "lspilot/reviewEdit",
   requestPermission: "lspilot/requestPermission",
+  question: "lspilot/question",
   executeCommand: "workspace/executeCommand",
 } as const;
 
@@ -23,7 +24,7 @@ export const Commands = {
 /** What the extension tells the daemon it implements (initializationOptions.lspilot), and
  * whether the daemon should start following the agent (`window/showDocument` on each place). */
 export function initializationOptions(follow: boolean): { lspilot: Record<string, boolean> } {
-  return { lspilot: { review: true, permissions: true, follow } };
+  return { lspilot: { review: true, permissions: true, questions: true, follow } };
 }
 
 export interface Position {
@@ -225,6 +226,15 @@ export interface RequestPermissionParams {
 }
 
 export type PermissionReply = { optionId: string; feedback?: string } | { cancelled: true };
+
+/** The agent's question tool: `options` are suggestions, the user may answer in their own words. */
+export interface QuestionParams {
+  sessionId: string;
+  question: string;
+  options: string[];
+}
+
+export type QuestionReply = { answer: string } | { cancelled: true };
 
 /** A cancellation signal, as both vscode-jsonrpc and vscode-languageclient hand to handlers. */
 export interface CancellationLike {
