@@ -167,6 +167,31 @@ def test_two_permission_prompts_at_once_are_asked_one_after_the_other(
     ]
 
 
+def test_a_prompt_left_open_by_a_cancelled_turn_holds_up_no_later_prompt(
+    editor: Editor, fake: ScriptedModel, workspace: Path
+) -> None:
+    """A picker that stays open (telescope's) kept the next turn's prompts waiting behind it."""
+    fake.turns.extend([Turn(tool_calls=[("read", {"filePath": ".env"})])])
+    editor.lua("""
+        _G.asked, _G.pending = {}, {}
+        vim.ui.select = function(items, opts, on_choice)
+          table.insert(_G.asked, opts.prompt)
+          table.insert(_G.pending, function() on_choice(items[1]) end)  -- stays open
+        end
+    """)
+    editor.ask("read .env")
+    editor.until("#_G.asked == 1")
+    editor.lua("vim.cmd('Lspilot cancel')")
+    assert editor.finished() == "cancelled"
+    fake.turns.extend([Turn(tool_calls=[("read", {"filePath": "prod.env"})]), Turn(text="done")])
+    (workspace / "prod.env").write_text("TOKEN=two\n")
+    editor.ask("read prod.env")
+    editor.until("#_G.asked == 2")  # shown while the stale picker is still open
+    editor.lua("_G.pending[1](); _G.pending[2]()")  # the stale answer goes nowhere
+    assert editor.finished() == "end"
+    assert "TOKEN=two" in tool_results(fake)[-1]
+
+
 def test_a_turn_streams_on_after_the_chat_buffer_is_wiped(editor: Editor, fake: ScriptedModel) -> None:
     fake.turns.extend([Turn(tool_calls=[("read", {"filePath": ".env"})]), Turn(text="read it")])
     editor.lua("""

@@ -47,7 +47,14 @@ def test_an_accepted_move_renames_the_file_and_its_buffer(
         "*** Begin Patch\n*** Update File: a.py\n*** Move to: shapes.py\n@@\n"
         "-    return 'circle'\n+    return 'disc'\n*** End Patch"
     )
-    accept_patch_taking_a_away(editor, fake, workspace, patch)
+    read_then(fake, "a.py", ("apply_patch", {"patchText": patch}))
+    editor.ask("change a.py")
+    editor.pending(1)  # the review shows the move, not only the line (accepting it all moves the file)
+    notes = [m["virt"][0] for m in cast(list[dict[str, Any]], editor.lua(EXTMARKS, "a.py")) if m["virt"]]
+    assert notes == ["lspilot moves this file to shapes.py"]
+    editor.lua("vim.cmd('Lspilot accept-all')")
+    assert editor.finished() == "end"
+    assert not (workspace / "a.py").exists()
     assert editor.buffer("shapes.py") == TWO_FUNCTIONS.replace("circle", "disc").splitlines()
     assert tool_results(fake)[-1].startswith("Applied the patch:\n  R a.py -> shapes.py")
 

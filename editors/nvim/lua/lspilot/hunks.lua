@@ -62,6 +62,9 @@ end
 local function virt_lines(buf, hunk)
   local width = text_width(buf)
   local virt = {}
+  if hunk.note then -- what accepting it also does to the file (a move, a deletion)
+    table.insert(virt, { { hunk.note, 'WarningMsg' } })
+  end
   for _, line in ipairs(hunk.label and { hunk.label } or util.lines(hunk.new_text)) do
     for i, piece in ipairs(wrap(buf, line, width - 2)) do -- 2 cells for the continuation mark
       local fill = string.rep(' ', width - 2 - vim.fn.strdisplaywidth(piece))

@@ -11,6 +11,8 @@ local M = {}
 ---@type {params: table, answer: fun(result: table), client_id?: integer, show: function}[] prompts not shown yet
 local waiting = {}
 local showing = false
+---@type {item: table, finish: fun(result: table)}? the prompt shown now
+local current = nil
 
 -- What "always" does, as the daemon worked it out: "remembers: P; counts as once for Q: why".
 local function always_scope(params)
@@ -85,19 +87,19 @@ local function show_next()
   local item = table.remove(waiting, 1)
   showing = true
   local done = false
-  local ok, err = pcall(item.show, item.params, function(result)
+  local function finish(result)
     if done then
       return
     end
-    done, showing = true, false
+    done, showing, current = true, false, nil
     item.answer(result)
     vim.schedule(show_next)
-  end)
+  end
+  current = { item = item, finish = finish }
+  local ok, err = pcall(item.show, item.params, finish)
   if not ok then
-    showing = false
-    item.answer({ cancelled = true })
-    util.notify('permission prompt failed: ' .. tostring(err), vim.log.levels.ERROR)
-    vim.schedule(show_next)
+    util.notify('prompt failed: ' .. tostring(err), vim.log.levels.ERROR)
+    finish({ cancelled = true })
   end
 end
 
@@ -117,12 +119,16 @@ function M.question(params, answer, client_id)
   show_next()
 end
 
---- Prompts not shown yet whose request is gone (their turn ended, the daemon exited) are dropped.
+--- Prompts whose request is gone (their turn ended, the daemon exited) are dropped; the one
+--- shown stops holding up the next (a picker that stays open, as telescope's, answers nothing).
 local function drop(pred)
   for i = #waiting, 1, -1 do
     if pred(waiting[i]) then
       table.remove(waiting, i).answer({ cancelled = true })
     end
+  end
+  if current and pred(current.item) then
+    current.finish({ cancelled = true })
   end
 end
 

@@ -107,6 +107,18 @@ local function whole_file(params)
   return 'no line changes'
 end
 
+--- What a proposal with hunks also does to its file: moves or deletes it (nil: nothing), said
+--- above its first hunk, as accepting it all does more than change those lines.
+local function file_note(params)
+  local to = util.value(params.newUri)
+  if to then
+    return 'lspilot moves this file to ' .. vim.fn.fnamemodify(vim.uri_to_fname(to), ':.')
+  end
+  if params.isDeletion then
+    return 'lspilot deletes this file'
+  end
+end
+
 --- The windows showing `p`'s buffer, but the one the user is in, are scrolled to its first hunk
 --- when none of its hunks is in view (a split the review opened showed the top of the file).
 local function into_view(p)
@@ -148,6 +160,8 @@ function M.open(params, client_id, answer)
   end
   if #p.hunks == 0 then -- no line differs: a move, a new empty file, an empty file deleted
     table.insert(p.hunks, { id = 'file', old_start = 1, old_lines = 0, new_text = '', label = whole_file(params) })
+  else
+    p.hunks[1].note = file_note(params)
   end
   for _, hunk in ipairs(p.hunks) do
     hunk.state = 'pending'
