@@ -233,7 +233,9 @@ async def _start_after(probe: Probe) -> None:
         await asyncio.sleep(0)
 
 
-async def propose(ctx: ToolContext, changes: list[FileChange], title: str, others: bool = False) -> Proposal:
+async def propose(
+    ctx: ToolContext, changes: list[FileChange], title: str, others: bool = False, named: Iterable[Path] = ()
+) -> Proposal:
     """Hand ``changes`` to the sink, record what was written as seen, and diagnose the result.
 
     When the "before" diagnostics are known already and no one has to approve the change (the
@@ -245,7 +247,9 @@ async def propose(ctx: ToolContext, changes: list[FileChange], title: str, other
     allow does not cover: later git commands and sessions run what it holds (unless the ``edit``
     rules deny it, which the sink says). These checks run once the server has the new text:
     they are fixed costs of every edit, paid while it works, and nothing is written before them
-    (a refused change only sends the server the disk's text again)."""
+    (a refused change only sends the server the disk's text again). ``named``: the paths as the
+    call named them, protected too when a symlink makes them another file (a hook that git runs
+    by its own name, linked to a script in the workspace)."""
     probe = Probe(ctx, changes, others)
     sink_ctx = ctx
     pending: asyncio.Future[None] | None = None
@@ -255,7 +259,7 @@ async def propose(ctx: ToolContext, changes: list[FileChange], title: str, other
                 pending = asyncio.ensure_future(_quietly(probe, probe.before()))
             elif _allowed(ctx, changes):
                 await _start_after(probe)
-        await _check(ctx, changes, title, probe)
+        await _check(ctx, changes, title, probe, named)
         if probe.active:
             values = {name: getattr(ctx, name) for name in _CONTEXT_FIELDS}
             sink_ctx = _AskThenSettle(**values, probe=probe, pending=pending)
@@ -285,14 +289,16 @@ async def propose(ctx: ToolContext, changes: list[FileChange], title: str, other
         return Proposal(applied, _unchecked(applied))
 
 
-async def _check(ctx: ToolContext, changes: list[FileChange], title: str, probe: Probe) -> None:
+async def _check(
+    ctx: ToolContext, changes: list[FileChange], title: str, probe: Probe, given: Iterable[Path]
+) -> None:
     """Refuse new text the file's encoding cannot hold; ask ``protected`` for protected files
     (the servers get the disk's text back meanwhile: the early pull starts again once approved)."""
     for change in changes:
         if change.after is not None:
             check_encodes(change.after, change.encoding, ctx.relative(change.target))
     named = [p for c in changes for p in (c.path, c.move_to) if p]
-    guarded = [ctx.relative(p) for p in named if is_protected(p, ctx.root)]
+    guarded = [ctx.relative(p) for p in dict.fromkeys([*named, *given]) if is_protected(p, ctx.root)]
     if guarded and all(ctx.env.permissions.action("edit", ctx.relative(p)) != "deny" for p in named):
         what = f"{title}: files whose hooks, configuration or tools later commands or sessions run"
         await probe.discard()

@@ -336,6 +336,13 @@ def _after_context(bare: list[str], chunk: Chunk, cursor: int, where: str) -> in
     class's method of the same name)."""
     found = _context_line(bare, chunk.context, cursor)
     if found is None:
+        earlier = _context_line(bare, chunk.context, 0)
+        if earlier is not None:  # not missing: the chunks are out of the file's order
+            raise PatchError(
+                f"{where}: the line after @@ ({chunk.context!r}) is line {earlier + 1}, before the "
+                f"lines the chunk before it changed (up to line {cursor}). Each chunk must come after "
+                "the one before it: put them in file order. Nothing was changed."
+            )
         raise PatchError(f"{where}: the line after @@ ({chunk.context!r}) is not in the file.")
     repeated = bool(chunk.old) and chunk.old[0].strip() == bare[found].strip()
     return found if repeated else found + 1

@@ -91,7 +91,10 @@ class ApplyPatch(Tool[ApplyPatchParams]):
             ]
             changes = [change for change, _line in built]
             summary = [line for _change, line in built]
-            proposal = await propose(ctx, changes, f"Apply patch ({len(changes)} files)", others=True)
+            given = [t.given for t in [*files, *moves] if t is not None]
+            proposal = await propose(
+                ctx, changes, f"Apply patch ({len(changes)} files)", others=True, named=given
+            )
         landed = [line for line, a in zip(summary, proposal.applied, strict=True) if a.status != "rejected"]
         done = ["Applied the patch:", *(f"  {line}" for line in landed)]
         return proposal.result(ctx, ", ".join(f.shown for f in files), done, proposal.metadata(ctx))

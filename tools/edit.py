@@ -101,7 +101,7 @@ class Edit(Tool[EditParams]):
             if text.raw == before:
                 raise ToolError(f"The edit would leave {file.shown} unchanged; nothing was written.")
             change = FileChange(file.path, before, text.raw, encoding=text.encoding)
-            proposal = await propose(ctx, [change], f"Edit {file.shown}")
+            proposal = await propose(ctx, [change], f"Edit {file.shown}", named=[file.given])
         lines = [f"Edited {file.shown}: {describe(found)}.", matcher_note(found)]
         metadata = proposal.metadata(ctx)
         if found is not None:

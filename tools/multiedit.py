@@ -57,7 +57,7 @@ class MultiEdit(Tool[MultiEditParams]):
             if text.raw == before:
                 raise ToolError(f"The edits would leave {file.shown} unchanged; nothing was written.")
             change = FileChange(file.path, before, text.raw, encoding=text.encoding)
-            proposal = await propose(ctx, [change], f"Edit {file.shown} ({total} edits)")
+            proposal = await propose(ctx, [change], f"Edit {file.shown} ({total} edits)", named=[file.given])
         lines = [f"Applied {total} edit{'s' if total > 1 else ''} to {file.shown}:"]
         tags = [matcher_tag(found) for found in done]
         for number, (found, tag) in enumerate(zip(done, tags, strict=True), 1):

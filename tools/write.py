@@ -38,7 +38,7 @@ class Write(Tool[WriteParams]):
                 raise ToolError(f"{file.shown} already holds exactly this content; nothing was written.")
             change = FileChange(file.path, before, text.raw, encoding=text.encoding)
             verb = "Overwrite" if current else "Create"
-            proposal = await propose(ctx, [change], f"{verb} {file.shown}", others=True)
+            proposal = await propose(ctx, [change], f"{verb} {file.shown}", others=True, named=[file.given])
         lines = len(lsp_lines(params.content))
         done = "Replaced" if current else "Created"
         output = f"{done} {file.shown} ({lines} line{'s' if lines != 1 else ''})."

@@ -115,3 +115,19 @@ async def test_a_chunk_that_also_fits_before_the_one_before_it_is_refused(
     outcome = await h.call("apply_patch", {"patchText": patch})
     assert outcome.error is not None and said in outcome.error, outcome.error
     assert path.read_text() == TWINS and h.human.asked == []
+
+
+async def test_a_chunk_whose_at_at_line_is_before_the_chunk_before_it_is_said_to_be_out_of_order(
+    h: Harness,
+) -> None:
+    """The @@ line was said to be "not in the file": a model told so reads the file again."""
+    path = seen(h, "f.py", "def a():\n    return 1\n\n\ndef b():\n    return 2\n")
+    patch = (
+        "*** Begin Patch\n*** Update File: f.py\n@@ def b():\n-    return 2\n+    return 20\n"
+        "@@ def a():\n-    return 1\n+    return 10\n*** End Patch"
+    )
+    outcome = await h.call("apply_patch", {"patchText": patch})
+    assert outcome.error is not None and path.read_text().endswith("return 2\n")
+    assert "chunk 2: the line after @@ ('def a():') is line 1, before the lines the chunk before it" in (
+        outcome.error
+    )
