@@ -45,7 +45,7 @@ class FilePatch:
     content: str = ""  # for "add"
 
 
-_UNIFIED_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@")
+_UNIFIED_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+\d+(?:,(\d+))? @@")
 
 
 def parse(text: str) -> list[FilePatch]:
@@ -143,6 +143,7 @@ def _parse_unified(lines: list[str]) -> list[FilePatch]:
     patches: list[FilePatch] = []
     current: FilePatch | None = None
     renamed_from = ""
+    adding = 0
     for number, line in enumerate(lines, 1):
         if line.startswith("--- ") and number < len(lines) and lines[number].startswith("+++ "):
             old, new = _unified_name(line[4:]), _unified_name(lines[number][4:])
@@ -171,11 +172,15 @@ def _parse_unified(lines: list[str]) -> list[FilePatch]:
             current = None if line.startswith("diff --git") else current
         elif (hunk := _UNIFIED_HUNK.match(line)) is not None:
             current.chunks.append(Chunk(hint=int(hunk.group(1))))
+            adding = int(hunk.group(2) or 1)  # the lines an added file's hunk says it holds
         elif line.startswith("@@") and current.kind == "update":  # "@@", "@@ def f": no numbers
             current.chunks.append(Chunk(context=line.strip("@ ")))
         elif current.kind == "add":
-            if line.startswith("+"):
+            if line.startswith("+") or (not line and adding > 0):  # a blank line sent without its "+"
                 current.content += line[1:] + "\n"
+                adding -= 1
+            elif line.startswith("\\") and current.content:  # "\ No newline at end of file"
+                current.content = current.content.removesuffix("\n")
         elif current.kind == "update":
             _body_line(current, line, number)
     return [p for p in patches if p.kind != "update" or p.chunks or p.move_to]

@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ._editing import Target, load, locked, propose, target
 from ._match import Content, Found, MatchError, find
-from ._text import FileText, as_lines, normalize
+from ._text import BOM, FileText, as_lines, normalize
 from .base import Tool, ToolError, ToolResult
 from .changes import FileChange
 from .context import ToolContext
@@ -39,8 +39,10 @@ def apply_edit(
         raise ToolError(
             f"File not found: {file.shown}. To create it, send an empty oldString (or use write)."
         )
-    if text is None or (not text.raw and not old):
-        return FileText.created(new, text.encoding if text else "utf-8"), None
+    if text is None or (not text.body and not old):  # missing, empty, or a BOM alone (kept)
+        filled = FileText.created(new, text.encoding if text else "utf-8")
+        filled.raw = (text.bom if text else "") + filled.raw.removeprefix(BOM)
+        return filled, None
     if not old:
         raise ToolError(
             f"{file.shown} already exists and is not empty; an empty oldString only creates new files. "

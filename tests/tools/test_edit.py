@@ -93,6 +93,17 @@ async def test_create_with_empty_old_string_and_missing_folders(h: Harness) -> N
     assert created.read_text() == "VALUE = 2\n"
 
 
+async def test_a_file_holding_only_a_bom_is_filled_with_its_bom_kept(h: Harness) -> None:
+    """read calls it "(empty file)"; edit said it "already exists and is not empty"."""
+    path = h.root / "bom.txt"
+    path.write_bytes(b"\xef\xbb\xbf")
+    read = await h.ok("read", {"filePath": "bom.txt"})
+    assert read.result is not None and "(empty file)" in read.result.output
+    h.human.replies = [ONCE]
+    await h.ok("edit", edit("bom.txt", "", "x = 1\n"))
+    assert path.read_bytes() == b"\xef\xbb\xbfx = 1\n"
+
+
 async def test_a_new_file_keeps_the_line_ending_its_content_uses(h: Harness) -> None:
     """A new file has no ending of its own to keep: CRLF content (a .bat, a CRLF project) stays
     CRLF, where changes to an existing file take that file's ending."""

@@ -131,3 +131,19 @@ async def test_a_chunk_whose_at_at_line_is_before_the_chunk_before_it_is_said_to
     assert "chunk 2: the line after @@ ('def a():') is line 1, before the lines the chunk before it" in (
         outcome.error
     )
+
+
+@pytest.mark.parametrize(
+    ("hunk", "content"),
+    [
+        ("@@ -0,0 +1,3 @@\n+a\n\n+c\n", "a\n\nc\n"),  # its blank line sent without the "+"
+        ("@@ -0,0 +1,3 @@\n+a\n\n+c\n\\ No newline at end of file\n", "a\n\nc"),
+        ("@@ -0,0 +1,2 @@\n+a\n+b\n", "a\nb\n"),
+    ],
+)
+async def test_a_unified_diff_adds_a_file_with_every_line_its_hunk_counts(
+    h: Harness, hunk: str, content: str
+) -> None:
+    h.human.replies = [ONCE]
+    await h.ok("apply_patch", {"patchText": f"--- /dev/null\n+++ b/new.txt\n{hunk}"})
+    assert (h.root / "new.txt").read_text() == content
