@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import secrets
 import tempfile
@@ -25,6 +26,8 @@ from .permission import PermissionRequest
 
 if TYPE_CHECKING:
     from .context import ToolContext
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -165,29 +168,31 @@ def commit(changes: list[FileChange]) -> set[Path]:
             staged.append((change, _stage(change, made) if change.after is not None else None))
         for change, temp in staged:
             if temp is not None:
-                if not lone:
-                    done.append(_step(change.target))
+                step = None if lone else _step(change.target)
                 os.replace(temp, change.target)
+                done += [step] if step else []  # once done: a failed rename changed nothing
             if change.before is not None and (change.after is None or change.move_to is not None):
-                done.append(_step(change.path))
+                step = _step(change.path)
                 change.path.unlink()
+                done.append(step)
     except BaseException as error:  # whatever it was, no file is left half changed
-        for step in reversed(done):
-            _undo(step)
+        left = [step.path for step in reversed(done) if not _undo(step)]
         _drop(staged)  # before the folders, which must be empty to go
         for folder in reversed(made):
             with contextlib.suppress(OSError):
                 folder.rmdir()
+        outcome = (
+            "No file was changed (every file of this change was put back)."
+            if not left
+            else "Putting the files back failed too, so these keep the change: "
+            f"{', '.join(map(str, left))}. Read them before going on."
+        )
         if isinstance(error, OSError):
             raise ToolError(
-                f"Could not write {error.filename or 'the change'}: {error.strerror or error}. "
-                "No file was changed (every file of this change was put back)."
+                f"Could not write {error.filename or 'the change'}: {error.strerror or error}. {outcome}"
             ) from None
         if isinstance(error, UnicodeEncodeError):  # a sink's text the file's encoding cannot hold
-            raise ToolError(
-                f"Could not write the change: {error}. No file was changed (every file of this "
-                "change was put back)."
-            ) from None
+            raise ToolError(f"Could not write the change: {error}. {outcome}") from None
         raise
     finally:
         _drop(staged)
@@ -300,19 +305,25 @@ def _keep_owner(fd: int, source: os.stat_result) -> None:
             continue
 
 
-def _undo(step: _Step) -> None:
-    with contextlib.suppress(OSError):
+def _undo(step: _Step) -> bool:
+    """Put one file back as it was; False when that failed too (the disk full, say)."""
+    try:
         if step.link is not None:
             os.replace(_temp_link(step.link, step.path), step.path)
-            return
-        if step.original is None:
+        elif step.original is None:
             step.path.unlink(missing_ok=True)
-            return
-        fd, name = tempfile.mkstemp(prefix=f".{step.path.name}.", suffix=TEMP_SUFFIX, dir=step.path.parent)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(step.original)
-        os.chmod(name, step.mode)
-        os.replace(name, step.path)
+        else:
+            fd, name = tempfile.mkstemp(
+                prefix=f".{step.path.name}.", suffix=TEMP_SUFFIX, dir=step.path.parent
+            )
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(step.original)
+            os.chmod(name, step.mode)
+            os.replace(name, step.path)
+    except OSError:
+        log.exception("could not put %s back", step.path)
+        return False
+    return True
 
 
 def _sync_dirs(folders: set[Path]) -> None:
