@@ -92,30 +92,19 @@ local function show_file(uri, client_id)
   return buf
 end
 
---- What a proposal without hunks does to its file (it still needs the user's yes).
-local function whole_file(params)
-  local to = util.value(params.newUri)
-  if to then
-    return 'lspilot moves this file to ' .. vim.fn.fnamemodify(vim.uri_to_fname(to), ':.')
-  end
-  if params.isNewFile then
-    return 'lspilot creates this file, empty'
-  end
-  if params.isDeletion then
-    return 'lspilot deletes this empty file'
-  end
-  return 'no line changes'
-end
-
---- What a proposal with hunks also does to its file: moves or deletes it (nil: nothing), said
---- above its first hunk, as accepting it all does more than change those lines.
-local function file_note(params)
+--- What a proposal does to its file besides changing lines (nil: nothing). `empty`: it has no
+--- hunks, so that is all it does (it still needs the user's yes); else it is said above its
+--- first hunk, as accepting it all does more than change those lines.
+local function file_note(params, empty)
   local to = util.value(params.newUri)
   if to then
     return 'lspilot moves this file to ' .. vim.fn.fnamemodify(vim.uri_to_fname(to), ':.')
   end
   if params.isDeletion then
-    return 'lspilot deletes this file'
+    return empty and 'lspilot deletes this empty file' or 'lspilot deletes this file'
+  end
+  if empty then
+    return params.isNewFile and 'lspilot creates this file, empty' or 'no line changes'
   end
 end
 
@@ -159,9 +148,9 @@ function M.open(params, client_id, answer)
     table.insert(p.hunks, { id = h.id, old_start = h.oldStart, old_lines = h.oldLines, new_text = h.newText })
   end
   if #p.hunks == 0 then -- no line differs: a move, a new empty file, an empty file deleted
-    table.insert(p.hunks, { id = 'file', old_start = 1, old_lines = 0, new_text = '', label = whole_file(params) })
+    table.insert(p.hunks, { id = 'file', old_start = 1, old_lines = 0, new_text = '', label = file_note(params, true) })
   else
-    p.hunks[1].note = file_note(params)
+    p.hunks[1].note = file_note(params, false)
   end
   for _, hunk in ipairs(p.hunks) do
     hunk.state = 'pending'
