@@ -20,6 +20,7 @@ from lsprotocol import types
 
 from tools import PermissionRequest, Reply, Rule, ToolError
 
+from .names import EditorNames
 from .redact import REDACTOR
 
 if TYPE_CHECKING:
@@ -74,6 +75,7 @@ class Editor:
     review: bool = False
     permissions: bool = False
     questions: bool = False  # answers lspilot/question (a free answer too), not only showMessageRequest
+    names: EditorNames = field(default_factory=EditorNames)
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
         self.server.protocol.notify(method, params)

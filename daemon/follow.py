@@ -165,9 +165,9 @@ class Follower:
         lines = self.lines(shown.path)
         start = _position(lines, shown.line, shown.character)
         end = start if shown.end_line is None else _position(lines, shown.end_line, shown.end_character)
-        return types.ShowDocumentParams(
-            uri=shown.path.as_uri(), external=False, take_focus=False, selection=types.Range(start, end)
-        )
+        uri = self.editor.names.uri(shown.path)
+        selection = types.Range(start, end)
+        return types.ShowDocumentParams(uri, external=False, take_focus=False, selection=selection)
 
     async def close(self) -> None:
         if self._task is not None:

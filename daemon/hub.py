@@ -18,7 +18,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lsp_bridge import Bridge, BridgeConfig, BridgeError
-from lsp_bridge.documents import BOM, from_utf16, lsp_lines, uri_to_path, utf16_length
+from lsp_bridge.documents import BOM, from_utf16, lsp_lines, utf16_length
 from tools import Rule, ToolError
 from tools.context import shown_path
 from tools.lsp import Operation, navigate
@@ -193,7 +193,7 @@ class Hub:
 
     def buffer_changed(self, uri: str, text: str, version: int) -> None:
         if uri.startswith("file:"):
-            path = uri_to_path(uri)
+            path = self.editor.names.opened(uri)
             if path not in self.buffers.open:
                 self.bridge.open_document(path, text)  # also a new file, not on disk yet
             else:
@@ -201,8 +201,8 @@ class Hub:
             self.buffers.update(path, version, text)
 
     def buffer_closed(self, uri: str) -> None:
-        if uri.startswith("file:") and self.buffers.close(uri_to_path(uri)):
-            self.bridge.close_document(uri_to_path(uri))
+        if uri.startswith("file:") and self.buffers.close(path := self.editor.names.closed(uri)):
+            self.bridge.close_document(path)
 
     # -- turns ------------------------------------------------------------------------------
 
@@ -282,7 +282,7 @@ class Hub:
     def _prompt(self, args: AskArgs) -> str:
         if args.context is None or not args.context.uri.startswith("file:"):
             return args.prompt
-        path = uri_to_path(args.context.uri)
+        path = self.editor.names.path(args.context.uri)
         where = os.path.relpath(path, self.root) if path.is_relative_to(self.root) else str(path)
         selected = args.context.range
         if selected is None:
@@ -327,7 +327,7 @@ class Hub:
 
     async def navigate(self, args: NavigateArgs) -> dict[str, Any]:
         """The lsp tool's structured answer (``locations`` / ``calls`` / ...) for the editor's own UI."""
-        path = uri_to_path(args.uri) if args.uri else None
+        path = self.editor.names.path(args.uri) if args.uri else None
         at = args.position
         try:
             async with self._servers() as bridge:

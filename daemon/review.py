@@ -118,6 +118,9 @@ class EditorChanges:
             raise PermissionRejected(request, None)
         return proposal, answer
 
+    def _uri(self, path: Path) -> str:
+        return self.editor.names.uri(path)
+
     def _ids(self, ctx: ToolContext) -> dict[str, Any]:
         return {"sessionId": ctx.session_id, "turnId": None} | self.ids()
 
@@ -146,8 +149,8 @@ class EditorChanges:
             **self._ids(ctx),
             "toolCallId": ctx.call_id,
             "proposalId": proposal.id,
-            "uri": change.path.as_uri(),
-            "newUri": change.move_to.as_uri() if change.move_to is not None else None,
+            "uri": self._uri(change.path),
+            "newUri": self._uri(change.move_to) if change.move_to is not None else None,
             "baseVersion": proposal.base_version,
             "isNewFile": change.before is None,
             "isDeletion": change.after is None,
@@ -179,18 +182,18 @@ class EditorChanges:
         if (deleting and "delete" not in operations) or (change.move_to and "rename" not in operations):
             return await self._confirm_file_operation(proposal)
         if deleting:
-            deletion = types.DeleteFile(uri=change.path.as_uri(), annotation_id=ANNOTATION)
+            deletion = types.DeleteFile(uri=self._uri(change.path), annotation_id=ANNOTATION)
             edit = types.WorkspaceEdit(document_changes=[deletion], change_annotations=annotations)
         elif change.move_to is not None:
-            new = change.move_to.as_uri()
-            rename = types.RenameFile(old_uri=change.path.as_uri(), new_uri=new, annotation_id=ANNOTATION)
+            new = self._uri(change.move_to)
+            rename = types.RenameFile(old_uri=self._uri(change.path), new_uri=new, annotation_id=ANNOTATION)
             renamed = types.OptionalVersionedTextDocumentIdentifier(new, None)
             text_edit = types.TextDocumentEdit(renamed, list(line_edits(proposal.blocks, ANNOTATION)))
             parts = [rename, text_edit] if proposal.blocks else [rename]
             edit = types.WorkspaceEdit(document_changes=parts, change_annotations=annotations)
         else:
             edits = line_edits(proposal.blocks, ANNOTATION)
-            edit = document_edit(change.path, proposal.base_version, edits, annotations)
+            edit = document_edit(self._uri(change.path), proposal.base_version, edits, annotations)
         applied, reason = await self.editor.apply_edit(edit)
         return {"decision": "accept" if applied else "reject", "feedback": reason, "appliedByClient": applied}
 
@@ -284,7 +287,8 @@ class EditorChanges:
         if landing.status == "rejected" or landing.written is None:
             return landing
         edits = line_edits(hunks(_bare(self.buffers.text(change.target)), _bare(landing.written)), None)
-        applied, reason = await self.editor.apply_edit(document_edit(change.target, version, edits))
+        edit = document_edit(self._uri(change.target), version, edits)
+        applied, reason = await self.editor.apply_edit(edit)
         if not applied:
             reason = reason or "the editor refused the edit"
             return Applied(change, None, "rejected", f"The editor could not apply the change: {reason}.")
@@ -311,7 +315,7 @@ class EditorChanges:
         assert change.move_to is not None
         if (stale := self._landing(ctx, change, text)).status == "rejected":
             return stale
-        old, new = change.path.as_uri(), change.move_to.as_uri()
+        old, new = self._uri(change.path), self._uri(change.move_to)
         parts: list[types.TextDocumentEdit | types.RenameFile] = [types.RenameFile(old_uri=old, new_uri=new)]
         if text != change.before:
             blind = self.buffers.endings_only(change.path)  # edits of lines, not of their endings
@@ -328,7 +332,7 @@ class EditorChanges:
     async def _delete_in_editor(self, ctx: ToolContext, change: FileChange) -> Applied:
         if (stale := self._landing(ctx, change, None)).status == "rejected":  # unsaved work would be lost
             return stale
-        edit = types.WorkspaceEdit(document_changes=[types.DeleteFile(uri=change.path.as_uri())])
+        edit = types.WorkspaceEdit(document_changes=[types.DeleteFile(uri=self._uri(change.path))])
         applied, reason = await self.editor.apply_edit(edit)
         if not applied:
             reason = reason or "the editor refused the edit"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from lsprotocol import types
 
 from lsp_bridge.documents import utf16_length
@@ -33,12 +31,12 @@ def line_edits(blocks: list[Hunk], annotation: str | None) -> list[types.TextEdi
 
 
 def document_edit(
-    path: Path,
+    uri: str,
     version: int | None,
     edits: list[types.TextEdit | types.AnnotatedTextEdit],
     annotations: dict[str, types.ChangeAnnotation] | None = None,
 ) -> types.WorkspaceEdit:
-    document = types.OptionalVersionedTextDocumentIdentifier(path.as_uri(), version)
+    document = types.OptionalVersionedTextDocumentIdentifier(uri, version)
     return types.WorkspaceEdit(
         document_changes=[types.TextDocumentEdit(document, list(edits))], change_annotations=annotations
     )

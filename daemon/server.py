@@ -40,6 +40,7 @@ from lsp_bridge.documents import uri_to_path
 from . import jsontext, model, stopping, trust
 from .editor import Editor, EditorLog
 from .hub import AskArgs, CommandError, FollowArgs, Hub, NavigateArgs, ResolveArgs, SessionArgs, parse
+from .names import EditorNames
 from .serve import NAME, POSITION_ENCODING, VERSION, Readable, Writable
 
 log = logging.getLogger(__name__)
@@ -212,7 +213,7 @@ def build() -> Server:
         uri = folders[0].uri if folders else params.root_uri
         root = uri_to_path(uri) if uri else Path(params.root_path or Path.cwd())
         flags = (bool(options.get(name)) for name in ("review", "permissions", "questions"))
-        editor = Editor(server, *flags)
+        editor = Editor(server, *flags, names=EditorNames(root))
         server.hub = Hub(root.resolve(), editor)
         if options.get("follow"):
             if editor.shows_documents():

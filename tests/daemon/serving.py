@@ -235,9 +235,11 @@ async def connect(tmp_path: Path, workspace: Path, fake: ScriptedModel) -> Async
         shows_documents: bool = True,
         file_operations: bool = True,
         message_answers: tuple[str, ...] = (),
+        root: Path | None = None,
     ) -> Editor:
         """``message_answers``: what the user picks in the daemon's first showMessageRequests
-        (some come as soon as the editor is initialized)."""
+        (some come as soon as the editor is initialized); ``root``: the folder the editor opens
+        (by default the workspace; a symlink to it names its files otherwise)."""
         config = ClientServerConfig(server_command=[LSPILOT, "serve"], server_env=env)
         client = cast(LanguageClient, await config.start())
         clients.append(client)
@@ -252,8 +254,8 @@ async def connect(tmp_path: Path, workspace: Path, fake: ScriptedModel) -> Async
         await client.initialize_session(
             types.InitializeParams(
                 capabilities=capabilities,
-                root_uri=workspace.as_uri(),
-                workspace_folders=[types.WorkspaceFolder(workspace.as_uri(), "ws")],
+                root_uri=(root or workspace).as_uri(),
+                workspace_folders=[types.WorkspaceFolder((root or workspace).as_uri(), "ws")],
                 initialization_options=options,
             )
         )

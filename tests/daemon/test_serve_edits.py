@@ -324,3 +324,52 @@ async def test_without_lspilot_options_deletions_and_moves_are_file_operations_n
     assert not b.exists() and not c.exists() and d.read_text() == "C = 1\n"
     assert editor.buffers[d.as_uri()][0] == "C = 2\n"  # the change, in the (unsaved) buffer
     assert tool_results(fake)[-1] == "Applied the patch:\n  D b.py\n  R c.py -> d.py"
+
+
+async def test_a_project_opened_through_a_symlink_is_edited_in_the_documents_the_editor_has_open(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path, tmp_path: Path
+) -> None:
+    """The tools know files by their real paths; the editor by the names it opened them by."""
+    link = tmp_path / "link"
+    link.symlink_to(workspace)
+    source = link / "a.py"
+    source.write_text(TWO_FUNCTIONS)
+    read_then_edit(fake, "'circle'", "'disc'")
+    editor: Editor = await connect("visual-studio-code", FULL, root=link)
+    editor.open(source)
+    editor.change(source.as_uri(), "# unsaved note\n" + TWO_FUNCTIONS)  # typed, not saved
+    editor.review_answers.append({"decision": "accept"})
+    assert (await editor.command("lspilot.ask", {"prompt": "rename"}))["stopReason"] == "end"
+
+    read, _edited = tool_results(fake)
+    assert "     1\t# unsaved note" in read, read
+    [review] = editor.reviews
+    assert review["uri"] == source.as_uri() and review["baseVersion"] == 2
+    assert [a["uri"] for a in editor.applied] == [source.as_uri()]  # no second document behind it
+    assert editor.buffers[source.as_uri()][0] == "# unsaved note\n" + TWO_FUNCTIONS.replace("circle", "disc")
+    assert source.read_text() == TWO_FUNCTIONS
+
+
+async def test_a_file_of_a_project_opened_through_a_symlink_is_moved_under_the_editors_names(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path, tmp_path: Path
+) -> None:
+    link = tmp_path / "link"
+    link.symlink_to(workspace)
+    c, d = link / "c.py", link / "d.py"
+    c.write_text("C = 1\n")
+    patch = "*** Begin Patch\n*** Update File: c.py\n*** Move to: d.py\n@@\n-C = 1\n+C = 2\n*** End Patch"
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("read", {"filePath": "c.py"})]),
+            Turn(tool_calls=[("apply_patch", {"patchText": patch})]),
+            Turn(text="done"),
+        ]
+    )
+    editor: Editor = await connect("neovim", FULL, root=link)
+    editor.open(c)
+    editor.review_answers.append({"decision": "accept"})
+    assert (await editor.command("lspilot.ask", {"prompt": "rename it"}))["stopReason"] == "end"
+    [review] = editor.reviews
+    assert (review["uri"], review["newUri"]) == (c.as_uri(), d.as_uri())
+    assert editor.applied[0] == {"uri": c.as_uri(), "renamed": d.as_uri()}
+    assert editor.buffers[d.as_uri()][0] == "C = 2\n" and d.read_text() == "C = 1\n"
