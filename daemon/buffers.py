@@ -27,8 +27,14 @@ class Buffers:
         return entry[0] if entry else None
 
     def text(self, path: Path) -> str | None:
+        """The buffer's text, starting with the BOM the file on disk starts with. Editors hide it
+        (and write it back when they save, unless the user drops it); the tools read it as
+        U+FEFF, so the buffer and the disk compare as the same text."""
         entry = self.open.get(path)
-        return entry[1] if entry else None
+        if entry is None:
+            return None
+        text = entry[1]
+        return BOM + text if not text.startswith(BOM) and _starts_with_bom(path) else text
 
     def unsaved(self, path: Path) -> str | None:
         """The buffer's text of ``path``, None when it is not open or the disk speaks for it. An
@@ -60,12 +66,8 @@ class Buffers:
         return data != disk and data.replace(b"\r\n", b"\n") == disk.replace(b"\r\n", b"\n")
 
     def update(self, path: Path, version: int, text: str) -> None:
-        """``text`` as the editor sends it. Editors hide the BOM a file starts with (and write it
-        back when they save): it is kept here as U+FEFF at the start of the text, as the tools
-        read the file, so the buffer and the disk compare as the same text."""
-        entry = self.open.get(path)
-        bom = entry[1].startswith(BOM) if entry is not None else _starts_with_bom(path)
-        self.open[path] = (version, BOM + text if bom and not text.startswith(BOM) else text)
+        """``text`` as the editor sends it (``text`` adds the file's BOM)."""
+        self.open[path] = (version, text)
         self._wake(path)
 
     def close(self, path: Path) -> bool:

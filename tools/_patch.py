@@ -43,9 +43,13 @@ class FilePatch:
     move_to: str | None = None
     chunks: list[Chunk] = field(default_factory=list[Chunk])
     content: str = ""  # for "add"
+    #: The mode a unified diff's git lines ask for (``100755``): said, not applied. A section with
+    #: only a mode and no change ("update" without chunks) changes nothing.
+    mode: str = ""
 
 
 _UNIFIED_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+\d+(?:,(\d+))? @@")
+_GIT_HEADER = re.compile(r"^diff --git (?:\S+) b/(.+)$")
 
 
 def parse(text: str) -> list[FilePatch]:
@@ -144,8 +148,21 @@ def _parse_unified(lines: list[str]) -> list[FilePatch]:
     current: FilePatch | None = None
     renamed_from = ""
     adding = 0
+    # The file of a "diff --git" section, the mode its lines ask for, and how many sections
+    # came before it: a section adding none changes a mode and nothing else.
+    section, mode, before = "", "", 0
+
+    def mode_only() -> None:
+        if mode and len(patches) == before:
+            patches.append(FilePatch("update", section, mode=mode))
+
     for number, line in enumerate(lines, 1):
-        if line.startswith("--- ") and number < len(lines) and lines[number].startswith("+++ "):
+        if line.startswith("diff --git "):
+            mode_only()
+            current, section, mode, before = None, _git_file(line), "", len(patches)
+        elif line.startswith(("new file mode ", "new mode ")) and current is None:
+            mode = _asked_mode(line)
+        elif line.startswith("--- ") and number < len(lines) and lines[number].startswith("+++ "):
             old, new = _unified_name(line[4:]), _unified_name(lines[number][4:])
             if new is None and old is not None:
                 current = FilePatch("delete", old)
@@ -159,17 +176,20 @@ def _parse_unified(lines: list[str]) -> list[FilePatch]:
                 raise PatchError(f"Patch line {number}: both sides are /dev/null")
             if renamed_from and patches and patches[-1].path == renamed_from and not patches[-1].chunks:
                 patches.pop()  # the "rename from/to" lines announced this same file
+            current.mode = mode
             patches.append(current)
             renamed_from = ""
         elif line.startswith("rename from "):
             renamed_from = line.removeprefix("rename from ").strip()
         elif line.startswith("rename to ") and renamed_from:
-            current = FilePatch("update", renamed_from, line.removeprefix("rename to ").strip())
+            current = FilePatch("update", renamed_from, line.removeprefix("rename to ").strip(), mode=mode)
             patches.append(current)
-        elif current is None or (line.startswith("+++ ") and lines[number - 2].startswith("--- ")):
+        elif (
+            current is None
+            or (line.startswith("+++ ") and lines[number - 2].startswith("--- "))
+            or line.startswith(("index ", "new file mode", "deleted file mode", "similarity"))
+        ):
             continue
-        elif line.startswith(("diff --git", "index ", "new file mode", "deleted file mode", "similarity")):
-            current = None if line.startswith("diff --git") else current
         elif (hunk := _UNIFIED_HUNK.match(line)) is not None:
             current.chunks.append(Chunk(hint=int(hunk.group(1))))
             adding = int(hunk.group(2) or 1)  # the lines an added file's hunk says it holds
@@ -183,7 +203,20 @@ def _parse_unified(lines: list[str]) -> list[FilePatch]:
                 current.content = current.content.removesuffix("\n")
         elif current.kind == "update":
             _body_line(current, line, number)
-    return [p for p in patches if p.kind != "update" or p.chunks or p.move_to]
+    mode_only()
+    return [p for p in patches if p.kind != "update" or p.chunks or p.move_to or p.mode]
+
+
+def _git_file(line: str) -> str:
+    """The file a ``diff --git a/x b/x`` line names (its new name)."""
+    git = _GIT_HEADER.match(line)
+    return git.group(1) if git else ""
+
+
+def _asked_mode(line: str) -> str:
+    """The mode a ``new mode`` or ``new file mode`` line asks for; none for a new file's usual one."""
+    mode = line.rsplit(maxsplit=1)[-1]
+    return "" if line.startswith("new file mode ") and mode == "100644" else mode
 
 
 def _unified_name(name: str) -> str | None:

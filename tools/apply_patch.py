@@ -65,6 +65,11 @@ def _touches(patch: FilePatch, file: Target, moved: Target | None) -> set[Path]:
     return {file.path, file.entry, *([moved.path] if moved else [])}
 
 
+def _mode_note(patch: FilePatch) -> str:
+    executable = " (chmod +x with bash, if it should run)" if patch.mode == "100755" else ""
+    return f"the mode {patch.mode} of {patch.move_to or patch.path}{executable}"
+
+
 class ApplyPatch(Tool[ApplyPatchParams]):
     id = "apply_patch"
     Params = ApplyPatchParams
@@ -72,6 +77,12 @@ class ApplyPatch(Tool[ApplyPatchParams]):
 
     async def run(self, params: ApplyPatchParams, ctx: ToolContext) -> ToolResult:
         patches = parse(params.patchText)
+        modes = [_mode_note(p) for p in patches if p.mode]
+        patches = [p for p in patches if p.kind != "update" or p.chunks or p.move_to]
+        if not patches:
+            raise PatchError(
+                f"The patch only changes file modes, which apply_patch does not do: {'; '.join(modes)}."
+            )
         files = [
             await target(
                 ctx, p.path, "Patch", text=p.kind != "delete", entry=p.kind == "delete" or bool(p.move_to)
@@ -97,4 +108,6 @@ class ApplyPatch(Tool[ApplyPatchParams]):
             )
         landed = [line for line, a in zip(summary, proposal.applied, strict=True) if a.status != "rejected"]
         done = ["Applied the patch:", *(f"  {line}" for line in landed)]
+        if modes:
+            done.append(f"Not applied: {'; '.join(modes)} (apply_patch does not change file modes).")
         return proposal.result(ctx, ", ".join(f.shown for f in files), done, proposal.metadata(ctx))

@@ -40,3 +40,16 @@ async def test_without_a_didchange_the_applied_text_is_assumed(monkeypatch: pyte
     buffers.update(PATH, 3, "old\n")
     await asyncio.wait_for(buffers.settle(PATH, 3, "new\n"), 5)
     assert (buffers.version(PATH), buffers.text(PATH)) == (3, "new\n")
+
+
+def test_the_buffer_of_a_file_starts_with_the_bom_the_file_on_disk_does(tmp_path: Path) -> None:
+    """Editors hide a file's BOM and write it back when they save, unless the user drops it."""
+    path = tmp_path / "a.py"
+    path.write_bytes(b"\xef\xbb\xbfx = 1\n")
+    buffers = Buffers()
+    buffers.update(path, 1, "x = 1\n")
+    assert buffers.text(path) == "\ufeffx = 1\n" and buffers.not_saved() == []
+    buffers.update(path, 2, "x = 2\n")
+    assert buffers.unsaved(path) == "\ufeffx = 2\n" and buffers.not_saved() == [path]
+    path.write_bytes(b"x = 2\n")  # saved as UTF-8 without a BOM
+    assert buffers.text(path) == "x = 2\n" and buffers.not_saved() == []

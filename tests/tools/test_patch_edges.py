@@ -147,3 +147,38 @@ async def test_a_unified_diff_adds_a_file_with_every_line_its_hunk_counts(
     h.human.replies = [ONCE]
     await h.ok("apply_patch", {"patchText": f"--- /dev/null\n+++ b/new.txt\n{hunk}"})
     assert (h.root / "new.txt").read_text() == content
+
+
+GIT_MODES = (
+    "diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\nindex 1..2\n"
+    "--- a/run.sh\n+++ b/run.sh\n@@ -1 +1 @@\n-echo 1\n+echo 2\n"
+    "diff --git a/new.sh b/new.sh\nnew file mode 100755\nindex 0..3\n--- /dev/null\n+++ b/new.sh\n"
+    "@@ -0,0 +1 @@\n+echo new\n"
+    "diff --git a/plain.txt b/plain.txt\nnew file mode 100644\n"
+    "--- /dev/null\n+++ b/plain.txt\n@@ -0,0 +1 @@\n+x\n"
+)
+
+
+async def test_git_mode_lines_are_said_to_be_not_applied(h: Harness) -> None:
+    # They were dropped, and the result said only "Applied".
+    run = seen(h, "run.sh", "echo 1\n")
+    h.human.replies = [ONCE]
+    outcome = await h.ok("apply_patch", {"patchText": GIT_MODES})
+    assert run.read_text() == "echo 2\n" and (h.root / "new.sh").read_text() == "echo new\n"
+    assert outcome.result is not None
+    assert outcome.result.output.count("Not applied:") == 1, outcome.result.output
+    assert (
+        "Not applied: the mode 100755 of run.sh (chmod +x with bash, if it should run); the mode 100755 of "
+        "new.sh (chmod +x with bash, if it should run) (apply_patch does not change file modes)."
+    ) in outcome.result.output
+
+
+async def test_a_patch_that_only_changes_a_mode_is_refused_saying_so(h: Harness) -> None:
+    seen(h, "run.sh", "echo 1\n")
+    patch = "diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n"
+    outcome = await h.call("apply_patch", {"patchText": patch})
+    assert outcome.error == (
+        "The patch only changes file modes, which apply_patch does not do: "
+        "the mode 100755 of run.sh (chmod +x with bash, if it should run)."
+    )
+    assert h.human.asked == []
