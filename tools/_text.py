@@ -8,6 +8,7 @@ and land in ``raw`` (the exact decoded text), new lines getting the file's usual
 from __future__ import annotations
 
 import codecs
+import difflib
 import re
 from bisect import bisect_left
 from collections.abc import Iterable
@@ -141,7 +142,7 @@ class FileText:
         at = 0
         for rep in sorted(replacements, key=lambda r: r.start):
             start, end = raw_offset(rep.start), raw_offset(rep.end)
-            out += [self.raw[at:start], self.with_newlines(normalize(rep.text))]
+            out += [self.raw[at:start], self._written(self.raw[start:end], normalize(rep.text))]
             at = end
         out.append(self.raw[at:])
         if any("\r" in piece for piece in out):
@@ -152,7 +153,52 @@ class FileText:
         """Replace the whole text (``write``), keeping the BOM and the usual line ending (a BOM
         the new text starts with too is the same one, not a second)."""
         bom = self.bom
-        self.raw = bom + self.with_newlines(normalize(body.removeprefix(bom) if bom else body))
+        self.raw = bom + self._written(
+            self.raw[len(bom) :], normalize(body.removeprefix(bom) if bom else body)
+        )
+
+    def _written(self, old: str, new: str) -> str:
+        """``new`` as it replaces ``old`` (raw text) in the file's usual line ending; where the file
+        ends lines in several ways, the lines it keeps from ``old`` stay as they were (a patch's
+        context lines, the lines of an edit's span the model did not change) and a line changed
+        in place keeps its ending. Only added lines take the usual one."""
+        new = self.with_newlines(new)
+        others = old.replace(self.newline, "")
+        if "\n" not in others and "\r" not in others:  # one ending: nothing to keep
+            return new
+        olds, news = _lines(old), _lines(new)
+        keys = [[(line.rstrip("\r\n"), line[-1:] in ("\r", "\n")) for line in side] for side in (olds, news)]
+        out: list[str] = []
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, *keys, autojunk=False).get_opcodes():
+            if tag == "equal":
+                out += olds[i1:i2]
+            elif tag == "replace" and i2 - i1 == j2 - j1:  # changed lines, each in its old one's ending
+                out += [_ended(n, o) for o, n in zip(olds[i1:i2], news[j1:j2], strict=True)]
+            else:
+                out += news[j1:j2]
+        _keep_breaks_apart(out)  # a kept "\n" line after a new line ending in a lone "\r"
+        return "".join(out)
+
+
+_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def _lines(text: str) -> list[str]:
+    """``text``'s lines with their endings (``\r\n``, ``\r`` or ``\n``, as ``as_lines`` counts them)."""
+    lines: list[str] = []
+    at = 0
+    for found in _BREAK.finditer(text):
+        lines.append(text[at : found.end()])
+        at = found.end()
+    if at < len(text):
+        lines.append(text[at:])
+    return lines
+
+
+def _ended(line: str, like: str) -> str:
+    """``line`` with ``like``'s line ending, when both have one."""
+    bare, ending = line.rstrip("\r\n"), like[len(like.rstrip("\r\n")) :]
+    return bare + ending if ending and bare != line else line
 
 
 def _keep_breaks_apart(out: list[str]) -> None:

@@ -168,6 +168,24 @@ async def test_crlf_bom_latin1_and_mode_are_kept(h: Harness) -> None:
     assert crlf.read_bytes() == b"\xef\xbb\xbfz\r\n"
 
 
+async def test_lines_a_change_keeps_keep_their_own_endings_in_a_mixed_file(h: Harness) -> None:
+    # A patch's context line, the lines of a fuzzy span the model did not change, and the lines
+    # write keeps took the file's usual ending (LF here); a changed line keeps its own, and only
+    # an added line takes the usual one.
+    path = await seen(h, "m.txt", b"a\r\nb\nc\r\nd\n  e\n")
+    h.human.replies = [ONCE]
+    patch = "*** Begin Patch\n*** Update File: m.txt\n@@\n b\n-c\n+C\n*** End Patch"
+    await h.ok("apply_patch", {"patchText": patch})
+    assert path.read_bytes() == b"a\r\nb\nC\r\nd\n  e\n"
+    h.human.replies = [ONCE]
+    outcome = await h.ok("edit", edit("m.txt", "d\ne", "d\nE"))  # line-trimmed: "  e" is indented
+    assert outcome.result is not None and outcome.result.metadata["matcher"] == "line-trimmed"
+    assert path.read_bytes() == b"a\r\nb\nC\r\nd\n  E\n"
+    h.human.replies = [ONCE]
+    await h.ok("write", {"filePath": "m.txt", "content": "a\nb\nC\nnew\nd\n  E\n"})
+    assert path.read_bytes() == b"a\r\nb\nC\r\nnew\nd\n  E\n"
+
+
 async def test_read_only_files_are_refused_untouched(h: Harness) -> None:
     locked_file = await seen(h, "gen.py", "a = 1\n")
     locked_file.chmod(0o444)
