@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -24,7 +25,7 @@ def _change(
 ) -> list[tuple[FileChange, str]]:
     """The changes one file section asks for, each with a line saying what it does."""
     current = load(ctx, file)
-    if moved is not None and moved.path == file.entry:  # "Move to" the file's own name
+    if moved is not None and file.entry in (moved.path, moved.entry):  # "Move to" the file's own name
         moved = None
     if patch.kind == "add":
         if current is not None:
@@ -33,6 +34,11 @@ def _change(
             )
         return [(FileChange(file.path, None, FileText.created(patch.content).raw), f"A {file.shown}")]
     if current is None:
+        if file.entry.is_symlink():
+            raise PatchError(
+                f"{patch.kind.title()} File {file.shown}: it is a symlink to {os.readlink(file.entry)}, "
+                f"which does not exist. To remove the link, run rm {file.shown} (bash)."
+            )
         raise PatchError(f"{patch.kind.title()} File {file.shown}: no such file.")
     if patch.kind == "delete":  # a symlink: the link goes, not the file it points to
         return [(FileChange(file.entry, current.raw, None, encoding=current.encoding), f"D {file.shown}")]
@@ -40,6 +46,8 @@ def _change(
     current.replace(replacements(current.body, patch.chunks, file.shown))
     if moved is not None:
         if moved.path.exists() and moved.path != file.entry:
+            if moved.path.is_dir():
+                raise PatchError(f"Move to {moved.shown}: that is a folder; name the file's new path in it.")
             raise PatchError(f"Move to {moved.shown}: a file already exists there.")
         if file.entry == file.path:
             change = FileChange(file.path, before, current.raw, moved.path, current.encoding)

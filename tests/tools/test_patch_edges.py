@@ -182,3 +182,27 @@ async def test_a_patch_that_only_changes_a_mode_is_refused_saying_so(h: Harness)
         "the mode 100755 of run.sh (chmod +x with bash, if it should run)."
     )
     assert h.human.asked == []
+
+
+async def test_messages_around_links_and_folders_say_what_is_there(h: Harness) -> None:
+    (h.root / "gone").symlink_to("missing.txt")
+    outcome = await h.call(
+        "apply_patch", {"patchText": "*** Begin Patch\n*** Delete File: gone\n*** End Patch"}
+    )
+    assert outcome.error == (
+        "Delete File gone: it is a symlink to missing.txt, which does not exist. "
+        "To remove the link, run rm gone (bash)."
+    )
+    seen(h, "real.txt", "x = 1\n")
+    (h.root / "alias.txt").symlink_to("real.txt")
+    h.env.session.record_read(h.root / "alias.txt")
+    (h.root / "sub").mkdir()
+    into = "*** Begin Patch\n*** Update File: real.txt\n*** Move to: sub\n@@\n-x = 1\n+x = 2\n*** End Patch"
+    outcome = await h.call("apply_patch", {"patchText": into})
+    assert outcome.error == "Move to sub: that is a folder; name the file's new path in it."
+    # A move to the link's own name is an update of the file it points to (it said a file was there).
+    h.human.replies = [ONCE]
+    own = "*** Begin Patch\n*** Update File: alias.txt\n*** Move to: alias.txt\n@@\n-x = 1\n+x = 2\n"
+    own += "*** End Patch"
+    await h.ok("apply_patch", {"patchText": own})
+    assert (h.root / "real.txt").read_text() == "x = 2\n" and (h.root / "alias.txt").is_symlink()
