@@ -4,6 +4,8 @@ Prints:
 - the cascade (``Content`` built from the text + ``find``) on a generated 20,000-line file, for an
   exact match, each fuzzy matcher, and a miss (which searches the closest region for the error);
   target: median <= 50 ms for a fuzzy edit;
+- the hunks of a review of a one-line change in that file, against difflib's unified diff of it
+  (target: no slower);
 - a whole ``edit`` call through the wrapper (permission allowed by a rule, read-before-write check,
   match, atomic write with fsync, the "after" pull; the "before" is what the bridge already knew)
   against the same server's own answer to didChange + textDocument/diagnostic over raw JSON-RPC
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import difflib
 import statistics
 import sys
 import tempfile
@@ -42,6 +45,7 @@ from tools import (
     execute,
 )
 from tools._match import Content, MatchError, find
+from tools.diff import hunks, split_lines
 from tools.edit import Edit
 
 
@@ -99,6 +103,27 @@ def bench_cascade(lines: int, repeats: int) -> None:
         median = statistics.median(times) * 1000
         verdict = "ok" if median <= 50 else "over target"
         print(f"  {name:24} {median:7.2f} ms  -> {matcher:22} (target <= 50 ms) {verdict}")
+
+
+def bench_review_diff(lines: int, repeats: int) -> None:
+    """The hunks a review of a one-line change shows (``tools.diff.hunks``), against difflib's own
+    unified diff of the same texts; difflib over every line (its exact mode, which hunks need)
+    took 6 s here."""
+    text = big_file(lines)
+    changed = text.split("\n")
+    changed[len(changed) // 2] += "  # changed"
+    new = "\n".join(changed)
+    ours, theirs = [], []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        hunks(text, new)
+        ours.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        list(difflib.unified_diff(split_lines(text), split_lines(new)))
+        theirs.append(time.perf_counter() - started)
+    a, b = statistics.median(ours) * 1000, statistics.median(theirs) * 1000
+    print(f"review hunks of a one-line change, {lines} lines: {a:.1f} ms   difflib's unified diff {b:.1f} ms")
+    print(f"  ratio {a / b:.2f} (target <= 1) {'ok' if a <= b else 'over target'}")
 
 
 def tool_env(root: Path, bridge: Bridge, data: Path) -> tuple[ToolEnv, ToolRegistry]:
@@ -176,6 +201,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=100)
     args = parser.parse_args()
     bench_cascade(args.lines, args.repeats)
+    bench_review_diff(args.lines, args.repeats)
     config = configuration.load(Path.cwd()).bridge()
     require_basedpyright(config)
     with tempfile.TemporaryDirectory(prefix="lspilot-bench-") as tmp:

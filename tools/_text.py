@@ -8,7 +8,6 @@ and land in ``raw`` (the exact decoded text), new lines getting the file's usual
 from __future__ import annotations
 
 import codecs
-import difflib
 import re
 from bisect import bisect_left
 from collections.abc import Iterable
@@ -16,6 +15,7 @@ from dataclasses import dataclass, field
 
 from ._match import Replacement
 from .base import ToolError
+from .diff import line_opcodes
 
 BOM = "\ufeff"
 _NAMES = {"latin-1": "Latin-1"}
@@ -169,7 +169,7 @@ class FileText:
         olds, news = _lines(old), _lines(new)
         keys = [[(line.rstrip("\r\n"), line[-1:] in ("\r", "\n")) for line in side] for side in (olds, news)]
         out: list[str] = []
-        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, *keys, autojunk=False).get_opcodes():
+        for tag, i1, i2, j1, j2 in line_opcodes(*keys):
             if tag == "equal":
                 out += olds[i1:i2]
             elif tag == "replace" and i2 - i1 == j2 - j1:  # changed lines, each in its old one's ending

@@ -59,6 +59,19 @@ def test_all_hunks_give_after_none_give_before(
     assert apply_hunks(partial, hunks(partial, new), [h.id for h in hunks(partial, new)]) == new
 
 
+def test_changes_far_apart_in_a_long_file_of_repeated_lines_are_their_own_lines() -> None:
+    # Diffed exactly, every line of it, this took seconds (difflib's cost grows with the copies
+    # of the most common line); the lines between the first and the last change are many here.
+    before = "".join(f"def f{n}():\n    return {n}\n\n" for n in range(7000))
+    after = before.replace("return 3\n", "return -3\n", 1).replace("return 6990\n", "return 0\n")
+    blocks = hunks(before, after)
+    assert [(h.old_start, h.old_text, h.new_text) for h in blocks] == [
+        (11, "    return 3\n", "    return -3\n"),
+        (20972, "    return 6990\n", "    return 0\n"),
+    ]
+    assert apply_hunks(before, blocks, ["h1", "h2"]) == after
+
+
 def edited(text: str, changes: dict[int, str]) -> str:
     """``text`` with each 1-based line replaced (by lines with their endings: "" deletes it)."""
     lines = split_lines(text)
