@@ -40,14 +40,53 @@ def unified_diff(before: str, after: str, path_label: str, after_label: str | No
     """A ``git diff``-style unified diff of one file (``after_label`` for a move). Kept for the
     last few changes: the permission ask and the tool's result both show the diff of a change."""
     old, new = split_lines(before), split_lines(after)
-    out: list[str] = []
-    if old == new and after_label and after_label != path_label:  # a move that changes no line
-        return f"--- a/{path_label}\n+++ b/{after_label}\n"
-    for line in difflib.unified_diff(
-        old, new, f"a/{path_label}", f"b/{after_label or path_label}", lineterm="\n"
-    ):
-        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
-    return "".join(out)
+    if old == new:  # a move that changes no line has its header; nothing else has a diff
+        return (
+            f"--- a/{path_label}\n+++ b/{after_label}\n" if after_label and after_label != path_label else ""
+        )
+    out = [f"--- a/{path_label}\n", f"+++ b/{after_label or path_label}\n"]
+    for group in _grouped(line_opcodes(old, new)):
+        (_tag, i1, _i, j1, _j), (_tag2, _i1, i2, _j1, j2) = group[0], group[-1]
+        out.append(f"@@ -{_span(i1, i2)} +{_span(j1, j2)} @@\n")
+        for tag, a1, a2, b1, b2 in group:
+            if tag == "equal":
+                out += [" " + line for line in old[a1:a2]]
+            else:
+                out += ["-" + line for line in old[a1:a2]] + ["+" + line for line in new[b1:b2]]
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in out)
+
+
+def _grouped(codes: list[Opcode], context: int = 3) -> list[list[Opcode]]:
+    """The changes of ``codes`` in hunks with up to ``context`` lines around them, as
+    difflib's ``get_grouped_opcodes`` cuts them."""
+    if codes[0][0] == "equal":
+        tag, i1, i2, j1, j2 = codes[0]
+        codes[0] = tag, max(i1, i2 - context), i2, max(j1, j2 - context), j2
+    if codes[-1][0] == "equal":
+        tag, i1, i2, j1, j2 = codes[-1]
+        codes[-1] = tag, i1, min(i2, i1 + context), j1, min(j2, j1 + context)
+    groups: list[list[Opcode]] = []
+    group: list[Opcode] = []
+    for tag, a1, i2, b1, j2 in codes:
+        i1, j1 = a1, b1
+        if tag == "equal" and i2 - i1 > 2 * context:  # a long unchanged run ends the hunk
+            group.append((tag, i1, min(i2, i1 + context), j1, min(j2, j1 + context)))
+            groups.append(group)
+            group = []
+            i1, j1 = max(i1, i2 - context), max(j1, j2 - context)
+        group.append((tag, i1, i2, j1, j2))
+    if group and not (len(group) == 1 and group[0][0] == "equal"):
+        groups.append(group)
+    return groups
+
+
+def _span(start: int, stop: int) -> str:
+    """A hunk's range as unified diffs write it: 1-based start, and the count unless it is 1
+    (an empty range starts at the line before it)."""
+    count = stop - start
+    if count == 1:
+        return str(start + 1)
+    return f"{start + 1 if count else start},{count}"
 
 
 def hunks(before: str, after: str, eol_blind: bool = False) -> list[Hunk]:

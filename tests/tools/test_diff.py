@@ -72,6 +72,42 @@ def test_changes_far_apart_in_a_long_file_of_repeated_lines_are_their_own_lines(
     assert apply_hunks(before, blocks, ["h1", "h2"]) == after
 
 
+@settings(max_examples=400, deadline=None)
+@given(before=lines, after=lines)
+def test_a_unified_diff_holds_both_texts_where_its_hunks_say(before: list[str], after: list[str]) -> None:
+    old, new = "".join(before), "".join(after)
+    diff = unified_diff(old, new, "f.py")
+    if split_lines(old) == split_lines(new):
+        assert diff == ""
+        return
+    olds, news = split_lines(old), split_lines(new)
+    body = diff.split("\n", 2)[2].replace("\n\\ No newline at end of file\n", "\n")
+    assert diff.startswith("--- a/f.py\n+++ b/f.py\n@@ -")
+    at_old = at_new = 0
+    rebuilt_old: list[str] = []
+    rebuilt_new: list[str] = []
+    for hunk in body.split("@@ -")[1:]:
+        head, text = hunk.split(" @@\n", 1)
+        (o1, oc), (n1, nc) = [
+            (int(p[0]), int(p[1]) if len(p) > 1 else 1) for p in (r.split(",") for r in head.split(" +"))
+        ]
+        start_old, start_new = (o1 - 1 if oc else o1), (n1 - 1 if nc else n1)
+        assert start_old >= at_old and start_new >= at_new and start_old - at_old == start_new - at_new
+        rebuilt_old += olds[at_old:start_old]
+        rebuilt_new += news[at_new:start_new]
+        marked = text.splitlines(keepends=True)
+        mine = [m[1:] for m in marked if m[0] in " -"]
+        theirs = [m[1:] for m in marked if m[0] in " +"]
+        assert (len(mine), len(theirs)) == (oc, nc)
+        rebuilt_old += mine
+        rebuilt_new += theirs
+        at_old, at_new = start_old + oc, start_new + nc
+    rebuilt_old += olds[at_old:]
+    rebuilt_new += news[at_new:]
+    strip = [line.rstrip("\n") for line in olds], [line.rstrip("\n") for line in news]
+    assert ([line.rstrip("\n") for line in rebuilt_old], [line.rstrip("\n") for line in rebuilt_new]) == strip
+
+
 def edited(text: str, changes: dict[int, str]) -> str:
     """``text`` with each 1-based line replaced (by lines with their endings: "" deletes it)."""
     lines = split_lines(text)
