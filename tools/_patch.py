@@ -148,20 +148,21 @@ def _parse_unified(lines: list[str]) -> list[FilePatch]:
     current: FilePatch | None = None
     renamed_from = ""
     adding = 0
-    # The file of a "diff --git" section, the mode its lines ask for, and how many sections
-    # came before it: a section adding none changes a mode and nothing else.
-    section, mode, before = "", "", 0
+    # The file of a "diff --git" section, the mode its lines ask for, whether they make a new
+    # file, and how many sections came before it: a section adding none changes a mode and
+    # nothing else, or adds an empty file (git writes no hunk for one).
+    section, mode, new_file, before = "", "", False, 0
 
-    def mode_only() -> None:
-        if mode and len(patches) == before:
-            patches.append(FilePatch("update", section, mode=mode))
+    def without_hunks() -> None:
+        if len(patches) == before and (mode or new_file):
+            patches.append(FilePatch("add" if new_file else "update", section, mode=mode))
 
     for number, line in enumerate(lines, 1):
         if line.startswith("diff --git "):
-            mode_only()
-            current, section, mode, before = None, _git_file(line), "", len(patches)
+            without_hunks()
+            current, section, mode, new_file, before = None, _git_file(line), "", False, len(patches)
         elif line.startswith(("new file mode ", "new mode ")) and current is None:
-            mode = _asked_mode(line)
+            mode, new_file = _asked_mode(line), line.startswith("new file mode ")
         elif line.startswith("--- ") and number < len(lines) and lines[number].startswith("+++ "):
             old, new = _unified_name(line[4:]), _unified_name(lines[number][4:])
             if new is None and old is not None:
@@ -175,14 +176,15 @@ def _parse_unified(lines: list[str]) -> list[FilePatch]:
             else:
                 raise PatchError(f"Patch line {number}: both sides are /dev/null")
             if renamed_from and patches and patches[-1].path == renamed_from and not patches[-1].chunks:
-                patches.pop()  # the "rename from/to" lines announced this same file
-            current.mode = mode
+                mode = patches.pop().mode  # the "rename from/to" lines announced this same file
+            current.mode, mode = mode, ""  # a diff without "diff --git" lines: not the next file's
             patches.append(current)
             renamed_from = ""
         elif line.startswith("rename from "):
             renamed_from = line.removeprefix("rename from ").strip()
         elif line.startswith("rename to ") and renamed_from:
             current = FilePatch("update", renamed_from, line.removeprefix("rename to ").strip(), mode=mode)
+            mode = ""
             patches.append(current)
         elif (
             current is None
@@ -203,7 +205,7 @@ def _parse_unified(lines: list[str]) -> list[FilePatch]:
                 current.content = current.content.removesuffix("\n")
         elif current.kind == "update":
             _body_line(current, line, number)
-    mode_only()
+    without_hunks()
     return [p for p in patches if p.kind != "update" or p.chunks or p.move_to or p.mode]
 
 

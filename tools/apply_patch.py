@@ -85,8 +85,15 @@ class ApplyPatch(Tool[ApplyPatchParams]):
 
     async def run(self, params: ApplyPatchParams, ctx: ToolContext) -> ToolResult:
         patches = parse(params.patchText)
+        if links := [p.move_to or p.path for p in patches if p.mode == "120000"]:
+            raise PatchError(
+                f"The patch makes {links[0]} a symlink (mode 120000), which apply_patch does not do; "
+                "make the link with ln -s (bash)."
+            )
         modes = [_mode_note(p) for p in patches if p.mode]
-        patches = [p for p in patches if p.kind != "update" or p.chunks or p.move_to]
+        patches = [
+            p for p in patches if not (p.mode and p.kind == "update" and not p.chunks and not p.move_to)
+        ]
         if not patches:
             raise PatchError(
                 f"The patch only changes file modes, which apply_patch does not do: {'; '.join(modes)}."

@@ -106,19 +106,15 @@ def _opcodes(old: list[str], new: list[str], eol_blind: bool) -> Sequence[tuple[
     return line_opcodes(old, new)
 
 
-#: Between a change's first and last changed line, more lines than this are diffed with
-#: difflib's heuristic for lines repeated throughout (autojunk): exactly, its cost grows with
-#: the lines times the copies of the most common one (blank lines, "}").
-EXACT_LINES = 2000
-
 Opcode = tuple[str, int, int, int, int]
 
 
 def line_opcodes(old: Sequence[Hashable], new: Sequence[Hashable]) -> list[Opcode]:
     """difflib's opcodes from ``old`` to ``new`` (lines, or anything standing for them). The lines
-    both start and end with alike are compared one by one and only what lies between is diffed:
-    a change touches a few lines of a file, and difflib over all of them took 6 s for one changed
-    line in 20,000."""
+    both start and end with alike are compared one by one and only what lies between is diffed,
+    with difflib's heuristic for lines repeated throughout (autojunk, from 200 lines on): a change
+    touches a few lines of a file, and difflib exactly over all of them took 6 s for one changed
+    line in 20,000 (its cost grows with the copies of the most common line, blank lines, "}")."""
     n, m = len(old), len(new)
     head = 0
     while head < n and head < m and old[head] == new[head]:
@@ -128,7 +124,7 @@ def line_opcodes(old: Sequence[Hashable], new: Sequence[Hashable]) -> list[Opcod
         tail += 1
     ops: list[Opcode] = [("equal", 0, head, 0, head)] if head else []
     a, b = old[head : n - tail], new[head : m - tail]
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=max(len(a), len(b)) > EXACT_LINES)
+    matcher = difflib.SequenceMatcher(None, a, b)
     ops += [
         (tag, i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2 in matcher.get_opcodes()
     ]

@@ -206,3 +206,29 @@ async def test_messages_around_links_and_folders_say_what_is_there(h: Harness) -
     own += "*** End Patch"
     await h.ok("apply_patch", {"patchText": own})
     assert (h.root / "real.txt").read_text() == "x = 2\n" and (h.root / "alias.txt").is_symlink()
+
+
+async def test_git_sections_without_hunks_and_diffs_without_git_lines(h: Harness) -> None:
+    # An empty new file has no hunk in git's diff (it was refused as a mode change, or dropped);
+    # a diff without "diff --git" lines gave every file the first one's mode; an empty section
+    # is still said to change nothing.
+    h.human.replies = [ONCE]
+    empty = "diff --git a/run.sh b/run.sh\nnew file mode 100755\nindex 0000000..e69de29\n"
+    outcome = await h.ok("apply_patch", {"patchText": empty})
+    assert (h.root / "run.sh").read_text() == "" and outcome.result is not None
+    assert "Not applied: the mode 100755 of run.sh" in outcome.result.output
+    seen(h, "a.txt", "a\n")
+    seen(h, "b.txt", "b\n")
+    bare = "new mode 100755\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+A\n"
+    bare += "--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-b\n+B\n"
+    h.human.replies = [ONCE]
+    outcome = await h.ok("apply_patch", {"patchText": bare})
+    assert outcome.result is not None and "the mode 100755 of a.txt (" in outcome.result.output
+    assert "b.txt (" not in outcome.result.output
+    nothing = "*** Begin Patch\n*** Update File: a.txt\n*** End Patch"
+    outcome = await h.call("apply_patch", {"patchText": nothing})
+    assert outcome.error == "Update File a.txt: the patch changes nothing in it."
+    link = "diff --git a/l b/l\nnew file mode 120000\n--- /dev/null\n+++ b/l\n@@ -0,0 +1 @@\n+a.txt\n"
+    outcome = await h.call("apply_patch", {"patchText": link})
+    assert outcome.error is not None and "makes l a symlink (mode 120000)" in outcome.error
+    assert not (h.root / "l").exists()
