@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,20 +18,23 @@ SETTLE_TIMEOUT = 2.0  # editors may debounce didChange (VS Code by 250 ms; Neovi
 
 @dataclass
 class Buffers:
-    """The documents open in the editor, by path: their version and text (saved or not)."""
+    """The documents open in the editor, by real path: their version and text (saved or not)."""
 
     open: dict[Path, tuple[int, str]] = field(default_factory=dict[Path, tuple[int, str]])
+    #: The real path of a name an open document's file has: a symlink the editor opened it by
+    #: is what deleting or moving it names (``EditorNames.key``).
+    key: Callable[[Path], Path] = field(default=lambda path: path)
     _moved: dict[Path, asyncio.Event] = field(default_factory=dict[Path, asyncio.Event])
 
     def version(self, path: Path) -> int | None:
-        entry = self.open.get(path)
+        entry = self.open.get(self.key(path))
         return entry[0] if entry else None
 
     def text(self, path: Path) -> str | None:
         """The buffer's text, starting with the BOM the file on disk starts with. Editors hide it
         (and write it back when they save, unless the user drops it); the tools read it as
         U+FEFF, so the buffer and the disk compare as the same text."""
-        entry = self.open.get(path)
+        entry = self.open.get(self.key(path))
         if entry is None:
             return None
         text = entry[1]
@@ -76,7 +80,7 @@ class Buffers:
         return closed
 
     def _wake(self, path: Path) -> None:
-        moved = self._moved.pop(path, None)
+        moved = self._moved.pop(self.key(path), None)
         if moved is not None:
             moved.set()
 
@@ -89,7 +93,7 @@ class Buffers:
         try:
             async with asyncio.timeout(SETTLE_TIMEOUT):
                 while (self.text(path) or "").replace("\r\n", "\n") != want:
-                    await self._moved.setdefault(path, asyncio.Event()).wait()
+                    await self._moved.setdefault(self.key(path), asyncio.Event()).wait()
         except TimeoutError:
             log.warning("the editor did not report %s holding its new text", path)
 
@@ -97,13 +101,13 @@ class Buffers:
         """After the editor applied an edit: wait (briefly) for the ``didChange`` past ``version``
         that it sends, maybe debounced, so the next edit starts from the buffer's new text."""
         while (current := self.version(path)) is not None and current <= version:
-            moved = self._moved.setdefault(path, asyncio.Event())
+            moved = self._moved.setdefault(self.key(path), asyncio.Event())
             try:
                 await asyncio.wait_for(moved.wait(), SETTLE_TIMEOUT)
             except TimeoutError:
                 log.warning("no didChange from the editor after an applied edit to %s", path)
-                if path in self.open:
-                    self.open[path] = (current, text)
+                if self.key(path) in self.open:
+                    self.open[self.key(path)] = (current, text)
                 return
 
 

@@ -139,6 +139,7 @@ class Hub:
 
     def __post_init__(self) -> None:
         self.follower = Follower(self.editor, self.root, self._source_lines)
+        self.buffers.key = self.editor.names.key
 
     def _source_lines(self, path: Path) -> list[str]:
         return self.bridge.source_lines(path)  # the bridge starts on first use, not here
@@ -201,7 +202,10 @@ class Hub:
             self.buffers.update(path, version, text)
 
     def buffer_closed(self, uri: str) -> None:
-        if uri.startswith("file:") and self.buffers.close(path := self.editor.names.closed(uri)):
+        if not uri.startswith("file:"):
+            return
+        path, last = self.editor.names.closed(uri)
+        if last and self.buffers.close(path):  # open under another name still: kept
             self.bridge.close_document(path)
 
     # -- turns ------------------------------------------------------------------------------

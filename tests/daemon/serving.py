@@ -235,6 +235,7 @@ async def connect(tmp_path: Path, workspace: Path, fake: ScriptedModel) -> Async
         shows_documents: bool = True,
         file_operations: bool = True,
         message_answers: tuple[str, ...] = (),
+        *,
         root: Path | None = None,
     ) -> Editor:
         """``message_answers``: what the user picks in the daemon's first showMessageRequests

@@ -373,3 +373,48 @@ async def test_a_file_of_a_project_opened_through_a_symlink_is_moved_under_the_e
     assert (review["uri"], review["newUri"]) == (c.as_uri(), d.as_uri())
     assert editor.applied[0] == {"uri": c.as_uri(), "renamed": d.as_uri()}
     assert editor.buffers[d.as_uri()][0] == "C = 2\n" and d.read_text() == "C = 1\n"
+
+
+async def test_a_symlink_open_in_the_editor_is_deleted_by_the_editor(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    """The deletion names the link; the buffer is known by the file's real path. Deleted on
+    disk behind it, the buffer would bring the file back when saved."""
+    (workspace / "real.py").write_text("X = 1\n")
+    alias = workspace / "alias.py"
+    alias.symlink_to("real.py")
+    patch = "*** Begin Patch\n*** Delete File: alias.py\n*** End Patch"
+    fake.turns.extend(
+        [
+            Turn(tool_calls=[("read", {"filePath": "alias.py"})]),
+            Turn(tool_calls=[("apply_patch", {"patchText": patch})]),
+            Turn(text="done"),
+        ]
+    )
+    editor: Editor = await connect("neovim", FULL)
+    editor.open(alias)
+    editor.review_answers.append({"decision": "accept"})
+    assert (await editor.command("lspilot.ask", {"prompt": "rm"}))["stopReason"] == "end"
+    assert editor.applied == [{"uri": alias.as_uri(), "deleted": True}]
+    assert not alias.is_symlink() and alias.as_uri() not in editor.buffers
+    assert (workspace / "real.py").read_text() == "X = 1\n"
+
+
+async def test_a_file_open_under_two_names_keeps_its_buffer_until_both_are_closed(
+    connect: Callable[..., Any], fake: ScriptedModel, workspace: Path
+) -> None:
+    source = workspace / "a.py"
+    source.write_text(TWO_FUNCTIONS)
+    alias = workspace / "alias.py"
+    alias.symlink_to("a.py")
+    read_then_edit(fake, "'circle'", "'disc'")
+    editor: Editor = await connect("visual-studio-code", FULL)
+    editor.open(alias)
+    editor.open(source)
+    editor.change(source.as_uri(), "# unsaved note\n" + TWO_FUNCTIONS)  # typed, not saved
+    editor.close(alias.as_uri())
+    editor.review_answers.append({"decision": "accept"})
+    assert (await editor.command("lspilot.ask", {"prompt": "rename"}))["stopReason"] == "end"
+    assert [a["uri"] for a in editor.applied] == [source.as_uri()]
+    assert editor.buffers[source.as_uri()][0] == "# unsaved note\n" + TWO_FUNCTIONS.replace("circle", "disc")
+    assert source.read_text() == TWO_FUNCTIONS
