@@ -10,6 +10,12 @@ the text so that the grammar reads it as bash does (``joined``: continuations re
 blank outside quotes written quoted, ``' '``) and parses that: the analysis reads the rewritten
 text throughout, so the ranges of its tree are that text's.
 
+tree-sitter-bash also runs a command on across a newline, which ends it in bash: a pipeline of
+three commands and, on the lines after it, a command with a heredoc (``ls | sort | cat`` newline
+``rm -rf x <<EOF``) read as one pipeline whose last command is ``cat rm -rf x``, which a rule
+allowing ``cat *`` would allow. Such a newline gets a ``;`` before it (``_ended``), after the
+command's last word on its line.
+
 Where a change may change how the text after it is read (an escaped blank, which the grammar read
 as a break; a heredoc's delimiter or body after it; ``<<`` or ``$(`` joined across lines), the
 text is parsed again before the next change; text needing more than ``MAX_ROUNDS`` parses is not
@@ -18,13 +24,14 @@ worked out (``Source.complete`` is False).
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from functools import cache
 from typing import NamedTuple
 
 import tree_sitter_bash
-from tree_sitter import Language, Node, Parser, Tree
+from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
 MAX_ROUNDS = 64  # parses of one text before giving up
 _BLANKS = frozenset(b" \t\v\f\r")
@@ -57,16 +64,21 @@ def parser() -> Parser:
     return Parser(Language(tree_sitter_bash.language()))
 
 
+@cache
+def _commands() -> Query:
+    return Query(Language(tree_sitter_bash.language()), "(command) @command")
+
+
 def parse(text: str) -> Source:
     """``text`` rewritten as bash's lexer reads it (the module docstring), and its tree."""
     data = text.encode()
     tree = parser().parse(data)
     for _ in range(MAX_ROUNDS):
-        if b"\\" not in data:
-            return Source(data.decode(errors="replace"), tree, True)
-        changed = _round(data, tree.root_node)
+        changed = _round(data, tree.root_node) if b"\\" in data else data
         if changed == data:
-            return Source(data.decode(errors="replace"), tree, True)
+            changed = _ended(data, tree.root_node) if b"\n" in data else data
+            if changed == data:
+                return Source(data.decode(errors="replace"), tree, True)
         data = changed
         tree = parser().parse(data)
     return Source(data.decode(errors="replace"), tree, False)
@@ -98,6 +110,21 @@ def _round(data: bytes, root: Node) -> bytes:
         if char != _NEWLINE or any(end > at for end in heredocs) or (out[-1:] and out[-1] in _JOINING):
             break  # the grammar may read what follows otherwise than after this change: parse again
     return bytes(out + data[last:])
+
+
+def _ended(data: bytes, root: Node) -> bytes:
+    """The text with a ``;`` ending the first command the grammar read across a newline, which
+    ends a command in bash: after its last word before that newline (a comment runs to the end
+    of its line)."""
+    for node in QueryCursor(_commands()).captures(root).get("command", []):
+        if node.start_point.row == node.end_point.row:
+            continue
+        words = node.children
+        for index, (left, right) in enumerate(itertools.pairwise(words)):
+            if b"\n" in data[left.end_byte : right.start_byte]:
+                end = next(w.end_byte for w in reversed(words[: index + 1]) if w.type != "comment")
+                return data[:end] + b";" + data[end:]
+    return data
 
 
 def _unescaped(data: bytearray, at: int) -> bool:

@@ -41,6 +41,34 @@ CONTINUATIONS: list[Row] = [
 ]
 
 
+#: tree-sitter-bash reads a pipeline of three commands and, on the lines after it, a command with
+#: a heredoc as one pipeline whose last command takes the next lines' words: asked as bash runs them.
+MERGED_LINES: list[Row] = [
+    (
+        "ls | sort | cat\nrm -rf build <<EOF\nx\nEOF",
+        [],
+        [("ls", "ls *"), ("sort", "sort *"), ("cat", "cat *"), ("rm -rf build", "rm *")],
+    ),
+    (
+        "ls | sort | cat # c\nrm -rf build <<EOF\nx\nEOF",
+        [],
+        [("ls", "ls *"), ("sort", "sort *"), ("cat", "cat *"), ("rm -rf build", "rm *")],
+    ),
+    (
+        "ls | sort | cat\ntouch a\nrm b <<EOF > f\n$(date)\nEOF",
+        [],
+        [
+            ("ls", "ls *"),
+            ("sort", "sort *"),
+            ("cat", "cat *"),
+            ("touch a", "touch *"),
+            ("date", "date *"),
+            ("rm b", "rm *"),
+        ],
+    ),
+]
+
+
 #: Substitutions in words the grammar leaves as text (``${x#WORD}``, backticks in ``${x:-WORD}``)
 #: run all the same.
 LEFT_AS_TEXT: list[Row] = [
@@ -67,6 +95,26 @@ def test_the_text_is_read_as_bash_lexes_it(
     tree: dict[str, Path], command: str, outside: list[str], bash: list[tuple[str, str]]
 ) -> None:
     check_row(tree, command, outside, bash)
+
+
+@pytest.mark.parametrize(
+    ("command", "outside", "bash"), MERGED_LINES, ids=[repr(row[0])[:40] for row in MERGED_LINES]
+)
+def test_a_newline_ends_a_command_the_grammar_runs_on(
+    tree: dict[str, Path], command: str, outside: list[str], bash: list[tuple[str, str]]
+) -> None:
+    check_row(tree, command, outside, bash)
+
+
+async def test_an_approved_prefix_does_not_approve_the_next_line(tmp_path: Path) -> None:
+    h = _harness(tmp_path, [Rule("bash", "cat *", "allow"), Rule("bash", "ls *", "allow")])
+    (h.root / "keep").write_text("x")
+    h.human.replies = [Reply("reject")]
+    outcome = await _call(h, "ls | cat | cat\nrm keep <<EOF\nx\nEOF")
+    assert outcome.error is not None and "rejected bash" in outcome.error
+    assert (h.root / "keep").exists()
+    [ask] = h.human.asked
+    assert "rm keep" in ask.patterns
 
 
 @pytest.mark.parametrize(
@@ -113,6 +161,8 @@ async def test_an_approved_prefix_does_not_approve_what_its_words_run(tmp_path: 
         "echo \\\\\necho b",
         "echo $\\ x \\$\\ y",  # $' ' would be ANSI-C quoting
         "echo \\\r'a\\\nb'",
+        "echo a | cat | cat # c\necho b <<EOF\nx\nEOF",
+        "echo a | cat | cat\ncat <<EOF\n$(echo y)\nEOF",
     ],
 )
 def test_joined_text_runs_as_the_original_does(script: str) -> None:
