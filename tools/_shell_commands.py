@@ -102,6 +102,10 @@ class Commands(ABC):
         self.reads = False  # the paths named now are only read (``_protected.READERS``)
         self.glob_budget = GlobBudget()  # what the command's globs may look at together
         self.bare: dict[str, bool] = {}  # folders known to be bare repositories, or not
+        #: Real paths of the paths named, and the ``core.hooksPath`` folders: looked up once per
+        #: analysis (a long command names the same paths and folders many times).
+        self._reals: dict[str, str] = {}
+        self._hooks: tuple[str, ...] | None = None
 
     @abstractmethod
     def script(self, text: str, state: State) -> None:
@@ -152,12 +156,12 @@ class Commands(ABC):
             return
         named = absolute(path, state)
         self.named.append(named or "")
-        real = os.path.realpath(named) if named is not None else None
+        real = self.realpath(named) if named is not None else None
         # a glob: also each path it may expand to (one that may climb, like .*, is unknown as a
         # whole, but what it matches here may be protected), and each of their real paths
         expanded, complete = globbed(path, state, self.glob_budget, MADE_FOLDERS)
         if written or not self.reads:
-            hooks = hooks_folders(self.root)
+            hooks = self.hooks_folders()
             for candidate, resolved in [*([(named, real)] if named and real else []), *expanded]:
                 guarded = protected_path(candidate, resolved, self.root, self.bare, hooks)
                 if guarded is not None:
@@ -178,6 +182,24 @@ class Commands(ABC):
                     self._outside(*elsewhere)
         if not complete:
             self._outside(f"{UNCHECKED} {path.raw}")
+
+    def realpath(self, path: str) -> str:
+        """``os.path.realpath`` of an absolute ``path``, its folders' looked up once per analysis."""
+        real = self._reals.get(path)
+        if real is None:
+            folder, name = os.path.split(path)
+            if name in ("", ".", "..") or folder == path:
+                real = os.path.realpath(path)
+            else:
+                joined = os.path.join(self.realpath(folder), name)
+                real = os.path.realpath(joined) if os.path.islink(joined) else joined
+            self._reals[path] = real
+        return real
+
+    def hooks_folders(self) -> tuple[str, ...]:
+        if self._hooks is None:
+            self._hooks = hooks_folders(self.root)
+        return self._hooks
 
     # -- variables -------------------------------------------------------------------------------
     def sets(self, name: str | None, state: State) -> bool:
@@ -398,7 +420,7 @@ class Commands(ABC):
         analysis sees are compared: a program that writes it otherwise is not seen.)"""
         if not self.read:
             return
-        named = Counter(Path(os.path.realpath(p)) for p in self.named if p)
+        named = Counter(Path(self.realpath(p)) for p in self.named if p)
         checked = Counter(real for real, _, was_checked in self.read if was_checked)
         for real, item, _ in self.read:
             if named[real] > checked[real]:

@@ -138,7 +138,7 @@ def cd(commands: Commands, name: str, args: list[Word], state: State) -> None:
         state.stack.append((state.cwd, state.pwd))
     real = resolve(target, state)
     if logical is not None and os.path.isdir(logical):
-        state.cwd, state.pwd = Path(os.path.realpath(logical)), logical
+        state.cwd, state.pwd = Path(commands.realpath(logical)), logical
     else:
         state.cwd, state.pwd = real or target.raw, str(real) if real else None
 

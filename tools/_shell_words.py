@@ -17,7 +17,6 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from tree_sitter import Node
 
@@ -34,7 +33,7 @@ class Word:
     glob: bool = False  # unquoted * ? [ { the shell expands
     tilde: bool = False
 
-    @cached_property
+    @property
     def shown(self) -> str:
         """Canonical text: quoting normalised, so ``"rm"`` and ``r\\m`` both read ``rm``."""
         if self.value is None or self.glob or self.tilde:
