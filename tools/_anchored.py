@@ -87,7 +87,10 @@ def _anchored(content: Content, old: str, accept: Accept, same_length: bool) -> 
     A block about as long and about as similar (``TIE_MARGIN``) as a taken one is a rival when
     it is from another first line (a sloppy copy of one of two similar methods matched the other)
     or longer from the same one (a shortened copy of a function matched the block ending at an
-    early line equal to its last, ``return False``, leaving the function's tail behind).
+    early line equal to its last, ``return False``, leaving the function's tail behind); a
+    shorter one from the same first line, as ``_rival`` says (``old`` with a line too many
+    matched the block running on to a next line equal to its last, which was replaced though
+    ``old`` never held it).
 
     Without ``same_length``, when none is near, a pair of anchors much further apart whose first
     middle lines look like ``old``'s is taken too (``_far``), so that the proportion check refuses
@@ -118,12 +121,30 @@ def _anchored(content: Content, old: str, accept: Accept, same_length: bool) -> 
         elif not same_length and (far := _far(content, i, wanted, accept)) is not None:
             chosen.append(far)
     floor = min((b.similarity for b in chosen), default=math.inf) - TIE_MARGIN
-    ends = {b.start: b.size for b in chosen}
-    rivals = [b for b in seen if b.similarity >= floor and b.size > ends.get(b.start, 0)]
+    taken = {b.start: b for b in chosen}
+    rivals = [b for b in seen if _rival(content, b, taken.get(b.start), floor, same_length)]
     return Anchored(
         [content.span(b.start, b.size, keep_newline) for b in chosen],
         [content.span(b.start, b.size, keep_newline) for b in rivals],
     )
+
+
+def _rival(content: Content, block: _Block, taken: _Block | None, floor: float, same_length: bool) -> bool:
+    """Whether ``block`` makes the match a tie with ``taken``, the block taken from its first
+    line (if any), the taken blocks being ``floor`` similar or more (less ``TIE_MARGIN``).
+
+    A shorter block from the same first line is one when it ends on the line before ``taken``'s
+    last, which repeats it (``return None`` twice: ``old`` with a line too many reached the
+    second); for context-aware (``same_length``), which takes a block for its length, when it is
+    about as similar; for block-anchored, which takes the most similar, when it is as similar."""
+    if block == taken:
+        return False
+    if taken is not None and block.size < taken.size:
+        end = taken.start + taken.size - 1
+        if block.size == taken.size - 1 and content.lines[end - 1] == content.lines[end]:
+            return True
+        return block.similarity >= (floor if same_length else taken.similarity)
+    return block.similarity >= floor
 
 
 def _far(content: Content, i: int, wanted: list[str], accept: Accept) -> _Block | None:

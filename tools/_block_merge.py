@@ -25,8 +25,13 @@ def onto_block(fitted: str, old: str, new: str, matched: str) -> str:
     """``new``'s changes from ``old`` made on ``matched``, the file's block; ``fitted`` is ``new``
     indented for the file (line for line). Each run of old lines the model changed replaces the
     file lines paired with them (``same_lines``), or when some of them have no pair, all the
-    file lines between the pairs around the run; an insertion goes after the file line of the
-    old line before it."""
+    file lines between the pairs around the run; an insertion goes right after the file line of
+    the old line before it, or right before that of the old line after it (between old lines
+    without a pair, it cannot be placed). When all of them end with a line break, it is no line
+    of its own: paired with a blank line inside ``old``, it was taken as changed, and the file's
+    went with it."""
+    if old.endswith("\n") and new.endswith("\n") and matched.endswith("\n") and fitted.endswith("\n"):
+        return onto_block(fitted[:-1], old[:-1], new[:-1], matched[:-1]) + "\n"
     old_lines, new_lines, file_lines = old.split("\n"), new.split("\n"), matched.split("\n")
     fitted_lines = fitted.split("\n")
     pairs = same_lines(old_lines, file_lines)
@@ -35,7 +40,7 @@ def onto_block(fitted: str, old: str, new: str, matched: str) -> str:
     for tag, a1, a2, b1, b2 in SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_opcodes():
         if tag == "equal":
             continue
-        lo, hi = _region(pairs, a1, a2, len(file_lines))
+        lo, hi = _region(pairs, a1, a2, len(old_lines), len(file_lines))
         if lo < at:
             raise Unplaced
         out += file_lines[at:lo]
@@ -44,14 +49,19 @@ def onto_block(fitted: str, old: str, new: str, matched: str) -> str:
     return "\n".join(out + file_lines[at:])
 
 
-def _region(pairs: dict[int, int], a1: int, a2: int, end: int) -> tuple[int, int]:
-    """The file lines that old lines ``a1:a2`` stand for (``a1 == a2``: where to insert)."""
+def _region(pairs: dict[int, int], a1: int, a2: int, size: int, end: int) -> tuple[int, int]:
+    """The file lines that old lines ``a1:a2`` (of ``size``) stand for (``a1 == a2``: where to
+    insert) among ``end`` file lines."""
     before = max((i for i in pairs if i < a1), default=None)
     after = min((i for i in pairs if i >= a2), default=None)
     lo = pairs[before] + 1 if before is not None else 0
     hi = pairs[after] if after is not None else end
-    if a1 == a2:  # an insertion: after the line before it, else before the line after it
-        return (lo, lo) if before is not None or after is None else (hi, hi)
+    if a1 == a2:  # an insertion: right after the old line before it, or right before the one after it
+        if a1 == (before + 1 if before is not None else 0) or lo == hi:
+            return lo, lo
+        if a1 == (after if after is not None else size):
+            return hi, hi
+        raise Unplaced  # among old lines without a pair: which of their file lines it follows is unknown
     if all(i in pairs for i in range(a1, a2)):  # each changed line's own file line
         return pairs[a1], pairs[a2 - 1] + 1
     return lo, hi

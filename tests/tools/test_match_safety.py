@@ -44,7 +44,51 @@ TWINS = (
     "def load(db, query):\n    rows = fetch_all(db)\n    rows = clean(rows, deep=True)\n    return rows\n"
 )
 
+#: A test whose last line is repeated right after it.
+TICKS = (
+    "def test_counter():\n    counter = Counter()\n    counter.add(1)\n    counter.add(2)\n"
+    "    counter.tick()\n    counter.tick()\n    assert counter.total == 3\n"
+)
+#: A loop with an if inside: two "}" lines, one per depth.
+RENDER = (
+    "function render(items) {\n  for (const item of items) {\n    if (item) {\n"
+    "      list.push(format(item));\n    }\n  }\n  return list.length;\n}\n"
+)
+#: RENDER's first seven lines with the if's "}" misremembered as "});".
+RENDER_OLD = (
+    "function render(items) {\n  for (const item of items) {\n    if (item) {\n"
+    "      list.push(format(item));\n    });\n  }\n  return list.length;"
+)
+
 CASES = [
+    Case(
+        # context-aware took lines 1-6 (as long as oldString) and deleted the second tick.
+        "oldString with a line too many does not reach a next line equal to its last",
+        TICKS,
+        "def test_counter():\n    counter = Counter()\n    counter.add(1)\n    counter.add(2)\n\n"
+        "    counter.tick()",
+        "def test_counter():\n    counter = Counter()\n    counter.add(5)",
+        None,
+        error="oldString is about as similar to 2 places (context-aware): lines 1-5, 1-6",
+    ),
+    Case(
+        # The final line break paired with oldString's blank line and went: "return Nonetail()".
+        "a block's final line break stays when oldString has a blank line too many",
+        "def fetch(buf):\n    value = encode(buf)\n    node = emit(value)\n    return flush(value)\ntail()\n",
+        "def fetch(buf):\n    value = encode(buf)\n\n    node = emit(value)\n    return flush(value)\n",
+        "def fetch(buf):\n    return None\n",
+        "block-anchored",
+        "def fetch(buf):\n    return None\ntail()\n",
+    ),
+    Case(
+        # The outer "}" of oldString paired with the if's, and count++ went inside the if.
+        "a line added after a misremembered line goes where that line is",
+        RENDER,
+        RENDER_OLD,
+        RENDER_OLD.replace("    });\n", "    });\n    count++;\n"),
+        "context-aware",
+        RENDER.replace("    }\n  }\n", "    }\n    count++;\n  }\n"),
+    ),
     Case(
         # It edited Cache.save: same length, and two of its four middle lines are oldString's.
         "a sloppy copy of one of two similar blocks is refused, naming both",
@@ -281,3 +325,6 @@ def test_changes_that_cannot_be_placed_on_the_file_s_lines_are_refused() -> None
     with pytest.raises(Unplaced):
         onto_block(new, old, new, "A\nsomething else\nand other\nlines entirely\nC")
     assert onto_block(new, old, new, "A\nX\nkept\nB\nY\nC") == "A\nX2\nkept\nB\nY2\nC"
+    # a line added between two lines the file has otherwise: after which of P, Q is not known
+    with pytest.raises(Unplaced):
+        onto_block("A\nX\nNEW\nY\nC", "A\nX\nY\nC", "A\nX\nNEW\nY\nC", "A\nP\nQ\nC")
