@@ -271,25 +271,34 @@ def find(content: Content, old: str, new: str, replace_all: bool = False) -> Fou
             if _joined(body[s - 1 : s], body[s : s + 1]) or _joined(body[e - 1 : e], body[e : e + 1])
         ]
         if len(in_words) == len(spans) and not replace_all:
-            _refuse_whole_lines_elsewhere(content, old, spans)
+            _refuse_whole_lines_elsewhere(content, old, spans, "as part of a longer word")
+        if old[:1] in (" ", "\t") and not replace_all and all(_in_indentation(body, s) for s, _ in spans):
+            _refuse_whole_lines_elsewhere(content, old, spans, "from inside a deeper line's indentation")
         return Found(replacements, name, [content.line_of(start) for start, _ in spans], in_words)
     raise MatchError(not_found(content, old))
 
 
-def _refuse_whole_lines_elsewhere(content: Content, old: str, in_words: list[Span]) -> None:
-    """An exact match that is only part of a longer word (``count = 0`` in ``account = 0``)
-    while whole lines elsewhere match but for their whitespace (``count = 0  ``): the lines
-    meant are the latter, most likely. Not guessed: refused, naming both."""
+def _refuse_whole_lines_elsewhere(content: Content, old: str, spans: list[Span], how: str) -> None:
+    """An exact match that is only part of a longer word (``count = 0`` in ``account = 0``) or
+    starts inside a deeper line's indentation (5 spaces of 8), as ``how`` says, while whole lines
+    elsewhere match but for their whitespace (``count = 0  ``, 4 spaces): the lines meant are the
+    latter, most likely. Not guessed: refused, naming both."""
     for name, matcher in (("line-trimmed", line_trimmed), ("whitespace-normalized", whitespace_normalized)):
-        apart = [s for s in set(matcher(content, old)) if not any(s[0] < e and b < s[1] for b, e in in_words)]
+        apart = [s for s in set(matcher(content, old)) if not any(s[0] < e and b < s[1] for b, e in spans)]
         if apart:
             raise MatchError(
-                f"oldString is exactly in line {_shown(content, in_words)}, but there only as part of a "
-                f"longer word, and whole lines match it at line {_shown(content, sorted(apart))} but for "
-                f"their whitespace ({name}); which is meant cannot be told, so nothing was changed. Copy "
+                f"oldString is exactly in line {_shown(content, spans)}, but there only {how}, and "
+                f"whole lines match it at line {_shown(content, sorted(apart))} but for their "
+                f"whitespace ({name}); which is meant cannot be told, so nothing was changed. Copy "
                 "the exact lines of the one to change from read's output (without the line-number "
                 "prefix) into oldString."
             )
+
+
+def _in_indentation(text: str, at: int) -> bool:
+    """Whether offset ``at`` is inside a line's indentation, past its start."""
+    start = text.rfind("\n", 0, at) + 1
+    return at > start and not text[start:at].strip(" \t")
 
 
 def _shown(content: Content, spans: list[Span]) -> str:

@@ -62,6 +62,16 @@ RENDER_OLD = (
 
 CASES = [
     Case(
+        # It edited g's deeper line: 5 spaces of its 8, then "x = 1".
+        "an exact oldString starting inside a deeper line's indentation is not taken for it",
+        "def f():\n    x = 1\n\ndef g():\n    if y:\n        x = 1\n",
+        "     x = 1",
+        "     x = 2",
+        None,
+        error="oldString is exactly in line 6, but there only from inside a deeper line's indentation, "
+        "and whole lines match it at line 2",
+    ),
+    Case(
         # context-aware took lines 1-6 (as long as oldString) and deleted the second tick.
         "oldString with a line too many does not reach a next line equal to its last",
         TICKS,
