@@ -263,9 +263,15 @@ class _Visitor(Evaluation):
     def _redirect(self, node: Node, state: State) -> list[Node]:
         """Check a redirection's target; returns words the grammar attached to it by mistake
         (``echo a > f b``: ``b`` is echo's argument)."""
-        if node.type != "file_redirect":
-            self._children(node, state)
-            return []
+        if node.type != "file_redirect":  # a heredoc's words after its start are the command's
+            words = node.children_by_field_name("argument") if node.type == "heredoc_redirect" else []
+            more: list[Node] = []
+            for child in node.named_children:
+                if child.type == "file_redirect":  # <<EOF > f b: b too
+                    more += self._redirect(child, state)
+                elif child not in words:
+                    self._node(child, state)
+            return words + more
         targets = node.children_by_field_name("destination")
         if not targets:
             return []

@@ -56,7 +56,9 @@ _CONTEXTS = {
 class Source(NamedTuple):
     text: str  # as bash's lexer reads it (``joined``)
     tree: Tree
-    complete: bool  # False when the text needed more than MAX_ROUNDS parses: it may read otherwise
+    #: False when the tree may not read the text as bash does: the text needed more than
+    #: MAX_ROUNDS parses, or the tree has a shape the grammar gives what it misreads (``misread``).
+    complete: bool
 
 
 @cache
@@ -69,6 +71,93 @@ def _commands() -> Query:
     return Query(Language(tree_sitter_bash.language()), "(command) @command")
 
 
+#: Words bash reads as keywords where a command starts; unquoted, no command is named so.
+_KEYWORDS = frozenset(
+    [
+        "do",
+        "done",
+        "then",
+        "else",
+        "elif",
+        "fi",
+        "esac",
+        "{",
+        "}",
+        "if",
+        "for",
+        "while",
+        "until",
+        "case",
+        "select",
+        "function",
+    ]
+)
+_QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"|\\.", re.DOTALL)
+_UNESCAPED_BACKTICK = re.compile(r"(?<!\\)(?:\\\\)*`")
+
+
+@cache
+def _shapes() -> Query:
+    """The nodes ``misread`` looks at."""
+    return Query(
+        Language(tree_sitter_bash.language()),
+        "(command_name) @name (heredoc_redirect) @heredoc (command_substitution) @substitution "
+        "(redirected_statement) @redirected",
+    )
+
+
+def misread(root: Node) -> str | None:
+    """What the tree shows the grammar misread, or None. tree-sitter-bash 0.25 gives no error for:
+
+    - ``! for ...``, ``time { ...; }``, ``time if ...``: the keywords read as words, so the
+      commands inside are arguments of commands named ``do``, ``}`` or ``then``;
+    - a heredoc whose delimiter is not the line that ends it: ``<<X|cmd`` (the delimiter taken as
+      ``X|cmd``), a body line ``$`` or a heredoc ending in ``|`` (the commands after it read
+      as its body or delimiter);
+    - backticks in a heredoc that expands (they run; the grammar leaves them as text) or two side
+      by side (`` `a``b` `` read as one command, ``a``b``);
+    - a redirection on a pipeline or a list followed by more words (``a | b >f $(cmd)``,
+      ``a && b >f c``): the words are the last command's, read as more destinations.
+    """
+    found = QueryCursor(_shapes()).captures(root)
+    for node in found.get("name", []):
+        if (node.text or b"").decode(errors="replace") in _KEYWORDS:
+            return f"a command named {(node.text or b'').decode(errors='replace')!r}"
+    for node in found.get("heredoc", []):
+        why = _heredoc(node)
+        if why is not None:
+            return why
+    for node in found.get("substitution", []):
+        text = (node.text or b"").decode(errors="replace")
+        if text.startswith("`") and _UNESCAPED_BACKTICK.search(text[1:-1]):
+            return "backticks side by side"
+    for node in found.get("redirected", []):
+        body = node.child_by_field_name("body")
+        if (
+            body is not None
+            and body.type != "command"
+            and any(
+                len(r.children_by_field_name("destination")) > 1 or r.children_by_field_name("argument")
+                for r in node.children_by_field_name("redirect")
+            )
+        ):
+            return "words after a redirection of a pipeline or a list"
+    return None
+
+
+def _heredoc(node: Node) -> str | None:
+    parts = {child.type: (child.text or b"").decode(errors="replace") for child in node.children}
+    start = parts.get("heredoc_start", "")
+    if any(char in _QUOTED.sub("", start) for char in "|&;()<> \t"):
+        return f"a heredoc delimiter {start!r}"
+    if parts.get("heredoc_end") != _QUOTED.sub(lambda m: m[0][1:-1] if m[0][0] in "'\"" else m[0][1:], start):
+        return f"a heredoc not ended by its delimiter {start!r}"
+    quoted = any(char in start for char in "'\"\\")
+    if not quoted and _UNESCAPED_BACKTICK.search(parts.get("heredoc_body", "")):
+        return "backticks in a heredoc"
+    return None
+
+
 def parse(text: str) -> Source:
     """``text`` rewritten as bash's lexer reads it (the module docstring), and its tree."""
     data = text.encode()
@@ -78,7 +167,7 @@ def parse(text: str) -> Source:
         if changed == data:
             changed = _ended(data, tree.root_node) if b"\n" in data else data
             if changed == data:
-                return Source(data.decode(errors="replace"), tree, True)
+                return Source(data.decode(errors="replace"), tree, misread(tree.root_node) is None)
         data = changed
         tree = parser().parse(data)
     return Source(data.decode(errors="replace"), tree, False)

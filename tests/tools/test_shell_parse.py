@@ -69,6 +69,31 @@ MERGED_LINES: list[Row] = [
 ]
 
 
+#: Words after a heredoc's start are the command's: a rule denying ``git push --force*`` applies.
+HEREDOC_WORDS: list[Row] = [
+    ("git push <<EOF --force\nEOF", [], [("git push --force", "git push *")]),
+    ("cat <<EOF > out $(date)\nx\nEOF", ["$(date)"], [("date", "date *"), ("cat $(date)", "cat *")]),
+]
+
+#: Shapes tree-sitter-bash gives, without an error, to text it reads otherwise than bash: the
+#: commands in them hidden, or named by a keyword. Asked exactly, behind "(unparsed)".
+MISREAD = [
+    "find . | grep x | sort | uniq 2>&1\ntouch made && echo ok",  # touch read as a redirection's
+    "cat <<X|bash\necho $HOME\nX\ntouch made\n",  # the delimiter read as X|bash
+    "cat <<EOF\n$\nEOF\ntouch made\n",  # a body line "$": what follows read as the body
+    "cat <<EOF |\nEOF\ntouch$(echo) made\n",
+    "cat <<EOF\n`touch made`\nEOF\n",  # backticks in a heredoc run, left as text by the grammar
+    "echo `date``touch made`",  # two substitutions read as one command, date``touch
+    "ls | tee >out $(touch made)",
+    "ls | X=1 >out touch made",
+    "ls && cat >out made",
+    "ls | cat <<EOF -n\ntouch made\nEOF",  # a heredoc of a pipeline, with words after it
+    "! for i in a; do touch made; done",  # commands named do, then, }
+    "time { touch made; }",
+    "time if true; then touch made; fi",
+]
+
+
 #: Substitutions in words the grammar leaves as text (``${x#WORD}``, backticks in ``${x:-WORD}``)
 #: run all the same.
 LEFT_AS_TEXT: list[Row] = [
@@ -115,6 +140,36 @@ async def test_an_approved_prefix_does_not_approve_the_next_line(tmp_path: Path)
     assert (h.root / "keep").exists()
     [ask] = h.human.asked
     assert "rm keep" in ask.patterns
+
+
+@pytest.mark.parametrize(
+    ("command", "outside", "bash"), HEREDOC_WORDS, ids=[repr(row[0])[:40] for row in HEREDOC_WORDS]
+)
+def test_a_heredoc_s_words_are_the_command_s(
+    tree: dict[str, Path], command: str, outside: list[str], bash: list[tuple[str, str]]
+) -> None:
+    check_row(tree, command, outside, bash)
+
+
+@pytest.mark.parametrize("command", MISREAD, ids=[repr(c)[:40] for c in MISREAD])
+def test_what_the_grammar_misreads_is_asked_exactly(tmp_path: Path, command: str) -> None:
+    root = tmp_path.resolve()
+    commands = analyze(command, root, root).commands
+    assert (f"(unparsed) {command.strip()}", f"(unparsed) {command.strip()}") in commands
+
+
+@pytest.mark.parametrize("command", MISREAD, ids=[repr(c)[:40] for c in MISREAD])
+async def test_an_approved_prefix_does_not_approve_what_the_grammar_misreads(
+    tmp_path: Path, command: str
+) -> None:
+    allowed = ["find *", "grep *", "sort *", "uniq *", "echo *", "cat *", "ls *", "tee *", "time *", "true *"]
+    h = _harness(
+        tmp_path, [*(Rule("bash", p, "allow") for p in allowed), Rule("external_directory", "*", "allow")]
+    )
+    h.human.replies = [Reply("reject")]
+    outcome = await _call(h, command)
+    assert outcome.error is not None and "rejected bash" in outcome.error
+    assert not (h.root / "made").exists()
 
 
 @pytest.mark.parametrize(

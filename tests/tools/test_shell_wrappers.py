@@ -219,10 +219,16 @@ WRAPPERS: list[Row] = [
     ("xargs sh -c", ["(xargs input)"], [("xargs sh -c", "="), ("sh -c", "=")]),
     # coproc, busybox, a shell reading its script from stdin, trap and alias strings
     ("coproc rm victim", [], [("coproc rm victim", "coproc rm *"), ("rm victim", "rm *")]),
-    (
+    (  # the grammar reads the braces as words (a command named "}"): asked exactly too
         "coproc { rm ../x; }",
         ["{up}/*"],
-        [("coproc { rm ../x", "coproc { rm *"), ("rm ../x", "rm *"), ("'}'", "'}' *")],
+        [
+            ("coproc { rm ../x; }", "="),
+            ("(unparsed) coproc { rm ../x; }", "="),
+            ("coproc { rm ../x", "coproc { rm *"),
+            ("rm ../x", "rm *"),
+            ("'}'", "'}' *"),
+        ],
     ),
     (
         "busybox rm -rf {out}/x",
