@@ -6,7 +6,7 @@ lines the new text left as they were (``keep_unchanged``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from difflib import SequenceMatcher
 
 from rapidfuzz import fuzz
@@ -211,8 +211,8 @@ def same_lines(old: list[str], file: list[str]) -> dict[int, int]:
     paired whitespace aside, where it keeps the order of the pairs around it. That pairing is
     taken unless it pairs fewer lines (``old`` indented otherwise than the file, or not at all)."""
     a, b = [" ".join(line.split()) for line in old], [" ".join(line.split()) for line in file]
-    loose = _paired(a, b, a, b)
-    pairs = _paired(_depths(old, a), _depths(file, b), a, b)
+    loose = _paired(a, b)
+    pairs = _paired(a, b, (_depths(old, a), _depths(file, b)))
     for i, j in sorted(loose.items()):
         if i in pairs or j in pairs.values():
             continue
@@ -223,32 +223,26 @@ def same_lines(old: list[str], file: list[str]) -> dict[int, int]:
     return pairs if len(pairs) >= len(loose) else loose
 
 
-def _depths(lines: list[str], collapsed: list[str]) -> list[tuple[int, str]]:
-    """Each line as its depth in the block (-1 for a blank line) and its collapsed text."""
+def _depths(lines: list[str], collapsed: list[str]) -> list[int]:
+    """Each line's depth in the block: the rank of its indentation (-1 for a blank line)."""
     widths = [len(_leading(line).expandtabs(4)) for line in lines]
     used = sorted({w for w, c in zip(widths, collapsed, strict=True) if c})
     ranks = {w: rank for rank, w in enumerate(used)}
-    return [(ranks[w] if c else -1, c) for w, c in zip(widths, collapsed, strict=True)]
+    return [ranks[w] if c else -1 for w, c in zip(widths, collapsed, strict=True)]
 
 
-def _paired(x: Sequence[Hashable], y: Sequence[Hashable], a: list[str], b: list[str]) -> dict[int, int]:
-    """Old line -> file line where ``x`` and ``y`` (the lines' keys) align: equal, or rewritten
-    one for one with equal keys but for the text, ``a`` and ``b``, which is similar."""
+def _paired(a: list[str], b: list[str], depths: tuple[list[int], list[int]] | None = None) -> dict[int, int]:
+    """Old line -> file line where the collapsed lines ``a`` and ``b`` (at equal ``depths``, when
+    given) align: equal, or rewritten one for one and similar."""
+    x, y = (list(zip(depths[0], a, strict=True)), list(zip(depths[1], b, strict=True))) if depths else (a, b)
     pairs: dict[int, int] = {}
     for tag, a1, a2, b1, b2 in SequenceMatcher(None, x, y, autojunk=False).get_opcodes():
         if tag == "equal" or (tag == "replace" and a2 - a1 == b2 - b1):
             for i, j in zip(range(a1, a2), range(b1, b2), strict=True):
-                if x[i] == y[j] or (_depth_of(x[i]) == _depth_of(y[j]) and a[i] and _similar(a[i], b[j])):
+                same_depth = depths is None or depths[0][i] == depths[1][j]
+                if x[i] == y[j] or (same_depth and a[i] and fuzz.ratio(a[i], b[j]) >= SAME_LINE_SIMILARITY):
                     pairs[i] = j
     return pairs
-
-
-def _depth_of(key: Hashable) -> object:
-    return key[0] if isinstance(key, tuple) else None
-
-
-def _similar(a: str, b: str) -> bool:
-    return fuzz.ratio(a, b) >= SAME_LINE_SIMILARITY
 
 
 def _counterparts(old: list[str], new: list[str]) -> Iterator[tuple[int, list[int]]]:
