@@ -28,6 +28,8 @@ class Chunk:
     new: list[str] = field(default_factory=list[str])
     context: str = ""  # the text after "@@" in the Begin Patch format: a line to find first
     hint: int | None = None  # the old start line of a unified diff hunk (1-based)
+    #: The old and new line counts a unified diff hunk's header states.
+    counts: tuple[int, int] | None = None
     at_end: bool = False
     #: (index in ``new``, index in ``old``) of each context line: the file's own line is kept.
     kept: list[tuple[int, int]] = field(default_factory=list[tuple[int, int]])
@@ -48,7 +50,7 @@ class FilePatch:
     mode: str = ""
 
 
-_UNIFIED_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+\d+(?:,(\d+))? @@")
+_UNIFIED_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,(\d+))? @@")
 _GIT_HEADER = re.compile(r"^diff --git (?:\S+) b/(.+)$")
 
 
@@ -193,8 +195,8 @@ def _parse_unified(lines: list[str]) -> list[FilePatch]:
         ):
             continue
         elif (hunk := _UNIFIED_HUNK.match(line)) is not None:
-            current.chunks.append(Chunk(hint=int(hunk.group(1))))
-            adding = int(hunk.group(2) or 1)  # the lines an added file's hunk says it holds
+            current.chunks.append(Chunk(hint=int(hunk[1]), counts=(int(hunk[2] or 1), int(hunk[3] or 1))))
+            adding = int(hunk[3] or 1)  # the lines an added file's hunk says it holds
         elif line.startswith("@@") and current.kind == "update":  # "@@", "@@ def f": no numbers
             current.chunks.append(Chunk(context=line.strip("@ ")))
         elif current.kind == "add":
@@ -255,15 +257,15 @@ def replacements(body: str, chunks: list[Chunk], shown: str) -> list[Replacement
         if chunk.context:
             cursor = _after_context(bare, chunk, cursor, where)
         old, new = list(chunk.old), list(chunk.new)
-        hint = None if chunk.hint is None else chunk.hint + shift
+        hint = None if chunk.hint is None or not _counted(chunk) else chunk.hint + shift
         if (
             old
             and old[-1] == ""
+            and (len(new) - 1, len(old) - 1) in chunk.kept  # context, the last line of both sides
             and _seek(bare, old, cursor, len(bare), hint=hint, at_end=chunk.at_end) is None
         ):
             old.pop()  # a blank context line at the very end of a chunk that the file lacks
-            if new and new[-1] == "":
-                new.pop()
+            new.pop()
         if not old:
             at = len(lines) if chunk.hint is None and not chunk.context else cursor
             at = hint if hint is not None else at  # "@@ -5,0": after line 5
@@ -277,21 +279,25 @@ def replacements(body: str, chunks: list[Chunk], shown: str) -> list[Replacement
                 earlier = _seek(bare, old, 0, done, hint=hint, at_end=False)
                 if earlier is not None:
                     raise _out_of_order(shown, chunk, number, (earlier, earlier + len(old)), spans)
-                shown_old = "\n".join(old[:12])
+                shown_old = "\n".join(
+                    line if line.strip() else f"(a blank line: {line!r})" for line in old[:12]
+                )
                 raise PatchError(
                     f"{where}: these lines were not found in the file (after line {cursor}):\n"
                     f"{shown_old}\nRead the file again and make the context and '-' lines match it exactly."
                 )
             at_end = chunk.at_end and found == len(bare) - len(old)  # else: as any other chunk
-            if chunk.hint is None and not chunk.context and not at_end:
+            if hint is None and not chunk.context and not at_end:
                 _refuse_ambiguous(bare, old, found, spans, where)
+            elif hint is not None or chunk.context:
+                _refuse_looser_nearer(bare, old, found, cursor, hint=hint, where=where)
             if (
                 hint is not None
                 and (earlier := _nearer_before(bare, old, found, cursor, hint=hint, spans=spans)) is not None
             ):
                 raise _out_of_order(shown, chunk, number, (earlier, earlier + len(old)), spans)
             at = found
-            if chunk.hint is not None:
+            if hint is not None and chunk.hint is not None:
                 shift = at - (chunk.hint - 1)
         at = max(0, min(at, len(lines)))
         end = at + len(old)
@@ -424,10 +430,11 @@ def _refuse_ambiguous(
 def _nearer_before(
     lines: list[str], old: list[str], found: int, cursor: int, *, hint: int, spans: list[tuple[int, int]]
 ) -> int | None:
-    """A place before ``cursor`` (in lines no earlier hunk changed) where a unified hunk's lines
-    fit nearer its own line number than ``found``: the hunks are out of order, and the one
-    after the cursor is not the place the hunk names."""
-    before = _places(lines, old, found, range(min(cursor, len(lines) - len(old) + 1)), spans)
+    """A place before ``cursor`` where a unified hunk's lines fit nearer its own line number
+    than ``found``: the hunks are out of order, or the hunk repeats one before it (its lines,
+    with the same numbers), and the one after the cursor is not the place the hunk names."""
+    del spans  # the lines earlier hunks changed count too: a repeated hunk names them
+    before = _places(lines, old, found, range(min(cursor, len(lines) - len(old) + 1)), [])
     nearest = min(before, key=lambda i: abs(i - (hint - 1)), default=None)
     if nearest is not None and abs(nearest - (hint - 1)) < abs(found - (hint - 1)):
         return nearest
@@ -446,6 +453,32 @@ def _places(
         if all(same(lines[i + k], old[k]) for k in range(n))
         and not any(i < e and s < i + n for s, e in spans)
     ]
+
+
+def _counted(chunk: Chunk) -> bool:
+    """Whether a unified hunk's header counts its own lines: one that does not (``@@ -1,1 +1,1
+    @@`` on a longer hunk, models' placeholder) names no line either."""
+    return chunk.counts is None or chunk.counts == (len(chunk.old), len(chunk.new))
+
+
+def _refuse_looser_nearer(
+    lines: list[str], old: list[str], found: int, start: int, *, hint: int | None, where: str
+) -> None:
+    """Refuse a chunk that fits at ``found`` more closely than at a place from ``start`` where it
+    fits but for whitespace, nearer its line number (or ``start``, after its "@@" line): the
+    exact text of a method copied elsewhere is not the method the chunk names."""
+    n, target = len(old), (hint - 1 if hint is not None else start)
+    level = next(k for k, same in enumerate(_LEVELS) if all(same(lines[found + i], old[i]) for i in range(n)))
+    distance = abs(found - target)
+    for same in _LEVELS[level + 1 :]:
+        for i in range(max(start, target - distance + 1), min(len(lines) - n + 1, target + distance)):
+            if all(same(lines[i + k], old[k]) for k in range(n)):
+                near = "its line number" if hint is not None else "the line after @@"
+                raise PatchError(
+                    f"{where}: its lines are in the file as written at line {found + 1}, and but for "
+                    f"their whitespace at line {i + 1}, nearer {near}; which is meant cannot be told. "
+                    "Copy the lines with their indentation from read's output. Nothing was changed."
+                )
 
 
 def _seek(

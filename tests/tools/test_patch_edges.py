@@ -232,3 +232,60 @@ async def test_git_sections_without_hunks_and_diffs_without_git_lines(h: Harness
     outcome = await h.call("apply_patch", {"patchText": link})
     assert outcome.error is not None and "makes l a symlink (mode 120000)" in outcome.error
     assert not (h.root / "l").exists()
+
+
+BEGIN = "*** Begin Patch\n*** Update File: f.py\n{}*** End Patch"
+UNIFIED = "--- a/f.py\n+++ b/f.py\n{}"
+
+
+@pytest.mark.parametrize(
+    ("text", "patch"),
+    [
+        # a blank '-' line the file lacks: y was appended at the end
+        ("a\nb\n", BEGIN.format("@@\n-\n+y\n")),
+        ("a\nb\n", UNIFIED.format("@@ -2,1 +2,1 @@\n-\n+y\n")),
+        ("a\nb\nc\n", BEGIN.format("@@\n b\n-\n+y\n")),
+        # a blank context line before added lines: a blank line was made where the file had none
+        ("a\nb\n", BEGIN.format("@@\n a\n \n+c\n")),
+        ("    pass\n\n\nx = 1\n", UNIFIED.format("@@ -1,3 +1,4 @@\n \n \n \n+y = 2\n")),
+    ],
+)
+async def test_a_blank_line_the_file_lacks_is_not_dropped_from_a_chunk(
+    h: Harness, text: str, patch: str
+) -> None:
+    path = seen(h, "f.py", text)
+    outcome = await h.call("apply_patch", {"patchText": patch})
+    assert outcome.error is not None and "these lines were not found in the file" in outcome.error
+    assert "(a blank line: '')" in outcome.error
+    assert path.read_text() == text
+
+
+TWO = "def f():\n    x = 1\n    return x\n\n\ndef g():\n  x = 1\n  return x\n"
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        BEGIN.format("@@ def f():\n   x = 1\n-  return x\n+  return x + 1\n"),
+        UNIFIED.format("@@ -2,2 +2,2 @@\n   x = 1\n-  return x\n+  return x + 1\n"),
+    ],
+    ids=["@@ line", "line number"],
+)
+async def test_an_exact_copy_further_away_does_not_win_over_the_place_named(h: Harness, patch: str) -> None:
+    # g, whose lines the chunk's indentation matches, was changed, though f is the one named.
+    path = seen(h, "f.py", TWO)
+    outcome = await h.call("apply_patch", {"patchText": patch})
+    assert outcome.error is not None
+    assert "as written at line 7, and but for their whitespace at line 2" in outcome.error
+    assert path.read_text() == TWO
+
+
+async def test_a_repeated_hunk_is_not_applied_to_the_next_copy(h: Harness) -> None:
+    path = seen(h, "f.py", "x = 1\ny = 2\nz = 0\nx = 1\ny = 2\n")
+    hunk = "@@ -1,2 +1,2 @@\n x = 1\n-y = 2\n+y = 3\n"
+    outcome = await h.call("apply_patch", {"patchText": UNIFIED.format(hunk + hunk)})
+    assert (
+        outcome.error is not None
+        and "hunk 2 repeats lines hunk 1 already changed (lines 1-2)" in outcome.error
+    )
+    assert path.read_text() == "x = 1\ny = 2\nz = 0\nx = 1\ny = 2\n"
