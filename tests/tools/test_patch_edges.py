@@ -289,3 +289,16 @@ async def test_a_repeated_hunk_is_not_applied_to_the_next_copy(h: Harness) -> No
         and "hunk 2 repeats lines hunk 1 already changed (lines 1-2)" in outcome.error
     )
     assert path.read_text() == "x = 1\ny = 2\nz = 0\nx = 1\ny = 2\n"
+
+
+async def test_a_hunk_header_that_does_not_count_its_lines_names_no_line(h: Harness) -> None:
+    # A placeholder header: f was changed, the copy nearest "line 1", though g fits as well.
+    text = "def f():\n    a = 1\n    return None\n\n\ndef g():\n    a = 1\n    return None\n"
+    path = seen(h, "f.py", text)
+    hunk = "@@ -1,1 +1,1 @@\n     a = 1\n-    return None\n+    return 0\n"
+    outcome = await h.call("apply_patch", {"patchText": UNIFIED.format(hunk)})
+    assert outcome.error is not None and "its lines fit 2 places (starting at lines 2, 7)" in outcome.error
+    assert path.read_text() == text
+    h.human.replies = [ONCE]  # counted, the same line is the hunk's
+    await h.ok("apply_patch", {"patchText": UNIFIED.format(hunk.replace("-1,1 +1,1", "-2,2 +2,2"))})
+    assert path.read_text() == text.replace("return None", "return 0", 1)
