@@ -102,7 +102,8 @@ def _shapes() -> Query:
     return Query(
         Language(tree_sitter_bash.language()),
         "(command_name) @name (heredoc_redirect) @heredoc (command_substitution) @substitution "
-        "(redirected_statement) @redirected",
+        "(redirected_statement) @redirected (ansi_c_string) @ansi (word) @word "
+        "(concatenation) @concatenation (herestring_redirect) @herestring",
     )
 
 
@@ -117,7 +118,10 @@ def misread(root: Node) -> str | None:
     - backticks in a heredoc that expands (they run; the grammar leaves them as text) or two side
       by side (`` `a``b` `` read as one command, ``a``b``);
     - a redirection on a pipeline or a list followed by more words (``a | b >f $(cmd)``,
-      ``a && b >f c``): the words are the last command's, read as more destinations.
+      ``a && b >f c``): the words are the last command's, read as more destinations;
+    - ``$'\\\\'``, read as running on to the next ``'`` (``$'\\\\'; rm x # '`` as one string);
+      backticks in backticks (escaped, they nest), or in a word (read as text: ``c\\`\\```);
+      a here-string glued to the word after it (``<<< 'a '\\x``, read as two words).
     """
     found = QueryCursor(_shapes()).captures(root)
     for node in found.get("name", []):
@@ -129,8 +133,22 @@ def misread(root: Node) -> str | None:
             return why
     for node in found.get("substitution", []):
         text = (node.text or b"").decode(errors="replace")
-        if text.startswith("`") and _UNESCAPED_BACKTICK.search(text[1:-1]):
-            return "backticks side by side"
+        if text.startswith("`") and "`" in text[1:-1]:
+            return "backticks in backticks"
+    for node in found.get("ansi", []):
+        if _ansi_c_end(node.text or b"") != len(node.text or b""):
+            return "an ANSI-C string read past its end"
+    for node in found.get("word", []):  # in ${x:-WORD}, found by the analysis (_shell_evaluation)
+        in_expansion = node.parent is not None and node.parent.type == "expansion"
+        if not in_expansion and _UNESCAPED_BACKTICK.search((node.text or b"").decode(errors="replace")):
+            return "backticks in a word"
+    for node in found.get("concatenation", []):
+        if any(not part.is_named and b"`" in (part.text or b"") for part in node.children):
+            return "backticks in a word"
+    for node in found.get("herestring", []):
+        after = node.next_sibling
+        if after is not None and after.start_byte == node.end_byte and after.is_named:
+            return "a here-string glued to the word after it"
     for node in found.get("redirected", []):
         body = node.child_by_field_name("body")
         if (
@@ -143,6 +161,19 @@ def misread(root: Node) -> str | None:
         ):
             return "words after a redirection of a pipeline or a list"
     return None
+
+
+def _ansi_c_end(text: bytes) -> int:
+    """Where bash ends ``$'...'`` starting ``text``: after the first ``'`` no backslash escapes."""
+    index = 2
+    while index < len(text):
+        if text[index] == ord("\\"):
+            index += 2
+        elif text[index] == ord("'"):
+            return index + 1
+        else:
+            index += 1
+    return len(text)
 
 
 def _heredoc(node: Node) -> str | None:

@@ -10,7 +10,6 @@ tells a glob that can reach up, ``stdin_script`` the literal script a heredoc or
 
 from __future__ import annotations
 
-import codecs
 import fnmatch
 import itertools
 import re
@@ -77,24 +76,22 @@ def _static(node: Node) -> tuple[str | None, bool]:
     if kind == "raw_string":
         return text[1:-1], False
     if kind == "ansi_c_string":
-        body = text[2:-1]
-        try:
-            value = codecs.decode(body, "unicode_escape") if body.isascii() else None
-            return (None if value is None else value.partition("\0")[0]), False  # bash ends it at a NUL
-        except UnicodeDecodeError:  # $'\x' (no digits): bash keeps it as written; not worked out
-            return None, False
+        return ansi_c(text[2:-1]), False
     if kind in ("string", "translated_string"):
         if any(child.type == "$" for child in node.children):
             return None, False
-        parts = node.named_children
-        if any(part.type != "string_content" for part in parts):
+        if any(part.type != "string_content" for part in node.named_children):
             return None, False
-        content = "".join((part.text or b"").decode(errors="replace") for part in parts)
+        content = text[text.index('"') + 1 : -1]  # its newlines too, which are no string_content
         return unescape(content, '$`"\\\n'), False
     if kind in ("concatenation", "variable_assignment"):
         values: list[str] = []
         glob = False
-        for child in node.children:
+        children = node.children
+        for index, child in enumerate(children):
+            translated = index + 1 < len(children) and children[index + 1].type == "string"
+            if not child.is_named and child.text == b"$" and translated:  # c$"1": $"1" is "1"
+                continue
             value, child_glob = _static(child) if child.is_named else ((child.text or b"").decode(), False)
             if value is None:
                 return None, False
@@ -104,6 +101,51 @@ def _static(node: Node) -> tuple[str | None, bool]:
     if kind == "brace_expression":
         return text, True
     return None, False
+
+
+_ANSI_C = re.compile(
+    r"\\(?:([abeEfnrtv\\'\"?])|([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|c(.)?)",
+    re.DOTALL,
+)
+_ANSI_C_CHARS = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+}
+
+
+def ansi_c(body: str) -> str | None:
+    """The value of ``$'body'`` as bash decodes it (``\\e``, ``\\cA``, ``\\?``, octal to a byte, an
+    unknown escape kept as written), up to a NUL, where bash ends it; None for a byte that is not
+    ASCII (bash puts a character together from such bytes) or no character."""
+    out: list[str] = []
+    last = 0
+    for escape in _ANSI_C.finditer(body):
+        out.append(body[last : escape.start()])
+        last = escape.end()
+        simple, octal, hexa, short, long, control = escape.groups()
+        if simple is not None:
+            out.append(_ANSI_C_CHARS.get(simple, simple))
+        elif octal is not None or hexa is not None:
+            code = int(octal, 8) if octal is not None else int(hexa or "0", 16)
+            if code >= 0x80:  # one byte of a character bash puts together: not worked out
+                return None
+            out.append(chr(code))
+        elif short is not None or long is not None:
+            code = int(short or long or "0", 16)
+            if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+                return None
+            out.append(chr(code))
+        else:  # \cX, and a \c ending the text kept as written
+            out.append("\\c" if control is None else chr(ord(control) & 0x1F))
+    out.append(body[last:])
+    return "".join(out).partition("\0")[0]
 
 
 def word(node: Node) -> Word:
@@ -129,6 +171,7 @@ def expand(item: Word) -> list[Word]:
         return [Word(item.raw, None)]
     if texts == [item.value]:
         return [item]
+    texts = [text for text in texts if text] or texts  # bash drops empty words: c1 {,-f} is c1 -f
     return [Word(text, text, SPECIAL.search(text) is not None, text.startswith("~")) for text in texts]
 
 

@@ -11,13 +11,14 @@ tables in the same form, checked by ``check_row``, are in ``test_shell_wrappers.
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from tools._arity import always_prefix
-from tools._shell import permission_requests
+from tools._shell import analyze, permission_requests
 from tools._shell_paths import MAX_LINKS, MAX_MATCHES, UNCHECKED
 from tools._shell_words import MAX_WORDS, braces, parse_options
 from tools.permission import literal
@@ -342,11 +343,24 @@ def test_substitutions_nested_too_deep_leave_the_commands_beside_them_analyzed(t
         assert any(p.startswith("(nested too deep) ") and "$(echo $(echo" in p for p in asked[kind])
 
 
-def test_an_ansi_c_string_python_cannot_decode_is_only_known_at_run_time(tmp_path: Path) -> None:
+def test_an_ansi_c_string_is_decoded_as_bash_decodes_it(tmp_path: Path) -> None:
     # $'\x' (no hex digits) raised a UnicodeDecodeError: the call failed as a fault in lspilot.
+    # Bash keeps it as written, a file named \x.
     [outside, run] = permission_requests("rm $'\\x' /tmp/y", tmp_path, tmp_path)
-    assert (outside.permission, outside.patterns) == ("external_directory", ["$'\\x'", "/tmp/*"])
-    assert run.patterns == ["rm $'\\x' /tmp/y"]
+    assert (outside.permission, outside.patterns) == ("external_directory", ["/tmp/*"])
+    assert run.patterns == ["rm '\\x' /tmp/y"]
+    # Python's unicode_escape read \N{...} (bash keeps it) and did not know \e, \cA or \?
+    for body, value in [
+        ("\\N{DIGIT ONE}", "\\N{DIGIT ONE}"),
+        ("\\e", "\x1b"),
+        ("\\cA", "\x01"),
+        ("-\\?", "-?"),
+    ]:
+        shown = subprocess.run(
+            ["bash", "-c", f"printf %s $'{body}'"], capture_output=True, text=True, check=True
+        )
+        assert shown.stdout == value
+        assert analyze(f"c1 $'{body}'", tmp_path, tmp_path).commands[0][0] == f"c1 {shlex.quote(value)}"
 
 
 def _quote(text: str) -> str:

@@ -91,6 +91,21 @@ MISREAD = [
     "! for i in a; do touch made; done",  # commands named do, then, }
     "time { touch made; }",
     "time if true; then touch made; fi",
+    "echo $'\\\\'; touch made # '",  # $'\\' read as running on to the next '
+    'echo "`\\`touch made\\``"',  # backticks in backticks, read as text
+    "bash <<< 'touch made '\\x",  # a here-string glued to the word after it, read as two words
+    'touch``"" made',  # empty backticks in a word, read as text
+]
+
+#: Words as bash reads them (a rule for ``c1 *`` or against ``rm -f*`` sees what runs).
+WORDS: list[Row] = [
+    (
+        'eval "true\nrm -f x"',
+        [],
+        [("eval 'true\nrm -f x'", "eval *"), ("true", "true *"), ("rm -f x", "rm *")],
+    ),
+    ('r$"m" -f x', [], [("rm -f x", "rm *")]),  # $"m" is "m": the $ is no text
+    ("rm {,-f} x", [], [("rm {,-f} x", "rm *"), ("rm -f x", "rm *")]),  # bash drops an empty word
 ]
 
 
@@ -146,6 +161,13 @@ async def test_an_approved_prefix_does_not_approve_the_next_line(tmp_path: Path)
     ("command", "outside", "bash"), HEREDOC_WORDS, ids=[repr(row[0])[:40] for row in HEREDOC_WORDS]
 )
 def test_a_heredoc_s_words_are_the_command_s(
+    tree: dict[str, Path], command: str, outside: list[str], bash: list[tuple[str, str]]
+) -> None:
+    check_row(tree, command, outside, bash)
+
+
+@pytest.mark.parametrize(("command", "outside", "bash"), WORDS, ids=[repr(row[0])[:40] for row in WORDS])
+def test_words_are_read_as_bash_reads_them(
     tree: dict[str, Path], command: str, outside: list[str], bash: list[tuple[str, str]]
 ) -> None:
     check_row(tree, command, outside, bash)
