@@ -30,8 +30,9 @@ def onto_block(fitted: str, old: str, new: str, matched: str) -> str:
     without a pair, it cannot be placed). When all of them end with a line break, it is no line
     of its own: paired with a blank line inside ``old``, it was taken as changed, and the file's
     went with it."""
-    if old.endswith("\n") and new.endswith("\n") and matched.endswith("\n") and fitted.endswith("\n"):
-        return onto_block(fitted[:-1], old[:-1], new[:-1], matched[:-1]) + "\n"
+    ending = "\n" if all(text.endswith("\n") for text in (fitted, old, new, matched)) else ""
+    if ending:
+        fitted, old, new, matched = fitted[:-1], old[:-1], new[:-1], matched[:-1]
     old_lines, new_lines, file_lines = old.split("\n"), new.split("\n"), matched.split("\n")
     fitted_lines = fitted.split("\n")
     pairs = same_lines(old_lines, file_lines)
@@ -46,7 +47,7 @@ def onto_block(fitted: str, old: str, new: str, matched: str) -> str:
         out += file_lines[at:lo]
         out += fitted_lines[b1:b2]
         at = hi
-    return "\n".join(out + file_lines[at:])
+    return "\n".join(out + file_lines[at:]) + ending
 
 
 def _region(pairs: dict[int, int], a1: int, a2: int, size: int, end: int) -> tuple[int, int]:

@@ -293,7 +293,7 @@ def replacements(body: str, chunks: list[Chunk], shown: str) -> list[Replacement
                 _refuse_looser_nearer(bare, old, found, cursor, hint=hint, where=where)
             if (
                 hint is not None
-                and (earlier := _nearer_before(bare, old, found, cursor, hint=hint, spans=spans)) is not None
+                and (earlier := _nearer_before(bare, old, found, cursor, hint=hint)) is not None
             ):
                 raise _out_of_order(shown, chunk, number, (earlier, earlier + len(old)), spans)
             at = found
@@ -427,14 +427,13 @@ def _refuse_ambiguous(
         )
 
 
-def _nearer_before(
-    lines: list[str], old: list[str], found: int, cursor: int, *, hint: int, spans: list[tuple[int, int]]
-) -> int | None:
+def _nearer_before(lines: list[str], old: list[str], found: int, cursor: int, *, hint: int) -> int | None:
     """A place before ``cursor`` where a unified hunk's lines fit nearer its own line number
     than ``found``: the hunks are out of order, or the hunk repeats one before it (its lines,
     with the same numbers), and the one after the cursor is not the place the hunk names."""
-    del spans  # the lines earlier hunks changed count too: a repeated hunk names them
-    before = _places(lines, old, found, range(min(cursor, len(lines) - len(old) + 1)), [])
+    before = _places(  # in the lines earlier hunks changed too: a repeated hunk names them
+        lines, old, found, range(min(cursor, len(lines) - len(old) + 1)), []
+    )
     nearest = min(before, key=lambda i: abs(i - (hint - 1)), default=None)
     if nearest is not None and abs(nearest - (hint - 1)) < abs(found - (hint - 1)):
         return nearest
@@ -456,29 +455,53 @@ def _places(
 
 
 def _counted(chunk: Chunk) -> bool:
-    """Whether a unified hunk's header counts its own lines: one that does not (``@@ -1,1 +1,1
-    @@`` on a longer hunk, models' placeholder) names no line either."""
-    return chunk.counts is None or chunk.counts == (len(chunk.old), len(chunk.new))
+    """Whether a unified hunk's header may name its line: not models' placeholder ``@@ -1,1 +1,1
+    @@`` (or ``-0,0``) on a longer hunk. A header only a line or two off in its counts still does."""
+    placeholder = chunk.hint in (0, 1) and chunk.counts in ((1, 1), (0, 0))
+    return not (placeholder and max(len(chunk.old), len(chunk.new)) > 1)
 
 
 def _refuse_looser_nearer(
     lines: list[str], old: list[str], found: int, start: int, *, hint: int | None, where: str
 ) -> None:
-    """Refuse a chunk that fits at ``found`` more closely than at a place from ``start`` where it
-    fits but for whitespace, nearer its line number (or ``start``, after its "@@" line): the
-    exact text of a method copied elsewhere is not the method the chunk names."""
-    n, target = len(old), (hint - 1 if hint is not None else start)
+    """Refuse a chunk that fits at ``found`` more closely than where it fits but for whitespace,
+    nearer its line number, or inside the block its "@@" line names (from ``start``) when
+    ``found`` is past that block: the exact text of a method copied elsewhere is not the method
+    the chunk names. In the named block, the closest fit is the one meant."""
+    n = len(old)
     level = next(k for k, same in enumerate(_LEVELS) if all(same(lines[found + i], old[i]) for i in range(n)))
-    distance = abs(found - target)
+    if hint is not None:
+        target, distance = hint - 1, abs(found - (hint - 1))
+        places = range(max(start, target - distance + 1), min(len(lines) - n + 1, target + distance))
+    else:
+        end = _block_end(lines, start)
+        places = range(start, min(end, len(lines) - n + 1)) if found >= end else range(0)
     for same in _LEVELS[level + 1 :]:
-        for i in range(max(start, target - distance + 1), min(len(lines) - n + 1, target + distance)):
+        for i in places:
             if all(same(lines[i + k], old[k]) for k in range(n)):
-                near = "its line number" if hint is not None else "the line after @@"
+                named = (
+                    "nearer its line number" if hint is not None else "in the block the line after @@ names"
+                )
                 raise PatchError(
                     f"{where}: its lines are in the file as written at line {found + 1}, and but for "
-                    f"their whitespace at line {i + 1}, nearer {near}; which is meant cannot be told. "
+                    f"their whitespace at line {i + 1}, {named}; which is meant cannot be told. "
                     "Copy the lines with their indentation from read's output. Nothing was changed."
                 )
+
+
+def _block_end(lines: list[str], start: int) -> int:
+    """The end of the block whose first line is the one before ``start`` (an "@@" line's): the
+    next line indented no deeper than it, or the end of the file."""
+    header = lines[max(start - 1, 0)]
+    depth = len(header) - len(header.lstrip())
+    return next(
+        (
+            j
+            for j in range(start, len(lines))
+            if lines[j].strip() and len(lines[j]) - len(lines[j].lstrip()) <= depth
+        ),
+        len(lines),
+    )
 
 
 def _seek(

@@ -271,7 +271,10 @@ class _Visitor(Evaluation):
                     more += self._redirect(child, state)
                 elif child not in words:
                     self._node(child, state)
-            return words + more
+            row = node.start_point.row
+            for body in [item for item in words + more if item.end_point.row != row]:
+                self._node(body, state)  # a body line the grammar read as words (misread): visited
+            return [item for item in words + more if item.end_point.row == row]
         targets = node.children_by_field_name("destination")
         if not targets:
             return []

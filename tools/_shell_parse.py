@@ -62,13 +62,18 @@ class Source(NamedTuple):
 
 
 @cache
+def _language() -> Language:
+    return Language(tree_sitter_bash.language())
+
+
+@cache
 def parser() -> Parser:
-    return Parser(Language(tree_sitter_bash.language()))
+    return Parser(_language())
 
 
 @cache
 def _commands() -> Query:
-    return Query(Language(tree_sitter_bash.language()), "(command) @command")
+    return Query(_language(), "(command) @command")
 
 
 #: Words bash reads as keywords where a command starts; unquoted, no command is named so.
@@ -100,7 +105,7 @@ _UNESCAPED_BACKTICK = re.compile(r"(?<!\\)(?:\\\\)*`")
 def _shapes() -> Query:
     """The nodes ``misread`` looks at."""
     return Query(
-        Language(tree_sitter_bash.language()),
+        _language(),
         "(command_name) @name (heredoc_redirect) @heredoc (command_substitution) @substitution "
         "(redirected_statement) @redirected (ansi_c_string) @ansi (word) @word "
         "(concatenation) @concatenation (herestring_redirect) @herestring",
@@ -119,6 +124,8 @@ def misread(root: Node) -> str | None:
       by side (`` `a``b` `` read as one command, ``a``b``);
     - a redirection on a pipeline or a list followed by more words (``a | b >f $(cmd)``,
       ``a && b >f c``): the words are the last command's, read as more destinations;
+    - a heredoc's body line starting with a backslash, read as words of the command (``sh <<EOF``
+      with ``\\`x\\``` then ``rm -rf src``: ``sh`` asked as running a file);
     - ``$'\\\\'``, read as running on to the next ``'`` (``$'\\\\'; rm x # '`` as one string);
       backticks in backticks (escaped, they nest), or in a word (read as text: ``c\\`\\```);
       a here-string glued to the word after it (``<<< 'a '\\x``, read as two words).
@@ -178,6 +185,13 @@ def _ansi_c_end(text: bytes) -> int:
 
 def _heredoc(node: Node) -> str | None:
     parts = {child.type: (child.text or b"").decode(errors="replace") for child in node.children}
+    row = node.start_point.row
+    if any(
+        child.end_point.row != row
+        for child in node.named_children
+        if child.type not in ("heredoc_body", "heredoc_end") and child.type != "heredoc_start"
+    ):  # a body line starting with a backslash read as words of the command
+        return "a heredoc's body read as words"
     start = parts.get("heredoc_start", "")
     if any(char in _QUOTED.sub("", start) for char in "|&;()<> \t"):
         return f"a heredoc delimiter {start!r}"
@@ -233,17 +247,20 @@ def _round(data: bytes, root: Node) -> bytes:
 
 
 def _ended(data: bytes, root: Node) -> bytes:
-    """The text with a ``;`` ending the first command the grammar read across a newline, which
-    ends a command in bash: after its last word before that newline (a comment runs to the end
-    of its line)."""
+    """The text with a ``;`` ending each command the grammar read across a newline, which ends a
+    command in bash: after its last word before that newline (a comment runs to the end of its
+    line). All of them at once: one parse for the text, however many there are."""
+    ends: set[int] = set()
     for node in QueryCursor(_commands()).captures(root).get("command", []):
         if node.start_point.row == node.end_point.row:
             continue
         words = node.children
         for index, (left, right) in enumerate(itertools.pairwise(words)):
             if b"\n" in data[left.end_byte : right.start_byte]:
-                end = next(w.end_byte for w in reversed(words[: index + 1]) if w.type != "comment")
-                return data[:end] + b";" + data[end:]
+                ends.add(next(w.end_byte for w in reversed(words[: index + 1]) if w.type != "comment"))
+                break
+    for end in sorted(ends, reverse=True):
+        data = data[:end] + b";" + data[end:]
     return data
 
 

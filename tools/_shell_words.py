@@ -104,7 +104,7 @@ def _static(node: Node) -> tuple[str | None, bool]:
 
 
 _ANSI_C = re.compile(
-    r"\\(?:([abeEfnrtv\\'\"?])|([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|c(.)?)",
+    r"\\(?:([abeEfnrtv\\'\"?])|([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|c(\\\\|.)?)",
     re.DOTALL,
 )
 _ANSI_C_CHARS = {
@@ -142,8 +142,14 @@ def ansi_c(body: str) -> str | None:
             if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
                 return None
             out.append(chr(code))
-        else:  # \cX, and a \c ending the text kept as written
-            out.append("\\c" if control is None else chr(ord(control) & 0x1F))
+        elif control is None:  # a \c ending the text: kept as written
+            out.append("\\c")
+        elif control[0] == "\\":  # \c\\ and \c\: control-backslash
+            out.append("\x1c")
+        elif not control.isascii():  # bash takes the control of the character's first byte
+            return None
+        else:
+            out.append("\x7f" if control == "?" else chr(ord(control) & 0x1F))
     out.append(body[last:])
     return "".join(out).partition("\0")[0]
 

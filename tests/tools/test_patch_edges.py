@@ -302,3 +302,23 @@ async def test_a_hunk_header_that_does_not_count_its_lines_names_no_line(h: Harn
     h.human.replies = [ONCE]  # counted, the same line is the hunk's
     await h.ok("apply_patch", {"patchText": UNIFIED.format(hunk.replace("-1,1 +1,1", "-2,2 +2,2"))})
     assert path.read_text() == text.replace("return None", "return 0", 1)
+
+
+async def test_the_closest_fit_in_the_block_an_at_at_line_names_is_taken(h: Harness) -> None:
+    # Refused: "but for their whitespace at line 3", though line 4 is the chunk's exactly.
+    path = seen(h, "f.py", "def handle(x):\n    if x:\n        return None\n    return None\n")
+    h.human.replies = [ONCE]
+    await h.ok(
+        "apply_patch", {"patchText": BEGIN.format("@@ def handle(x):\n-    return None\n+    return x\n")}
+    )
+    assert path.read_text() == "def handle(x):\n    if x:\n        return None\n    return x\n"
+
+
+async def test_a_hunk_header_a_line_off_in_its_counts_still_names_its_line(h: Harness) -> None:
+    block = "def a():\n    x = 1\n    y = 2\n    return x\n"
+    text = block + "".join(f"z{i} = {i}\n" for i in range(31)) + block
+    path = seen(h, "f.py", text)
+    h.human.replies = [ONCE]
+    hunk = "@@ -36,5 +36,5 @@\n def a():\n     x = 1\n-    y = 2\n+    y = 3\n"  # 3 old lines, not 5
+    await h.ok("apply_patch", {"patchText": UNIFIED.format(hunk)})
+    assert path.read_text() == block + text[len(block) :].replace("y = 2", "y = 3")

@@ -355,6 +355,8 @@ def test_an_ansi_c_string_is_decoded_as_bash_decodes_it(tmp_path: Path) -> None:
         ("\\e", "\x1b"),
         ("\\cA", "\x01"),
         ("-\\?", "-?"),
+        ("\\c?", "\x7f"),
+        ("\\c\\\\x", "\x1cx"),  # \c takes \\ whole: a hidden "/" was read as "\\x2f"
     ]:
         shown = subprocess.run(
             ["bash", "-c", f"printf %s $'{body}'"], capture_output=True, text=True, check=True

@@ -95,6 +95,7 @@ MISREAD = [
     'echo "`\\`touch made\\``"',  # backticks in backticks, read as text
     "bash <<< 'touch made '\\x",  # a here-string glued to the word after it, read as two words
     'touch``"" made',  # empty backticks in a word, read as text
+    "sh <<EOF\n\\`x\\`\ntouch made\nEOF",  # a body line starting with \ read as sh's words
 ]
 
 #: Words as bash reads them (a rule for ``c1 *`` or against ``rm -f*`` sees what runs).
